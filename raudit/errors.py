@@ -1,0 +1,37 @@
+"""User-facing errors.
+
+Every mistake a user can make (a bad name, a bad number, a bad file) raises a
+subclass of :class:`RauditError` whose message says what was wrong and how to
+fix it. The CLI turns these into one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class RauditError(ValueError):
+    """Base class for errors caused by user input."""
+
+
+class UnknownNameError(RauditError, KeyError):
+    """A registry lookup for a name that is not registered."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]):
+        self.kind, self.name, self.known = kind, name, sorted(known)
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(self.known)}")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0]
+
+
+class ConfigError(RauditError):
+    """An option value that is out of range or inconsistent."""
+
+
+class DataError(RauditError):
+    """A dataset that cannot be read or cannot be used as given."""
+
+
+class ChecksumError(DataError):
+    """A downloaded or imported file whose sha256 differs from the expected one."""
