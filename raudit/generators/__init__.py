@@ -1,0 +1,82 @@
+"""Generator registry.
+
+An explicit dict from name to ``"module:Class"``; classes are imported on first
+use so that commands that do not train (``raudit datasets list``) stay fast.
+User generators plug in three ways: ``register(cls)`` in code, ``module:Class``
+given where a name is expected, or the entry-point group ``raudit.generators``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from raudit.errors import ConfigError, UnknownNameError
+from raudit.generators.base import Generator
+
+_BUILTIN: dict[str, str] = {
+    "paper": "raudit.generators.pategan.paper:PaperPateGan",
+    "identity": "raudit.generators.debug:IdentityGenerator",
+    "independent": "raudit.generators.debug:IndependentGenerator",
+}
+_REGISTERED: dict[str, type[Generator]] = {}
+ENTRY_POINT_GROUP = "raudit.generators"
+
+
+def _builtin(name: str, path: str) -> None:
+    """Add a built-in generator by import path (used by the port modules' authors)."""
+    _BUILTIN[name] = path
+
+
+def register(cls: type[Generator], *, name: str | None = None) -> type[Generator]:
+    """Register a generator class under ``name`` (default ``cls.name``)."""
+    key = name or cls.name
+    if not key:
+        raise ConfigError(f"{cls.__name__} has no name; set the class attribute `name`")
+    if key in _BUILTIN or key in _REGISTERED:
+        raise ConfigError(f"a generator named {key!r} is already registered")
+    _REGISTERED[key] = cls
+    return cls
+
+
+def _entry_points() -> dict[str, object]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def names() -> list[str]:
+    """Every generator name that ``get`` accepts (plus any ``module:Class``)."""
+    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_entry_points()))
+
+
+def load_class(spec: str) -> type[Generator]:
+    """Import ``module:Class`` and check it is a Generator."""
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise ConfigError(f"plugin {spec!r} must be written module:Class")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot load generator plugin {spec!r}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Generator)):
+        raise ConfigError(f"{spec!r} is not a subclass of raudit.generators.base.Generator")
+    return cls
+
+
+def get(name: str) -> type[Generator]:
+    """The generator class registered as ``name`` (or the plugin ``module:Class``)."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name in _BUILTIN:
+        return load_class(_BUILTIN[name])
+    eps = _entry_points()
+    if name in eps:
+        cls = eps[name].load()
+        if not (isinstance(cls, type) and issubclass(cls, Generator)):
+            raise ConfigError(f"entry point {name!r} does not name a Generator subclass")
+        return cls
+    if ":" in name:
+        return load_class(name)
+    raise UnknownNameError("generator", name, names())
+
+
+__all__ = ["Generator", "get", "names", "register", "load_class", "ENTRY_POINT_GROUP"]

@@ -1,0 +1,110 @@
+"""The generator protocol.
+
+A generator is fitted on an all-numeric DataFrame (label last) and samples
+DataFrames in the same schema and scale::
+
+    gen = raudit.generators.get("paper")(teachers=5)
+    gen.fit(df, epsilon=1.0, delta=1e-5, seed=0)
+    synth = gen.sample(len(df), seed=1)
+
+Implementation options go to the constructor (validated there); privacy
+parameters and the seed go to ``fit`` as keyword-only arguments.
+
+Audits train thousands of models. ``fit_many`` fits M independent models in
+one call; the batched PATE-GAN family trains all M at once on the batched
+engine, plugins inherit a loop over ``fit``. Model m of ``fit_many`` equals
+``fit`` with ``seeds[m]`` (up to float tolerance).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from raudit.data.dataset import ColumnMeta
+from raudit.errors import ConfigError, DataError
+from raudit.generators.events import Observer
+
+
+def check_privacy(epsilon: float, delta: float | None) -> None:
+    """Raise a ConfigError for eps <= 0 or delta outside (0, 1)."""
+    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+        raise ConfigError(f"epsilon must be a positive number, got {epsilon!r}")
+    if delta is not None and not (0 < delta < 1):
+        raise ConfigError(f"delta must be in (0, 1), got {delta!r}")
+
+
+def check_table(data: pd.DataFrame, *, allow_nan: bool = False) -> None:
+    """Raise a DataError for tables no generator can take."""
+    if not isinstance(data, pd.DataFrame):
+        raise DataError(f"expected a pandas DataFrame, got {type(data).__name__}")
+    if len(data) == 0 or data.shape[1] < 2:
+        raise DataError(f"the table is empty ({data.shape[0]} rows x {data.shape[1]} columns); "
+                        "need rows and at least one feature plus the label")
+    non_numeric = [c for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])]
+    if non_numeric:
+        raise DataError(f"non-numeric columns {non_numeric[:5]}; encode them first "
+                        "(`raudit datasets import` does it for CSV files)")
+    if not allow_nan and data.isna().to_numpy().any():
+        cols = data.columns[data.isna().any()].tolist()
+        raise DataError(f"NaN values in columns {cols[:5]}; this generator cannot take missing "
+                        "values: impute them first")
+    if data.iloc[:, -1].nunique() < 2:
+        raise DataError(f"the label column {data.columns[-1]!r} has a single class; "
+                        "need both classes")
+
+
+class Generator(ABC):
+    """A synthetic-data generator; subclasses register under ``name``."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    allow_nan: ClassVar[bool] = False
+    default_delta: ClassVar[float | None] = 1e-5
+
+    def __init__(self, **options: Any) -> None:
+        self.options = dict(options)
+        self.summary_: dict[str, Any] = {}
+
+    # -- fitting ----------------------------------------------------------
+    def fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None = None,
+            seed: int = 0, columns: Sequence[ColumnMeta] | None = None,
+            observer: Observer | None = None) -> "Generator":
+        """Fit one model; returns self."""
+        delta = self.default_delta if delta is None else delta
+        check_privacy(epsilon, delta)
+        check_table(data, allow_nan=self.allow_nan)
+        self._fit(data, epsilon=epsilon, delta=delta, seed=seed,
+                  columns=tuple(columns) if columns else None, observer=observer)
+        return self
+
+    @abstractmethod
+    def _fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None, seed: int,
+             columns: tuple[ColumnMeta, ...] | None, observer: Observer | None) -> None: ...
+
+    def fit_many(self, tables: Sequence[pd.DataFrame], *, epsilon: float,
+                 delta: float | None = None, seeds: Sequence[int],
+                 columns: Sequence[ColumnMeta] | None = None,
+                 observer: Observer | None = None) -> list["Generator"]:
+        """Fit M independent models (model m on ``tables[m]`` with ``seeds[m]``).
+
+        The base version loops; batched generators override it with one call.
+        """
+        if len(tables) != len(seeds):
+            raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
+        return [type(self)(**self.options).fit(t, epsilon=epsilon, delta=delta, seed=s,
+                                                columns=columns, observer=observer)
+                for t, s in zip(tables, seeds)]
+
+    # -- sampling ---------------------------------------------------------
+    @abstractmethod
+    def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
+        """n synthetic rows in the fitted table's schema and scale."""
+
+    def summary(self) -> dict[str, Any]:
+        """What training did: at least ``iterations`` and ``eps_hat`` (NaN if none)."""
+        return dict(self.summary_)

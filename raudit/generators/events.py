@@ -1,0 +1,77 @@
+"""Training events: what a generator did, emitted to an optional observer.
+
+Generators never compute privacy claims about themselves for the inspector; they
+report what they did (which rows each teacher saw, which votes were cast with what
+noise, what the accountant said) and ``raudit.inspect`` measures the rest.
+
+Every array has a leading model axis of size M (the models trained together in one
+batched call); ``active`` marks the models still training at that step. Events are
+only built when an observer is attached, so they cost nothing in audits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Union
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TeacherBatch:
+    """Rows of the training table that entered one teacher (or discriminator) step."""
+
+    iteration: int
+    teacher: int
+    rows: np.ndarray  # (M, B) int: row ids into the training table
+    active: np.ndarray  # (M,) bool
+
+
+@dataclass(frozen=True)
+class Votes:
+    """One aggregation of teacher votes over a batch of generated samples."""
+
+    iteration: int
+    n1: np.ndarray  # (M, B) int: teachers voting "real"
+    k: int  # teachers
+    noise_scale: float  # Laplace/Gaussian scale actually used
+    noise: np.ndarray  # (M, B) or (M, B, 2): the noise drawn
+    labels: np.ndarray  # (M, B) the labels released to the student
+    charged: np.ndarray  # (M,) bool: whether the accountant was charged for them
+    active: np.ndarray  # (M,) bool
+
+
+@dataclass(frozen=True)
+class AccountantStep:
+    """The accountant's state after an iteration."""
+
+    iteration: int
+    eps_hat: np.ndarray  # (M,)
+    moments: np.ndarray  # (M, L)
+    active: np.ndarray  # (M,) bool
+
+
+@dataclass(frozen=True)
+class LabelNoise:
+    """Noise added to real/fake labels by the discriminator-only ports (original, turing)."""
+
+    iteration: int
+    sigma: float
+    active: np.ndarray
+
+
+Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise]
+Observer = Callable[[Event], None]
+
+
+class EventLog:
+    """An observer that keeps every event (for tests and `raudit inspect`)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
