@@ -1,0 +1,96 @@
+"""Optimisers whose state is per model and that skip models that have stopped.
+
+Losses are summed over models, so gradients (and Adam/RMSProp moments, which
+are element-wise) never mix models. What a stock optimiser cannot do is leave a
+stopped model untouched: a zero gradient still moves Adam's weights through
+its momentum. ``step(active)`` updates only the groups where ``active`` is True,
+and the step count used for bias correction is kept per group.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from raudit.generators.nn.stacked import Stacked
+
+
+class _Masked:
+    def __init__(self, params: Stacked, lr: float):
+        self.p = params
+        self.lr = lr
+
+    def zero_grad(self) -> None:
+        self.p.flat.grad = None
+
+    def _mask(self, active: torch.Tensor | None) -> torch.Tensor | None:
+        return None if active is None else active.view(-1, 1)
+
+    def _write(self, new: torch.Tensor, old: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        return new if mask is None else torch.where(mask, new, old)
+
+
+class Adam(_Masked):
+    """Adam (Kingma & Ba) with torch.optim.Adam's formulas, per group and masked.
+
+    ``weight_decay`` is L2 added to the gradient (torch.optim.Adam semantics);
+    ``max_grad_norm`` clips each model's whole gradient vector (torch's
+    clip_grad_norm_ applied to each model separately).
+    """
+
+    def __init__(self, params: Stacked, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, max_grad_norm: float | None = None):
+        super().__init__(params, lr)
+        self.b1, self.b2 = betas
+        self.eps, self.weight_decay, self.max_grad_norm = eps, weight_decay, max_grad_norm
+        flat = params.flat
+        self.m = torch.zeros_like(flat, requires_grad=False)
+        self.v = torch.zeros_like(flat, requires_grad=False)
+        self.t = torch.zeros(flat.shape[0], 1, dtype=flat.dtype, device=flat.device)
+
+    @torch.no_grad()
+    def step(self, active: torch.Tensor | None = None) -> None:
+        p, g = self.p.flat, self.p.flat.grad
+        if g is None:
+            return
+        mask = self._mask(active)
+        if self.max_grad_norm is not None:
+            norm = g.norm(dim=1, keepdim=True)
+            g = g * torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0)
+        if self.weight_decay:
+            g = g + self.weight_decay * p
+        t = self.t + 1
+        m = self.b1 * self.m + (1 - self.b1) * g
+        v = self.b2 * self.v + (1 - self.b2) * g * g
+        bc1 = 1 - self.b1 ** t
+        bc2 = 1 - self.b2 ** t
+        new = p - (self.lr / bc1) * m / (torch.sqrt(v) / torch.sqrt(bc2) + self.eps)
+        self.m.copy_(self._write(m, self.m, mask))
+        self.v.copy_(self._write(v, self.v, mask))
+        self.t.copy_(self._write(t, self.t, mask))
+        p.copy_(self._write(new, p, mask))
+
+
+class RMSProp(_Masked):
+    """RMSProp as TensorFlow 1's ``RMSPropOptimizer`` computes it (the `updated` port).
+
+    ms = decay*ms + (1-decay)*g^2; p -= lr*g/sqrt(ms + eps), with decay 0.9,
+    eps 1e-10 and the mean square initialised to ones (TF1's slot initialiser;
+    torch.optim.RMSprop starts at zero, which makes the first steps much larger).
+    """
+
+    def __init__(self, params: Stacked, lr: float = 1e-4, decay: float = 0.9, eps: float = 1e-10,
+                 ms_init: float = 1.0):
+        super().__init__(params, lr)
+        self.decay, self.eps = decay, eps
+        self.ms = torch.full_like(params.flat, ms_init, requires_grad=False)
+
+    @torch.no_grad()
+    def step(self, active: torch.Tensor | None = None) -> None:
+        p, g = self.p.flat, self.p.flat.grad
+        if g is None:
+            return
+        mask = self._mask(active)
+        ms = self.decay * self.ms + (1 - self.decay) * g * g
+        new = p - self.lr * g / torch.sqrt(ms + self.eps)
+        self.ms.copy_(self._write(ms, self.ms, mask))
+        p.copy_(self._write(new, p, mask))
