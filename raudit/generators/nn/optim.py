@@ -58,6 +58,14 @@ class Adam(_Masked):
             g = g * torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0)
         if self.weight_decay:
             g = g + self.weight_decay * p
+        if mask is None:  # the common case: every model still training, update in place
+            self.t += 1
+            self.m.mul_(self.b1).add_(g, alpha=1 - self.b1)
+            self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+            step = self.lr / (1 - self.b1 ** self.t)
+            denom = (self.v.sqrt() / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
+            p.sub_(step * self.m / denom)
+            return
         t = self.t + 1
         m = self.b1 * self.m + (1 - self.b1) * g
         v = self.b2 * self.v + (1 - self.b2) * g * g

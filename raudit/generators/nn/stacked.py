@@ -45,6 +45,14 @@ class Stacked:
         offset, shape = self.layout[name]
         return self.flat[:, offset:offset + math.prod(shape)].view(self.groups, *shape)
 
+    def views(self) -> dict[str, torch.Tensor]:
+        """All named parameters at once through ONE split, whose backward is one
+        concatenation (per-name slicing would allocate a zero (G, P) gradient per name)."""
+        sizes = [math.prod(shape) for _, shape in self.layout.values()]
+        parts = self.flat.split(sizes, dim=1)
+        return {name: part.view(self.groups, *shape)
+                for (name, (_, shape)), part in zip(self.layout.items(), parts)}
+
     def select(self, index: torch.Tensor | slice) -> "Stacked":
         """A detached copy holding only the chosen groups (for sampling)."""
         return Stacked(self.flat.detach()[index].clone(), self.layout)
@@ -115,11 +123,26 @@ class MLP:
             inits[f"b{i}"] = constant(rng, (b,), self.bias, copies)
         return Stacked.create(self.shapes(), inits)
 
-    def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False) -> torch.Tensor:
-        """Forward pass; ``logits=True`` skips the last activation (for stable BCE)."""
+    def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False,
+                 shared: int = 1) -> torch.Tensor:
+        """Forward pass; ``logits=True`` skips the last activation (for stable BCE).
+
+        ``shared=k``: ``p`` holds k networks per input batch (G = M*k) and ``x``
+        is (M, B, in), one batch fed to all k; the first layer then runs as one
+        (M, B, in) @ (M, in, k*out) product instead of copying x k times.
+        """
+        v = p.views()
         last = len(self.activations) - 1
         for i, act in enumerate(self.activations):
-            x = linear(x, p[f"w{i}"], p[f"b{i}"])
+            w, b = v[f"w{i}"], v[f"b{i}"]
+            if i == 0 and shared > 1:
+                g, n_in, n_out = w.shape
+                m = g // shared
+                w = w.view(m, shared, n_in, n_out).permute(0, 2, 1, 3).reshape(m, n_in, shared * n_out)
+                x = linear(x, w, b.view(m, shared * n_out))
+                x = x.view(m, x.shape[1], shared, n_out).permute(0, 2, 1, 3).reshape(g, -1, n_out)
+            else:
+                x = linear(x, w, b)
             if not (logits and i == last):
                 x = ACTIVATIONS[act](x)
         return x

@@ -1,0 +1,203 @@
+"""Base class for generators trained M models at a time on the batched engine.
+
+A subclass supplies three things:
+
+* ``resolve(n_rows, n_cols)``: the hyperparameters for a table of that size
+  (presets such as ``batch = min(64, N // k)`` depend on the data);
+* ``encoder()``: a fresh per-model :class:`Encoder` (each model scales its own
+  training table, as the upstream code does);
+* ``train(batch, hp, ...)``: one call that trains every model of a
+  :class:`TrainBatch` in lockstep and returns a :class:`Trained`.
+
+``fit`` is ``fit_many`` with one table, so a model trained alone and the same
+model trained inside a batch follow the same code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from raudit.data.dataset import ColumnMeta
+from raudit.errors import ConfigError
+from raudit.generators.base import Generator, check_privacy, check_table
+from raudit.generators.events import Observer
+from raudit.generators.nn.device import pick_device
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import Stacked
+
+
+class Encoder:
+    """Maps one training table to the network's space and back (fit per model)."""
+
+    def fit(self, df: pd.DataFrame, columns: tuple[ColumnMeta, ...] | None) -> "Encoder":
+        raise NotImplementedError
+
+    def transform(self, df: pd.DataFrame) -> np.ndarray:
+        raise NotImplementedError
+
+    def inverse(self, x: np.ndarray) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+@dataclass
+class TrainBatch:
+    """M encoded training tables padded to a common row count."""
+
+    x: torch.Tensor  # (M, N_max, d)
+    rows: torch.Tensor  # (M,) int64: valid rows per model
+    seeds: list[int]
+    labels: torch.Tensor | None = None  # (M, N_max) raw label column, for conditional modes
+
+    @property
+    def models(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.x.shape[2]
+
+
+@dataclass
+class Trained:
+    """What one batched training call produced for its M models."""
+
+    generator: Stacked  # (M, ...) generator parameters
+    sample_fn: Callable[[Stacked, CounterRNG, int], torch.Tensor]  # -> (M, n, d) encoded rows
+    iterations: list[int]
+    eps_hat: list[float]
+    extra: list[dict] = field(default_factory=list)
+
+
+class FittedBatch:
+    """Trained models plus their encoders; samples any subset in one forward pass."""
+
+    def __init__(self, trained: Trained, encoders: list[Encoder], device: torch.device,
+                 dtype: torch.dtype):
+        self.trained, self.encoders, self.device, self.dtype = trained, encoders, device, dtype
+
+    @torch.no_grad()
+    def sample(self, index: Sequence[int], n: int, seeds: Sequence[int]) -> list[pd.DataFrame]:
+        idx = torch.as_tensor(list(index), dtype=torch.long, device=self.device)
+        params = self.trained.generator.select(idx)
+        rng = CounterRNG(seeds, purpose="sample", device=self.device, dtype=self.dtype)
+        x = self.trained.sample_fn(params, rng, n).detach().cpu().numpy()
+        return [self.encoders[i].inverse(x[j]) for j, i in enumerate(index)]
+
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+class BatchedGenerator(Generator):
+    """A generator whose models train M at a time (see the module docstring)."""
+
+    dtype: torch.dtype = torch.float32
+
+    def __init__(self, *, preset: str = "default", device: str | None = None,
+                 dtype: str | None = None, **options: Any):
+        if dtype is not None and dtype not in _DTYPES:
+            raise ConfigError(f"dtype must be one of {', '.join(_DTYPES)}; got {dtype!r}")
+        super().__init__(preset=preset, device=device, dtype=dtype, **options)
+        self.preset, self.device_name = preset, device
+        if dtype is not None:
+            self.dtype = _DTYPES[dtype]
+        self._batch: FittedBatch | None = None
+        self._index = 0
+
+    # -- to implement ------------------------------------------------------
+    def resolve(self, n_rows: int, n_cols: int) -> Any:
+        raise NotImplementedError
+
+    def encoder(self) -> Encoder:
+        raise NotImplementedError
+
+    def train(self, batch: TrainBatch, hp: Any, *, epsilon: float, delta: float | None,
+              observer: Observer | None, progress: Callable[[int], None] | None) -> Trained:
+        raise NotImplementedError
+
+    # -- protocol ----------------------------------------------------------
+    def _fit(self, data, *, epsilon, delta, seed, columns, observer) -> None:
+        twin = self.fit_many([data], epsilon=epsilon, delta=delta, seeds=[seed],
+                             columns=columns, observer=observer)[0]
+        self._batch, self._index, self.summary_ = twin._batch, twin._index, twin.summary_
+
+    def fit_many(self, tables: Sequence[pd.DataFrame], *, epsilon: float,
+                 delta: float | None = None, seeds: Sequence[int],
+                 columns: Sequence[ColumnMeta] | None = None,
+                 observer: Observer | None = None,
+                 progress: Callable[[int], None] | None = None) -> list["BatchedGenerator"]:
+        """Fit M models; tables whose resolved hyperparameters differ train in separate calls."""
+        delta = self.default_delta if delta is None else delta
+        check_privacy(epsilon, delta)
+        if len(tables) != len(seeds):
+            raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
+        cols = tuple(columns) if columns else None
+        groups: dict[Any, list[int]] = {}
+        resolved = []
+        for i, t in enumerate(tables):
+            check_table(t, allow_nan=self.allow_nan)
+            hp = self.resolve(len(t), t.shape[1])
+            resolved.append(hp)
+            groups.setdefault(repr(hp), []).append(i)
+        out: list[BatchedGenerator | None] = [None] * len(tables)
+        device = pick_device(self.device_name)
+        for members in groups.values():
+            hp = resolved[members[0]]
+            encoders = [self.encoder().fit(tables[i], cols) for i in members]
+            batch = self._pack([tables[i] for i in members], encoders, [seeds[i] for i in members],
+                               device)
+            trained = self.train(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
+                                 progress=progress)
+            fitted = FittedBatch(trained, encoders, device, self.dtype)
+            for j, i in enumerate(members):
+                view = type(self)(**self.options)
+                view._batch, view._index = fitted, j
+                view.summary_ = {"iterations": trained.iterations[j], "eps_hat": trained.eps_hat[j],
+                                 "hyperparameters": _plain(hp),
+                                 **(trained.extra[j] if trained.extra else {})}
+                out[i] = view
+        return out  # type: ignore[return-value]
+
+    def _pack(self, tables, encoders, seeds, device) -> TrainBatch:
+        arrays = [enc.transform(t) for enc, t in zip(encoders, tables)]
+        n_max, d = max(a.shape[0] for a in arrays), arrays[0].shape[1]
+        x = np.zeros((len(arrays), n_max, d))
+        labels = np.zeros((len(arrays), n_max))
+        for m, (a, t) in enumerate(zip(arrays, tables)):
+            x[m, : len(a)] = a
+            labels[m, : len(t)] = t.iloc[:, -1].to_numpy(dtype=float)
+        rows = torch.tensor([a.shape[0] for a in arrays], dtype=torch.int64, device=device)
+        return TrainBatch(torch.as_tensor(x, dtype=self.dtype, device=device), rows, list(seeds),
+                          torch.as_tensor(labels, dtype=self.dtype, device=device))
+
+    def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
+        if self._batch is None:
+            raise ConfigError(f"{self.name}: call fit() before sample()")
+        return self._batch.sample([self._index], n, [seed])[0]
+
+    @staticmethod
+    def sample_many(models: Sequence["BatchedGenerator"], n: int, seeds: Sequence[int]) -> list[pd.DataFrame]:
+        """Sample from many fitted models, one forward pass per training batch."""
+        out: list[pd.DataFrame | None] = [None] * len(models)
+        by_batch: dict[int, list[int]] = {}
+        for i, g in enumerate(models):
+            by_batch.setdefault(id(g._batch), []).append(i)
+        for members in by_batch.values():
+            batch = models[members[0]]._batch
+            dfs = batch.sample([models[i]._index for i in members], n, [seeds[i] for i in members])
+            for i, df in zip(members, dfs):
+                out[i] = df
+        return out  # type: ignore[return-value]
+
+
+def _plain(hp: Any) -> Any:
+    """Hyperparameters as JSON-ready values (dataclass -> dict)."""
+    if hasattr(hp, "__dataclass_fields__"):
+        from dataclasses import asdict
+        return asdict(hp)
+    return hp

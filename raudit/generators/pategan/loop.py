@@ -1,0 +1,161 @@
+"""The PATE-GAN training loop on the batched engine (Algorithm 1, and the ports that keep its shape).
+
+One call trains the M models of a :class:`TrainBatch` in lockstep. Per iteration:
+``teacher_steps`` rounds in which every teacher takes one step on its real
+batch and a shared fake batch; ``student_steps`` rounds in which a fake batch
+is labelled by the noisy teacher vote, the accountant is charged and the
+student takes one step; then one generator step against the student. A model
+stops when its eps_hat reaches eps (checked after the iteration, as in the
+paper, or at the top of the loop, as smartnoise does); ``active`` masks it out
+of every later update while the others go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from raudit.accountants import MomentsAccountant
+from raudit.errors import ConfigError
+from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.events import AccountantStep, Observer, TeacherBatch, Votes
+from raudit.generators.nn.optim import Adam
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.pategan.aggregation import AGGREGATIONS
+from raudit.generators.pategan.teachers import LocalTeachers, bce_logits, teacher_rng
+
+
+class EpsilonTooSmall(ConfigError):
+    """The accountant's floor log(1/delta)/L is already above eps (smartnoise raises this)."""
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Everything the loop needs to know besides the networks."""
+
+    k: int
+    batch: int
+    lam: float
+    noise_scale: float  # the Laplace scale actually used in aggregation
+    aggregation: str = "argmax"  # argmax (two noises) | threshold (one noise at k/2)
+    accountant: str = "paper"
+    orders: int = 100
+    teacher_steps: int = 5
+    student_steps: int = 5
+    check: str = "after"  # after | top
+    max_iter: int | None = None
+    z_dim: int = 1
+    z_train: str = "uniform"  # uniform [0,1) | uniform-sym (-1,1) | normal
+    generator_loss: str = "saturating"  # saturating log(1-S) | non-saturating BCE(S, 1)
+    teacher_sample: str = "with-replacement"
+    lr: float = 1e-4
+
+
+def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
+    if kind == "uniform":
+        return rng.uniform(n, dim)
+    if kind == "uniform-sym":
+        return rng.uniform_range(-1.0, 1.0, n, dim)
+    if kind == "normal":
+        return rng.normal(n, dim)
+    raise ValueError(f"unknown noise distribution {kind!r}")
+
+
+class PateNets:
+    """The three network families of a PATE-GAN; ports override the defaults."""
+
+    def __init__(self, generator: MLP, student: MLP, teacher: MLP):
+        self.generator, self.student, self.teacher = generator, student, teacher
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return self.generator(p, z)
+
+
+def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
+                   delta: float, observer: Observer | None = None,
+                   progress: Callable[[int], None] | None = None, partition=None,
+                   teachers=None) -> tuple[Stacked, list[int], list[float]]:
+    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+
+    ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data;
+    ``teachers`` may be given ready-made (e.g. shards on Ray actors) instead.
+    """
+    m, dev = batch.models, batch.x.device
+    rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
+    gen = nets.generator.create(rng)
+    student = nets.student.create(rng)
+    if teachers is None:
+        parts, sizes = partition(rng, batch)
+        trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
+        teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.batch,
+                                 lr=cfg.lr, sample=cfg.teacher_sample)
+    g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
+    acct = MomentsAccountant(cfg.accountant, lam=cfg.lam, orders=cfg.orders, k=cfg.k, models=m)
+    aggregate = AGGREGATIONS[cfg.aggregation]
+    active = torch.ones(m, dtype=torch.bool, device=dev)
+    iters = np.zeros(m, dtype=np.int64)
+    eps_hat = acct.eps(delta)
+    it = 0
+    while cfg.max_iter is None or it < cfg.max_iter:
+        if cfg.check == "top":
+            stop = eps_hat > epsilon
+            if it == 0 and stop.any():
+                raise EpsilonTooSmall(
+                    f"epsilon {epsilon} is below the accountant's floor {float(eps_hat.min()):.4f} "
+                    f"(log(1/delta)/L with delta={delta}, L={cfg.orders}); raise epsilon or delta")
+            active &= torch.as_tensor(~stop, device=dev)
+        if not bool(active.any()):
+            break
+        act_np = active.cpu().numpy()
+        upd = None if act_np.all() else active  # masked optimiser steps only when needed
+        for _ in range(cfg.teacher_steps):
+            with torch.no_grad():
+                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
+            rows = teachers.step(fake, upd)
+            if observer is not None:
+                rows_np = rows.cpu().numpy()
+                for t in range(cfg.k):
+                    observer(TeacherBatch(it, t, rows_np[:, t], act_np))
+        for _ in range(cfg.student_steps):
+            with torch.no_grad():
+                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
+                n1 = teachers.votes(fake)
+                labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
+            n1_np = n1.cpu().numpy()
+            acct.charge(n1_np, mask=act_np)
+            if observer is not None:
+                observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
+                               labels.cpu().numpy(), act_np.copy(), act_np))
+            s_opt.zero_grad()
+            bce_logits(nets.student(student, fake, logits=True), labels.to(fake.dtype)[..., None]).backward()
+            s_opt.step(upd)
+        g_opt.zero_grad()
+        logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
+                              logits=True)
+        if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
+            loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()
+        else:
+            loss = bce_logits(logits, 1.0)
+        loss.backward()
+        g_opt.step(upd)
+        iters += act_np
+        it += 1
+        eps_hat = acct.eps(delta)
+        if observer is not None:
+            observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), act_np))
+        if progress is not None:
+            progress(it)
+        if cfg.check == "after":
+            active &= torch.as_tensor(eps_hat < epsilon, device=dev)
+    return gen, iters.tolist(), [float(e) for e in eps_hat]
+
+
+def to_trained(gen: Stacked, nets: PateNets, cfg: LoopConfig, iters, eps_hat, z_sample: str) -> Trained:
+    """Wrap the loop's output; generation may draw z from another distribution (a port's bug)."""
+    def sample_fn(p: Stacked, rng: CounterRNG, n: int) -> torch.Tensor:
+        return nets.generate(p, draw_z(rng, z_sample, n, cfg.z_dim))
+    return Trained(gen, sample_fn, iters, eps_hat)

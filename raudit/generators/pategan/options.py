@@ -1,0 +1,43 @@
+"""Option checks and preset rules shared by the PATE-GAN ports."""
+
+from __future__ import annotations
+
+from raudit.errors import ConfigError
+
+PRESETS = ("default", "paper")
+
+
+def check_preset(preset: str) -> str:
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    return preset
+
+
+def teachers_for(n_rows: int, teachers: int | None, *, ratio: int = 1000, minimum: int = 2) -> int:
+    """The study's harness: k = max(2, N // ratio) unless given; 1 <= k <= N."""
+    k = max(minimum, n_rows // ratio) if teachers is None else int(teachers)
+    if k < 1:
+        raise ConfigError(f"teachers must be at least 1, got {k}")
+    if k > n_rows:
+        raise ConfigError(f"{k} teachers for {n_rows} training rows: each teacher needs a row; "
+                          f"use --teachers {max(1, n_rows // 2)} or fewer")
+    return k
+
+
+def positive(name: str, value, *, integer: bool = False, allow_none: bool = False):
+    """Check a positive option (a one-line error naming it otherwise)."""
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    if integer:
+        ok = ok and float(value).is_integer()
+    if not ok:
+        kind = "a positive integer" if integer else "a positive number"
+        raise ConfigError(f"{name} must be {kind}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    return value

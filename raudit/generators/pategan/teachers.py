@@ -1,0 +1,117 @@
+"""Teacher ensembles of M models batched into G = M*k networks, and their partitions.
+
+A partition is a (M, k, P) tensor of row ids plus (M, k) sizes: teacher t of
+model m owns rows ``parts[m, t, :sizes[m, t]]``. How the partition is drawn is
+where the ports differ (shuffled disjoint, contiguous in row order, one shared
+chunk, re-drawn every iteration...), so it is built outside and handed in.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from raudit.generators.nn.optim import Adam
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import MLP
+
+
+def split_sizes(rows: torch.Tensor, k: int) -> torch.Tensor:
+    """np.array_split sizes: the first N % k teachers get one row more. (M,) -> (M, k)."""
+    t = torch.arange(k, device=rows.device)[None, :]
+    return rows[:, None] // k + (t < rows[:, None] % k).long()
+
+
+def partition_from_order(order: torch.Tensor, rows: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cut each model's row order (M, N) into k consecutive chunks (array_split)."""
+    sizes = split_sizes(rows, k)
+    starts = torch.cumsum(sizes, dim=1) - sizes
+    p = int(sizes.max())
+    offs = starts[:, :, None] + torch.arange(p, device=order.device)[None, None, :]
+    offs = torch.minimum(offs, (rows - 1).clamp(min=0)[:, None, None])
+    parts = torch.gather(order, 1, offs.reshape(order.shape[0], -1)).view(order.shape[0], k, p)
+    return parts, sizes
+
+
+def shuffled_partition(rng: CounterRNG, rows: torch.Tensor, n_max: int, k: int):
+    """Shuffle once, then k disjoint chunks (the paper's Algorithm 1, line 3)."""
+    return partition_from_order(rng.permutation(n_max, rows), rows, k)
+
+
+def contiguous_partition(rows: torch.Tensor, n_max: int, k: int):
+    """Disjoint chunks in row order, no shuffle (borealis, smartnoise)."""
+    order = torch.arange(n_max, device=rows.device).expand(rows.shape[0], n_max)
+    return partition_from_order(order, rows, k)
+
+
+def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tensor:
+    """Per-group mean BCE, summed over groups (so group gradients never mix)."""
+    if not torch.is_tensor(target):
+        target = torch.full_like(logits, float(target))
+    per = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    return per.flatten(1).mean(dim=1).sum()
+
+
+def teacher_rng(seeds: list[int], k: int, *, first: int = 0, device=None, dtype=None) -> CounterRNG:
+    """One random stream per (model, teacher): teacher t of seed s draws the same
+    numbers whether all k teachers live in one process or are spread over workers."""
+    keys = [s * 1_000_003 + first + t for s in seeds for t in range(k)]
+    return CounterRNG(keys, purpose="teacher", device=device or "cpu",
+                      dtype=dtype or torch.float32)
+
+
+class LocalTeachers:
+    """k persistent teacher networks per model, trained on their own partition.
+
+    ``rng`` holds one stream per (model, teacher) (see :func:`teacher_rng`).
+    ``sample="with-replacement"`` draws each batch i.i.d. from the partition
+    (Algorithm 1, line 8); ``"first-shuffled"`` takes the first ``batch`` rows
+    of a fresh shuffle of the partition (a torch DataLoader's first batch).
+    """
+
+    def __init__(self, net: MLP, rng: CounterRNG, x: torch.Tensor, parts: torch.Tensor,
+                 sizes: torch.Tensor, *, batch: int, lr: float = 1e-4,
+                 betas: tuple[float, float] = (0.9, 0.999), sample: str = "with-replacement"):
+        self.net, self.rng, self.x = net, rng, x
+        self.models, self.k = parts.shape[0], parts.shape[1]
+        self.parts = parts.reshape(self.models * self.k, -1)
+        self.sizes = sizes.reshape(-1, 1)
+        self.batch, self.sample = batch, sample
+        self.params = net.create(rng)
+        self.opt = Adam(self.params, lr=lr, betas=betas)
+
+    def draw_rows(self) -> torch.Tensor:
+        """Row ids (M, k, B) of the next real batch of every teacher."""
+        if self.sample == "with-replacement":
+            pos = self.rng.integers(self.sizes, self.batch)
+        else:  # first batch of a fresh shuffle: the lowest `batch` random keys
+            keys = self.rng.open_uniform(self.parts.shape[1])
+            cols = torch.arange(self.parts.shape[1], device=keys.device)[None, :]
+            keys = torch.where(cols < self.sizes, keys, keys + 2.0)
+            pos = torch.argsort(keys, dim=1, stable=True)[:, : self.batch]
+            pos = torch.minimum(pos, (self.sizes - 1).clamp(min=0))
+        return torch.gather(self.parts, 1, pos).view(self.models, self.k, -1)
+
+    def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
+        """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
+
+        ``fake`` is (M, B, d), shared by the k teachers of a model; returns the rows used.
+        """
+        rows = self.draw_rows()
+        m, k, b = rows.shape
+        n = self.x.shape[1]
+        flat = (rows + (torch.arange(m, device=rows.device) * n).view(m, 1, 1)).reshape(-1)
+        real = F.embedding(flat, self.x.reshape(m * n, -1)).view(m * k, b, -1)  # fastest row gather on CPU
+        self.opt.zero_grad()
+        loss = bce_logits(self.net(self.params, real, logits=True), 1.0) + \
+            bce_logits(self.net(self.params, fake.detach(), logits=True, shared=k), 0.0)
+        loss.backward()
+        self.opt.step(None if active is None else active.repeat_interleave(k))
+        return rows
+
+    @torch.no_grad()
+    def votes(self, fake: torch.Tensor) -> torch.Tensor:
+        """n1 (M, B): how many of each model's teachers call each fake sample real."""
+        m, b, _ = fake.shape
+        p = self.net(self.params, fake, shared=self.k)
+        return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
