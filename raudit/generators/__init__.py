@@ -18,6 +18,7 @@ _BUILTIN: dict[str, str] = {
     "paper": "raudit.generators.pategan.paper:PaperPateGan",
     "identity": "raudit.generators.debug:IdentityGenerator",
     "independent": "raudit.generators.debug:IndependentGenerator",
+    "randomized-response": "raudit.generators.debug:RandomizedResponseGenerator",
 }
 _REGISTERED: dict[str, type[Generator]] = {}
 ENTRY_POINT_GROUP = "raudit.generators"

@@ -1,0 +1,87 @@
+"""The shadow classifier and the registry of attacks.
+
+An attack is a feature set (see :mod:`raudit.attacks.features`) plus the
+classifier that maps feature vectors to P(in). Both attacks of the study use a
+RandomForestClassifier with scikit-learn's defaults; only the seed is fixed
+(the study fixes none) and ``n_jobs=1``, because the engine parallelises over
+audits, not inside one fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+
+from raudit.attacks import features as feature_sets
+from raudit.errors import ConfigError, UnknownNameError
+
+
+def fit_attack(X_train: np.ndarray, y_train: np.ndarray, seed: int) -> RandomForestClassifier:
+    """Fit the attack classifier on feature vectors ``X_train`` with labels 1 = in, 0 = out."""
+    X = np.asarray(X_train, dtype=float)
+    y = np.asarray(y_train).astype(int).ravel()
+    if X.ndim != 2 or len(X) != len(y) or len(y) == 0:
+        raise ConfigError(f"need a non-empty (n, L) feature matrix and n labels; got X of "
+                          f"shape {X.shape} and {len(y)} labels")
+    if not np.isin(y, (0, 1)).all():
+        raise ConfigError(f"labels must be 0 (out) or 1 (in); got {sorted(set(y.tolist()))}")
+    return RandomForestClassifier(random_state=seed, n_jobs=1).fit(X, y)
+
+
+def score(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:
+    """P(in) for each row of ``X``.
+
+    A model fitted on a single class (all shadow models failed in one world, say)
+    has no P(in) column: it scores 1.0 if that class was "in", else 0.0.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim == 1:
+        X = X[None, :]
+    classes = list(model.classes_)
+    if 1 not in classes:
+        return np.zeros(len(X))
+    proba = model.predict_proba(X)
+    return np.asarray(proba[:, classes.index(1)], dtype=float)
+
+
+@dataclass(frozen=True)
+class Attack:
+    """A named attack: which feature sets it takes and which one it uses by default."""
+
+    name: str
+    default_features: str
+    features: tuple[str, ...]
+    description: str = ""
+
+    def feature_set(self, name: str | None = None) -> str:
+        """Check ``name`` (default: ``default_features``) is allowed; return it."""
+        chosen = self.default_features if name is None else name
+        if chosen not in self.features:
+            raise ConfigError(f"attack {self.name!r} takes the feature sets "
+                              f"{', '.join(self.features)}; got {chosen!r}")
+        feature_sets.get(chosen)  # registered, too
+        return chosen
+
+
+ATTACKS: dict[str, Attack] = {
+    "groundhog": Attack("groundhog", "naive", ("naive", "hist", "corr", "ensemble"),
+                        "Stadler et al. 2022: summary statistics of the synthetic data"),
+    "querybased": Attack("querybased", "querybased", ("querybased",),
+                         "Houssiau et al. 2022: counts of rows matching queries on the target"),
+}
+
+
+def get(name: str) -> Attack:
+    """The attack registered as ``name``."""
+    try:
+        return ATTACKS[name]
+    except KeyError:
+        raise UnknownNameError("attack", name, ATTACKS) from None
+
+
+def resolve(attack: str, features: str | None = None) -> tuple[Attack, str]:
+    """Validate an (attack, feature set) choice; returns the attack and the feature-set name."""
+    a = get(attack)
+    return a, a.feature_set(features)

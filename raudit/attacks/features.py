@@ -1,0 +1,196 @@
+"""Feature sets: one synthetic dataset -> one fixed-length feature vector.
+
+A feature set is a pure function ``(synth, ctx) -> 1-D float array`` where ``ctx``
+(:class:`AttackContext`) is everything the attacker knows: the target record, the
+reference table (D_out: the real data without the target) summarised as column
+ranges and categories, and the settings. Audits call these on thousands of
+synthetic datasets, so they are vectorised and build nothing per call.
+
+Robustness contract, for every feature set: the vector's length depends only on
+``ctx`` (never on the synthetic data), and every entry is finite. Synthetic columns
+are aligned to the reference's by name (missing columns read as NaN, extra ones
+are ignored); infinities are treated as NaN; NaN values are left out of each
+statistic; a statistic that is undefined (no rows, all NaN, a variance of one
+value, the correlation of a constant column) is written as 0.0.
+
+Registry: :data:`FEATURE_SETS`, looked up with :func:`get`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from raudit.attacks import queries
+from raudit.errors import ConfigError, UnknownNameError
+
+FILL = 0.0  # the value of an undefined statistic
+
+
+@dataclass(frozen=True, eq=False)
+class AttackContext:
+    """What the attacker knows; build it with :meth:`build`.
+
+    ``hist_levels[j]`` are the reference categories of column j when it has at
+    most ``bins`` distinct values, else None (the column is binned over
+    ``[lower[j], upper[j]]``, the reference range).
+    """
+
+    target: pd.Series
+    columns: tuple[str, ...]
+    lower: np.ndarray
+    upper: np.ndarray
+    hist_levels: tuple[np.ndarray | None, ...]
+    queries: queries.QueryPlan
+    bins: int = 5
+    n_queries: int = 256
+    max_points: int = 1024
+    seed: int = 0
+
+    @classmethod
+    def build(cls, reference: pd.DataFrame, target: pd.Series, *, bins: int = 5,
+              n_queries: int = 256, max_points: int = 1024, seed: int = 0) -> "AttackContext":
+        """The context for attacking ``target`` knowing ``reference`` (D_out).
+
+        ``bins`` is both the histogram's bin count and the distinct-value threshold
+        above which a column is binned (the study uses 5 for both); ``n_queries``,
+        ``max_points`` and ``seed`` set the querybased plan (see
+        :mod:`raudit.attacks.queries`).
+        """
+        if not isinstance(reference, pd.DataFrame) or reference.shape[1] == 0:
+            raise ConfigError("the reference table must be a DataFrame with columns")
+        missing = [c for c in reference.columns if c not in target.index]
+        if missing:
+            raise ConfigError(f"the target record lacks the columns {missing[:5]}")
+        ref = reference.to_numpy(dtype=float, copy=True)
+        ref[~np.isfinite(ref)] = np.nan
+        d = ref.shape[1]
+        lower, upper = np.zeros(d), np.zeros(d)
+        levels: list[np.ndarray | None] = []
+        for j in range(d):
+            uniq = np.unique(ref[:, j][~np.isnan(ref[:, j])])
+            if len(uniq):
+                lower[j], upper[j] = uniq[0], uniq[-1]
+            levels.append(uniq if len(uniq) <= bins else None)
+        plan = queries.build_plan(reference, target, bins=bins, n_queries=n_queries,
+                                  max_points=max_points, seed=seed)
+        return cls(target.reindex(reference.columns), tuple(str(c) for c in reference.columns),
+                   lower, upper, tuple(levels), plan, bins, n_queries, max_points, seed)
+
+    def values(self, synth: pd.DataFrame) -> np.ndarray:
+        """The synthetic table as an (n, d) float array aligned to the reference columns."""
+        x = synth.reindex(columns=list(self.columns)).to_numpy(dtype=float, na_value=np.nan,
+                                                                copy=True)
+        x[~np.isfinite(x)] = np.nan
+        return x
+
+
+FeatureSet = Callable[[pd.DataFrame, AttackContext], np.ndarray]
+
+
+def _finite(v: np.ndarray) -> np.ndarray:
+    return np.nan_to_num(np.asarray(v, dtype=float).ravel(), nan=FILL, posinf=np.finfo(float).max,
+                         neginf=-np.finfo(float).max)
+
+
+def naive(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """GroundHog's F_naive: per column, in column order, [min, max, mean, median, var(ddof=1)]."""
+    x = ctx.values(synth)
+    d = len(ctx.columns)
+    if len(x) == 0:
+        return np.full(5 * d, FILL)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns, one row
+        stats = np.stack([np.nanmin(x, 0), np.nanmax(x, 0), np.nanmean(x, 0),
+                          np.nanmedian(x, 0), np.nanvar(x, 0, ddof=1)], axis=1)
+    return _finite(stats)
+
+
+def hist(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """Per column: frequencies in ``bins`` equal-width bins over the reference range
+    (columns with more than ``bins`` distinct reference values; values outside the
+    range fall in the end bins), else frequencies of the reference categories.
+
+    Frequencies are over the column's non-NaN synthetic values, so values that are
+    no reference category make the category frequencies sum below 1.
+    """
+    x = ctx.values(synth)
+    out = []
+    for j, lv in enumerate(ctx.hist_levels):
+        size = ctx.bins if lv is None else len(lv)
+        col = x[:, j]
+        codes = (queries.bin_index(col, ctx.lower[j], ctx.upper[j], ctx.bins) if lv is None
+                 else queries.nearest_level(col, lv))
+        counts = np.bincount(codes[codes >= 0], minlength=size).astype(float)
+        valid = np.count_nonzero(~np.isnan(col))
+        out.append(counts / valid if valid else np.full(size, FILL))
+    return _finite(np.concatenate(out) if out else np.zeros(0))
+
+
+def corr(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """Upper triangle (k=1, row by row) of the Pearson correlation matrix.
+
+    Pairs with NaN use the rows where both are present; constant columns and
+    fewer than two rows give 0.0.
+    """
+    x = ctx.values(synth)
+    d = len(ctx.columns)
+    iu = np.triu_indices(d, k=1)
+    if len(x) < 2:
+        return np.full(len(iu[0]), FILL)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if np.isnan(x).any():
+            c = pd.DataFrame(x).corr().to_numpy()  # pairwise-complete
+        else:
+            c = np.atleast_2d(np.corrcoef(x, rowvar=False))
+    return _finite(np.clip(c[iu], -1.0, 1.0))
+
+
+def ensemble(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """The concatenation naive | hist | corr."""
+    return np.concatenate([naive(synth, ctx), hist(synth, ctx), corr(synth, ctx)])
+
+
+def querybased(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """Counts of synthetic rows matching each query of ``ctx.queries``
+    (Houssiau et al. 2022; see :mod:`raudit.attacks.queries`)."""
+    return _finite(queries.count(ctx.queries, ctx.values(synth)))
+
+
+FEATURE_SETS: dict[str, FeatureSet] = {
+    "naive": naive,
+    "hist": hist,
+    "corr": corr,
+    "ensemble": ensemble,
+    "querybased": querybased,
+}
+
+
+def get(name: str) -> FeatureSet:
+    """The feature set registered as ``name``."""
+    try:
+        return FEATURE_SETS[name]
+    except KeyError:
+        raise UnknownNameError("feature set", name, FEATURE_SETS) from None
+
+
+def register(name: str, fn: FeatureSet) -> FeatureSet:
+    """Add a feature set; raises on a duplicate name."""
+    if name in FEATURE_SETS:
+        raise ConfigError(f"a feature set named {name!r} is already registered")
+    FEATURE_SETS[name] = fn
+    return fn
+
+
+def extract(name: str, synths: Sequence[pd.DataFrame], ctx: AttackContext) -> np.ndarray:
+    """The (m, L) feature matrix of m synthetic datasets under feature set ``name``."""
+    fn = get(name)
+    rows = [fn(s, ctx) for s in synths]
+    if not rows:  # still the right width, for stacking with other batches
+        return np.zeros((0, len(fn(pd.DataFrame(columns=list(ctx.columns)), ctx))))
+    return np.vstack(rows)
