@@ -1,0 +1,24 @@
+"""`raudit generators`: what can be trained and audited."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from raudit import generators as registry
+from raudit.cli.errors import user_errors
+from raudit.cli.options import option_names
+
+
+@user_errors
+def generators() -> None:
+    """List the registered generators with their options."""
+    table = Table("name", "description", "options")
+    for name in registry.names():
+        try:
+            cls = registry.get(name)
+        except Exception as exc:  # a broken plugin should not hide the others
+            table.add_row(name, f"[red]cannot load: {exc}[/red]", "")
+            continue
+        table.add_row(name, cls.description, ", ".join(option_names(cls)))
+    Console().print(table)

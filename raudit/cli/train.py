@@ -1,0 +1,120 @@
+"""`raudit train`: fit one generator and write its synthetic data and a JSON summary."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from raudit import __version__, data, generators
+from raudit.cli import options as opt
+from raudit.cli.errors import user_errors
+from raudit.cli.progress import iteration_bar
+from raudit.errors import ConfigError
+from raudit.results.store import _write_atomic
+
+FORMATS = ("parquet", "csv")
+
+
+@user_errors
+def train(
+    impl: opt.Impl = "paper",
+    dataset: opt.Dataset = "breast-cancer",
+    epsilon: opt.Epsilon = 1.0,
+    delta: opt.Delta = None,
+    teachers: opt.Teachers = None,
+    lam: opt.Lambda = None,
+    max_iter: opt.MaxIter = None,
+    seed: opt.Seed = 0,
+    preset: opt.Preset = "default",
+    label: opt.Label = None,
+    bounds: opt.Bounds = None,
+    device: opt.Device = "auto",
+    option: opt.Options = None,
+    rows: Annotated[Optional[int], typer.Option("--rows", help="Synthetic rows to generate (default: as many as the training set).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default runs/train-IMPL-DATASET-sSEED).")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="Synthetic data file format: parquet or csv.")] = "parquet",
+    parallel: Annotated[str, typer.Option("--parallel", help="none, or `teachers`: teacher shards on Ray actors.")] = "none",
+    workers: Annotated[int, typer.Option("--workers", help="Ray actors for --parallel teachers.")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Fit one generator on a dataset; write synthetic data and summary.json to --out."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be parquet or csv, got {fmt!r}")
+    if parallel not in ("none", "teachers"):
+        raise ConfigError(f"--parallel must be none or teachers, got {parallel!r}")
+    if rows is not None and rows < 1:
+        raise ConfigError(f"--rows must be at least 1, got {rows}")
+    ds = data.load(dataset, label=label, bounds=bounds)
+    kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
+                                  device=device, options=option)
+    gen = generators.get(impl)(**kwargs)
+    out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder")
+    total = _expected_iterations(gen, len(ds.train), ds.train.shape[1])
+    t0 = time.perf_counter()
+    with iteration_bar(f"training {impl} on {ds.name}", total, quiet=as_json) as tick:
+        if parallel == "teachers":
+            from raudit.engine.teachers import fit_teacher_parallel
+            gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=seed,
+                                       columns=ds.columns, workers=workers, progress=tick)
+        elif hasattr(gen, "fit_many"):
+            gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[seed],
+                               columns=ds.columns, **({"progress": tick} if _takes_progress(gen) else {}))[0]
+        else:
+            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=seed, columns=ds.columns)
+    synth = gen.sample(rows or len(ds.train), seed=seed + 1)
+    wall = time.perf_counter() - t0
+    s = gen.summary()
+    summary = {
+        "impl": impl, "dataset": ds.name, "epsilon": epsilon,
+        "delta": delta if delta is not None else gen.default_delta, "seed": seed,
+        "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
+        "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
+        "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
+        "synthetic": f"synthetic.{fmt}",
+    }
+    _write_outputs(out, synth, summary, fmt)
+    if as_json:
+        typer.echo(json.dumps(summary, default=str, indent=2))
+    else:
+        typer.echo(f"{impl} on {ds.name}: {summary['iterations']} iterations, eps_hat "
+                   f"{summary['eps_hat']}, {summary['wall_s']} s -> {out}/")
+
+
+def _takes_progress(gen) -> bool:
+    import inspect
+    return "progress" in inspect.signature(gen.fit_many).parameters
+
+
+def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:
+    try:
+        hp = gen.resolve(n_rows, n_cols)
+    except (AttributeError, NotImplementedError):
+        return None
+    return getattr(hp, "max_iter", None) or getattr(hp, "iterations", None)
+
+
+def _num(x):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if x != x else x
+
+
+def _write_outputs(out: Path, synth, summary: dict, fmt: str) -> None:
+    """Each file lands whole (temp name, then rename); summary.json goes last."""
+    out.mkdir(parents=True, exist_ok=True)
+    if fmt == "parquet":
+        _write_atomic(out / "synthetic.parquet", lambda fh: synth.to_parquet(fh, index=False))
+    else:
+        _write_atomic(out / "synthetic.csv",
+                      lambda fh: fh.write(synth.to_csv(index=False).encode()))
+    text = json.dumps(summary, default=str, indent=2).encode()
+    _write_atomic(out / "summary.json", lambda fh: fh.write(text))
