@@ -130,8 +130,13 @@ class BatchedGenerator(Generator):
                  delta: float | None = None, seeds: Sequence[int],
                  columns: Sequence[ColumnMeta] | None = None,
                  observer: Observer | None = None,
-                 progress: Callable[[int], None] | None = None) -> list["BatchedGenerator"]:
-        """Fit M models; tables whose resolved hyperparameters differ train in separate calls."""
+                 progress: Callable[[int], None] | None = None,
+                 train_options: dict | None = None) -> list["BatchedGenerator"]:
+        """Fit M models; tables whose resolved hyperparameters differ train in separate calls.
+
+        ``train_options`` go to ``train`` as keywords (e.g. ``make_teachers`` for
+        teacher-parallel training on Ray).
+        """
         delta = self.default_delta if delta is None else delta
         check_privacy(epsilon, delta)
         if len(tables) != len(seeds):
@@ -152,7 +157,7 @@ class BatchedGenerator(Generator):
             batch = self._pack([tables[i] for i in members], encoders, [seeds[i] for i in members],
                                device)
             trained = self.train(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
-                                 progress=progress)
+                                 progress=progress, **(train_options or {}))
             fitted = FittedBatch(trained, encoders, device, self.dtype)
             for j, i in enumerate(members):
                 view = type(self)(**self.options)

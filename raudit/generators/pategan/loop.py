@@ -78,17 +78,22 @@ class PateNets:
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
                    delta: float, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None, partition=None,
-                   teachers=None) -> tuple[Stacked, list[int], list[float]]:
+                   teachers=None, make_teachers=None) -> tuple[Stacked, list[int], list[float]]:
     """Train every model of ``batch``; returns generator params, iterations, eps_hat.
 
-    ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data;
-    ``teachers`` may be given ready-made (e.g. shards on Ray actors) instead.
+    ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data.
+    ``make_teachers(batch, parts, sizes, cfg, net)`` builds the ensemble elsewhere
+    (e.g. shards on Ray actors) from the same partition; ``teachers`` may also be
+    given ready-made. Both default to :class:`LocalTeachers`.
     """
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
     gen = nets.generator.create(rng)
     student = nets.student.create(rng)
-    if teachers is None:
+    if teachers is None and make_teachers is not None:
+        parts, sizes = partition(rng, batch)
+        teachers = make_teachers(batch, parts, sizes, cfg, nets.teacher)
+    elif teachers is None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.batch,

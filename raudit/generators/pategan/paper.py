@@ -109,10 +109,10 @@ class PaperPateGan(BatchedGenerator):
             z_train="uniform", generator_loss=hp.generator_loss, lr=hp.lr)
 
     def train(self, batch: TrainBatch, hp: PaperHP, *, epsilon, delta, observer, progress,
-              teachers=None) -> Trained:
+              make_teachers=None) -> Trained:
         cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             partition=lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k),
-            teachers=teachers)
+            make_teachers=make_teachers)
         return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform")
