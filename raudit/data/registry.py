@@ -1,0 +1,154 @@
+"""The dataset registry: an explicit dict from name to reader, and ``load``/``info``.
+
+Every registered dataset is cleaned as the reproduction study did, has an
+all-numeric table with its binary 0/1 label last, and is split 80/20 stratified
+on the label with ``random_state=seed`` (13 by default), except ``worst-case``
+(no held-out data in the game). Anything that is not a registered name but is
+an existing file is loaded as a user table (see :mod:`raudit.data.userfile`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from raudit.data import builtin, fetch, readers, userfile
+from raudit.data.dataset import ColumnMeta, Dataset
+from raudit.data.sources import SOURCES, Source
+from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
+from raudit.errors import ConfigError, DataError, UnknownNameError
+
+
+@dataclass(frozen=True)
+class Entry:
+    """How to build one registered dataset from its files (in ``SOURCES[name]``)."""
+
+    read: Callable[[Sequence[Path]], Cleaned]
+    stratified_split: bool = True
+
+
+_REGISTRY: dict[str, Entry] = {
+    "cervical": Entry(readers.cervical),
+    "epileptic": Entry(readers.epileptic),
+    "isolet": Entry(readers.isolet),
+    "credit": Entry(readers.credit),
+    "mnist": Entry(readers.mnist),
+    "breast-cancer": Entry(lambda _: builtin.breast_cancer()),
+    "digits": Entry(lambda _: builtin.digits()),
+    "worst-case": Entry(lambda _: builtin.worst_case(), stratified_split=False),
+}
+_TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zip")
+
+
+def names() -> list[str]:
+    """Every registered dataset name."""
+    return sorted(_REGISTRY)
+
+
+def source(name: str) -> Source:
+    """Provenance of a registered dataset; UnknownNameError otherwise."""
+    if name not in _REGISTRY:
+        raise UnknownNameError("dataset", name, names())
+    return SOURCES[name]
+
+
+def _resolve(name: str) -> tuple[tuple[Path, ...], str]:
+    """Local paths of the files ``name`` will be read from, and a note on which part."""
+    src = source(name)
+    if not src.files:
+        return (), ""
+    if fetch.status(src.files) is None and src.fallback and fetch.status(src.fallback):
+        return fetch.fetch(src.fallback, dataset=name), src.fallback_note
+    return fetch.fetch(src.files, dataset=name), ""
+
+
+def _stamp(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    # Keys the parse cache: a changed or replaced file is parsed again.
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+
+
+@lru_cache(maxsize=8)
+def _table(name: str, stamp: tuple) -> tuple[Cleaned, tuple[ColumnMeta, ...]]:
+    cleaned = _REGISTRY[name].read(tuple(Path(s[0]) for s in stamp))
+    return cleaned, columns_of(cleaned)
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or "\\" in text or text.lower().endswith(_TABLE_SUFFIXES)
+
+
+def load(
+    name_or_path: str | Path,
+    *,
+    label: str | None = None,
+    bounds: str | Path | None = None,
+    seed: int = DEFAULT_SEED,
+) -> Dataset:
+    """A registered dataset by name, or a user's CSV/Parquet file by path.
+
+    ``label`` and ``bounds`` apply to user files only (see
+    :func:`raudit.data.userfile.load_file`). Parsing is cached per process (keyed
+    by the files' paths, sizes and mtimes); each call returns fresh frames that the
+    caller may modify. Missing files are downloaded into the cache when the
+    dataset has a URL; otherwise DataError says where to put them.
+    """
+    check_seed(seed)
+    text = str(name_or_path)
+    if text in _REGISTRY:
+        if label is not None or bounds is not None:
+            raise ConfigError(f"label= and bounds= apply to user files, not to the "
+                              f"registered dataset {text!r}")
+        paths, part = _resolve(text)
+        cleaned, columns = _table(text, _stamp(paths))
+        src = SOURCES[text]
+        notes = {**cleaned.notes, "label_rule": src.label_rule, "files": [str(p) for p in paths]}
+        if part:
+            notes["fallback"] = part
+        return make_dataset(text, Cleaned(cleaned.frame, cleaned.public, notes), columns,
+                            seed=seed, stratified_split=_REGISTRY[text].stratified_split,
+                            source=src.homepage or src.title)
+    path = Path(text).expanduser()
+    if path.is_file():
+        return userfile.load_file(path, label=label, bounds=bounds, seed=seed)
+    if _looks_like_path(text):
+        raise DataError(f"no such file: {text} (and it is not a dataset name; known: "
+                        f"{', '.join(names())})")
+    raise UnknownNameError("dataset", text, names())
+
+
+def info(name: str) -> dict:
+    """What is known about a registered dataset without parsing it (JSON-ready).
+
+    ``rows``/``columns``/``positives`` describe the full cleaned table as documented
+    (``None`` where unknown); ``status`` says where its files are: "built in",
+    "data dir", "cache", "partial (...)" when only a fallback part is here,
+    "downloadable", or "import needed".
+    """
+    src = source(name)
+    where = fetch.status(src.files) if src.files else "built in"
+    if where is None and src.fallback and (part := fetch.status(src.fallback)):
+        where = f"partial ({part}): {src.fallback_note}"
+    available = where is not None
+    if where is None:
+        where = "downloadable" if all(f.urls for f in src.files) else "import needed"
+    files = []
+    for f in (*src.files, *src.fallback):
+        place = fetch.locate(f)
+        files.append({"relpath": f.relpath, "sha256": f.sha256, "urls": list(f.urls),
+                      "path": str(place[0]) if place else None,
+                      "role": "fallback" if f in src.fallback else "main"})
+    return {
+        "name": name, "title": src.title, "rows": src.rows, "columns": src.columns,
+        "positives": src.positives, "label_rule": src.label_rule, "licence": src.licence,
+        "homepage": src.homepage, "urls": list(src.urls), "status": where,
+        "available": available, "split": "none" if not _REGISTRY[name].stratified_split
+        else "stratified 80/20", "files": files,
+    }
+
+
+def clear_cache() -> None:
+    """Forget parsed tables (tests; long sessions that swap data folders)."""
+    _table.cache_clear()
+    userfile.clear_cache()

@@ -1,0 +1,186 @@
+"""A user's own CSV or Parquet table as a :class:`Dataset`.
+
+Rules, so that a table means one thing wherever it is loaded:
+
+- The label is the last column, or the column named by ``label`` (moved last).
+  It must have exactly two distinct values; they become 0/1 with the *larger*
+  value as the positive class 1 (numbers numerically, strings in sort order), so
+  0/1 -> 1, False/True -> True, "no"/"yes" -> "yes". ``notes["positive_class"]``
+  records which value that was.
+- Booleans become 0/1. Text or categorical feature columns become integer codes
+  0..k-1 in sorted order of their values, with kind "categorical";
+  ``notes["categories"][col]`` lists the values in code order.
+- Missing values and date/time columns are refused: fill or drop them first.
+- Bounds are read off the records (``"data"``) unless ``bounds`` names a JSON
+  (``{"col": [lo, hi]}``) or CSV (``column,lower,upper``) file; the columns it
+  lists get those bounds, marked ``"public"``. Records outside them are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from raudit.data.dataset import ColumnMeta, Dataset
+from raudit.data.tables import Cleaned, columns_of, make_dataset
+from raudit.errors import DataError
+
+_PARQUET = (".parquet", ".pq")
+
+
+def _read(path: Path) -> pd.DataFrame:
+    suffixes = [s.lower() for s in path.suffixes]
+    try:
+        if suffixes and suffixes[-1] in _PARQUET:
+            df = pd.read_parquet(path)
+        elif ".csv" in suffixes:
+            df = pd.read_csv(path)
+        else:
+            raise DataError(f"{path}: unsupported file type; use .csv (optionally gzipped) or .parquet")
+    except pd.errors.EmptyDataError as exc:
+        raise DataError(f"{path} is empty") from exc
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"cannot read {path}: {exc}") from exc
+    if df.empty:
+        raise DataError(f"{path} has no rows or no columns")
+    df.columns = [str(c) for c in df.columns]
+    return df
+
+
+def _plain(value: object) -> object:
+    """A JSON-friendly Python scalar (numpy scalars unwrapped, anything else as text)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value if isinstance(value, (bool, int, float, str)) else str(value)
+
+
+def _binary_label(y: pd.Series, path: Path) -> tuple[pd.Series, object]:
+    values = list(pd.unique(y))
+    if len(values) != 2:
+        raise DataError(f"{path}: label {y.name!r} has {len(values)} distinct value(s) "
+                        f"{values[:5]}; a binary label with both classes present is required")
+    try:
+        positive = max(values)
+    except TypeError:  # mixed types: compare as text
+        positive = max(values, key=str)
+    return (y == positive).astype("int64"), positive
+
+
+def _encode(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, list]]:
+    out, categories = {}, {}
+    for name in df.columns:
+        col = df[name]
+        if col.isna().any():
+            raise DataError(f"{path}: column {name!r} has {int(col.isna().sum())} missing "
+                            "values; fill or drop them first")
+        if pd.api.types.is_bool_dtype(col):
+            out[name] = col.astype("int64")
+        elif pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_timedelta64_dtype(col):
+            raise DataError(f"{path}: column {name!r} holds dates/times; convert it to numbers first")
+        elif pd.api.types.is_numeric_dtype(col):
+            out[name] = col
+        else:
+            values = sorted(pd.unique(col), key=str)
+            codes = {v: i for i, v in enumerate(values)}
+            out[name] = col.map(codes).astype("int64")
+            categories[name] = [_plain(v) for v in values]
+    return pd.DataFrame(out, index=df.index), categories
+
+
+def read_bounds(path: str | Path) -> dict[str, tuple[float, float]]:
+    """Public bounds per column from a JSON ``{"col": [lo, hi]}`` or CSV ``column,lower,upper`` file."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise DataError(f"no such bounds file: {path}")
+    try:
+        if path.suffix.lower() == ".json":
+            raw = json.loads(path.read_text())
+            if not isinstance(raw, dict):
+                raise DataError(f"{path}: expected a JSON object {{\"column\": [lower, upper]}}")
+            items = [(str(k), *v) for k, v in raw.items()]
+        else:
+            table = pd.read_csv(path)
+            items = list(table.iloc[:, :3].itertuples(index=False, name=None))
+        bounds = {str(c): (float(lo), float(hi)) for c, lo, hi in items}
+    except (ValueError, TypeError, pd.errors.ParserError) as exc:
+        if isinstance(exc, DataError):
+            raise
+        raise DataError(f"cannot read bounds from {path}: {exc}; expected "
+                        "{\"column\": [lower, upper]} JSON or a column,lower,upper CSV") from exc
+    bad = [c for c, (lo, hi) in bounds.items() if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi)]
+    if bad:
+        raise DataError(f"{path}: bounds for {bad} must be finite with lower <= upper")
+    return bounds
+
+
+def _public(columns: tuple[ColumnMeta, ...], frame: pd.DataFrame,
+            bounds: dict[str, tuple[float, float]], where: str) -> tuple[ColumnMeta, ...]:
+    unknown = sorted(set(bounds) - set(frame.columns))
+    if unknown:
+        raise DataError(f"{where}: bounds given for unknown columns {unknown}")
+    out = []
+    for meta in columns:
+        if meta.name not in bounds or meta.name == frame.columns[-1]:
+            out.append(meta)  # the label is public 0/1 already
+            continue
+        lo, hi = bounds[meta.name]
+        x = frame[meta.name]
+        if x.min() < lo or x.max() > hi:
+            raise DataError(f"{where}: column {meta.name!r} has values in [{x.min()}, {x.max()}], "
+                            f"outside its public bounds [{lo}, {hi}]; widen the bounds")
+        kind = "integer" if meta.kind == "binary" and (lo, hi) != (0.0, 1.0) else meta.kind
+        cats = meta.categories if kind != "integer" else ()
+        out.append(replace(meta, kind=kind, lower=lo, upper=hi, bounds="public", categories=cats))
+    return tuple(out)
+
+
+@lru_cache(maxsize=8)
+def _table(path: str, stamp: tuple, label: str | None, bounds: str | None, bounds_stamp: tuple):
+    p = Path(path)
+    df = _read(p)
+    name = label if label is not None else df.columns[-1]
+    if name not in df.columns:
+        shown = ", ".join(list(df.columns)[:20]) + (", ..." if df.shape[1] > 20 else "")
+        raise DataError(f"{p}: no label column {name!r}; columns: {shown}")
+    if df.shape[1] < 2:
+        raise DataError(f"{p} has only the label column {name!r}; features are needed")
+    if df[name].isna().any():
+        raise DataError(f"{p}: label {name!r} has missing values; drop those rows first")
+    y, positive = _binary_label(df[name], p)
+    features, categories = _encode(df.drop(columns=[name]), p)
+    frame = features.assign(**{name: y})
+    cleaned = Cleaned(frame, notes={"positive_class": _plain(positive), "categories": categories})
+    columns = columns_of(cleaned)
+    columns = tuple(replace(c, kind="categorical", categories=tuple(float(i) for i in
+                    range(len(categories[c.name])))) if c.name in categories else c for c in columns)
+    if bounds is not None:
+        columns = _public(columns, frame, read_bounds(bounds), str(p))
+    return cleaned, columns
+
+
+def _stat(path: Path) -> tuple:
+    st = path.stat()
+    return (st.st_mtime_ns, st.st_size)
+
+
+def load_file(path: str | Path, *, label: str | None = None, bounds: str | Path | None = None,
+              seed: int = 13) -> Dataset:
+    """A user's CSV/Parquet table, cleaned by the module's rules and split 80/20 stratified."""
+    p = Path(path).expanduser().resolve()
+    b = Path(bounds).expanduser().resolve() if bounds is not None else None
+    if b is not None and not b.is_file():
+        raise DataError(f"no such bounds file: {b}")
+    cleaned, columns = _table(str(p), _stat(p), label, str(b) if b else None, _stat(b) if b else ())
+    return make_dataset(p.name.split(".")[0], cleaned, columns, seed=seed, source=str(p))
+
+
+def clear_cache() -> None:
+    """Forget parsed user tables."""
+    _table.cache_clear()

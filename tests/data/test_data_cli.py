@@ -1,0 +1,71 @@
+"""The ``datasets`` command group, run through Typer's CliRunner on the sub-app alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from raudit.cli.datasets import app
+from raudit.data import fetch
+from raudit.errors import ChecksumError, UnknownNameError
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+def test_list_shows_every_dataset_and_where_it_is(credit_dir):
+    result = invoke("list")
+    assert result.exit_code == 0, result.output
+    for name in ("breast-cancer", "cervical", "credit", "digits", "epileptic", "isolet", "mnist",
+                 "worst-case"):
+        assert name in result.output
+    assert "284,807" in result.output and "yes (data dir)" in result.output
+
+
+def test_info_json_of_a_builtin_dataset():
+    result = invoke("info", "worst-case", "--json")
+    assert result.exit_code == 0, result.output
+    details = json.loads(result.output)
+    assert details["status"] == "built in" and details["train_rows"] == 5
+    assert [c["name"] for c in details["column_meta"]] == ["A", "B", "C"]
+    assert details["notes"]["target_row"] == 4
+
+
+def test_info_tables_with_the_measured_split(shared_data):
+    result = invoke("info", "cervical")
+    assert result.exit_code == 0, result.output
+    assert "686" in result.output and "172" in result.output and "Biopsy" in result.output
+    assert "Age" in result.output and "data" in result.output
+
+
+def test_info_truncates_wide_tables():
+    result = invoke("info", "digits")
+    assert result.exit_code == 0 and "use --all-columns" in result.output
+    assert "pixel_7_7" in invoke("info", "digits", "--all-columns").output
+
+
+def test_info_of_missing_files_does_not_download(monkeypatch):
+    monkeypatch.setattr(fetch, "urlopen", lambda *a, **k: pytest.fail("info must not download"))
+    result = invoke("info", "credit")
+    assert result.exit_code == 0 and "not here" in result.output
+
+
+def test_unknown_name_raises_for_the_main_app():
+    result = invoke("info", "nope")
+    assert isinstance(result.exception, UnknownNameError)
+
+
+def test_import_with_and_without_a_checksum(tmp_path):
+    good = tmp_path / "creditcard.csv"
+    good.write_text("Time,Class\n0,0\n")
+    result = invoke("import", str(good), "--name", "credit")
+    assert result.exit_code == 0, result.output
+    assert (fetch.cache_dir() / "credit_card" / "creditcard.csv").read_text() == "Time,Class\n0,0\n"
+    bad = tmp_path / "risk_factors_cervical_cancer.csv"
+    bad.write_text("x\n")
+    assert isinstance(invoke("import", str(bad), "--name", "cervical").exception, ChecksumError)

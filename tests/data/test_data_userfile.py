@@ -1,0 +1,134 @@
+"""Loading a user's CSV/Parquet table: label choice, encoding, bounds files and refusals."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from raudit import data
+from raudit.errors import DataError
+
+
+def table(n: int = 40) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({
+        "age": rng.integers(18, 90, n),
+        "y": np.arange(n) % 4 == 0,  # 10 True, 30 False
+        "income": rng.normal(50.0, 10.0, n),
+        "flag": np.arange(n) % 2,
+    })
+
+
+@pytest.fixture
+def csv(tmp_path):
+    path = tmp_path / "people.csv"
+    table().to_csv(path, index=False)
+    return path
+
+
+def test_last_column_is_the_default_label(csv):
+    ds = data.load(str(csv))
+    assert ds.name == "people" and ds.label == "flag" and ds.source == str(csv.resolve())
+    assert (len(ds.train), len(ds.test)) == (32, 8)
+    assert ds.notes["positive_class"] == 1
+
+
+def test_label_option_moves_it_last_and_maps_true_to_1(csv):
+    ds = data.load(str(csv), label="y")
+    assert list(ds.train.columns) == ["age", "income", "flag", "y"]
+    assert ds.train.y.sum() + ds.test.y.sum() == 10 and ds.notes["positive_class"] is True
+    kinds = {c.name: (c.kind, c.bounds) for c in ds.columns}
+    assert kinds == {"age": ("integer", "data"), "income": ("continuous", "data"),
+                     "flag": ("binary", "data"), "y": ("binary", "public")}
+
+
+def test_parquet(tmp_path):
+    path = tmp_path / "t.parquet"
+    table().to_parquet(path)
+    ds = data.load(path, label="y")
+    assert ds.label == "y" and ds.train.shape == (32, 4)
+
+
+def test_text_columns_become_sorted_codes(tmp_path):
+    path = tmp_path / "t.csv"
+    df = table().assign(colour=["red", "blue", "green", "blue"] * 10, y=["yes", "no", "no", "no"] * 10)
+    df.to_csv(path, index=False)
+    ds = data.load(path, label="y")
+    assert ds.notes["positive_class"] == "yes" and ds.train.y.sum() + ds.test.y.sum() == 10
+    assert ds.notes["categories"]["colour"] == ["blue", "green", "red"]
+    full = pd.concat([ds.train, ds.test]).sort_index()
+    assert full.colour.tolist()[:4] == [2, 0, 1, 0]
+    meta = ds.meta["colour"]
+    assert (meta.kind, meta.categories, meta.bounds) == ("categorical", (0.0, 1.0, 2.0), "data")
+
+
+def test_json_bounds_mark_columns_public(csv, tmp_path):
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"age": [0, 120], "flag": [0, 1]}))
+    ds = data.load(str(csv), label="y", bounds=bounds)
+    assert (ds.meta["age"].lower, ds.meta["age"].upper, ds.meta["age"].bounds) == (0, 120, "public")
+    assert ds.meta["flag"].bounds == "public" and ds.meta["flag"].kind == "binary"
+    assert ds.meta["income"].bounds == "data"
+
+
+def test_csv_bounds_and_a_wider_range_for_a_binary_column(csv, tmp_path):
+    bounds = tmp_path / "b.csv"
+    bounds.write_text("column,lower,upper\nflag,0,5\nincome,-1000,1000\n")
+    ds = data.load(str(csv), label="y", bounds=str(bounds))
+    assert (ds.meta["flag"].kind, ds.meta["flag"].upper, ds.meta["flag"].categories) == ("integer", 5, ())
+    assert ds.meta["income"].bounds == "public"
+
+
+@pytest.mark.parametrize(("bounds", "message"), [
+    ({"age": [0, 50]}, "outside its public bounds"),
+    ({"nope": [0, 1]}, "unknown columns"),
+    ({"age": [5, 1]}, "lower <= upper"),
+])
+def test_bad_bounds(csv, tmp_path, bounds, message):
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bounds))
+    with pytest.raises(DataError, match=message):
+        data.load(str(csv), label="y", bounds=path)
+
+
+def test_missing_bounds_file(csv, tmp_path):
+    with pytest.raises(DataError, match="no such bounds file"):
+        data.load(str(csv), bounds=tmp_path / "none.json")
+
+
+@pytest.mark.parametrize(("content", "label", "message"), [
+    ("", None, "is empty"),
+    ("a,b\n", None, "no rows"),
+    ("a,b\n1,0\n2,0\n3,0\n", None, "1 distinct value"),
+    ("a,b\n1,0\n2,1\n3,2\n", None, "3 distinct value"),
+    ("a,b\n1,0\n2,1\n", "c", "no label column 'c'"),
+    ("a,b\n1,0\n,1\n", None, "missing values"),
+    ("a,b\n1,0\n2,1\n3,0\n", None, "cannot split"),
+    ("b\n0\n1\n", None, "only the label column"),
+])
+def test_unusable_tables_are_refused_in_one_line(tmp_path, content, label, message):
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+    with pytest.raises(DataError, match=message) as err:
+        data.load(str(path), label=label)
+    assert "\n" not in str(err.value)
+
+
+def test_unsupported_suffix(tmp_path):
+    path = tmp_path / "t.xlsx"
+    path.write_bytes(b"x")
+    with pytest.raises(DataError, match="unsupported file type"):
+        data.load(path)
+
+
+def test_parsed_once_and_copies_returned(csv, monkeypatch):
+    from raudit.data import userfile
+
+    first = data.load(str(csv))
+    monkeypatch.setattr(userfile, "_read", lambda p: pytest.fail("parsed twice"))
+    first.train.iloc[:, 0] = -5
+    second = data.load(str(csv))
+    assert (second.train.age >= 18).all()
