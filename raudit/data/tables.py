@@ -6,7 +6,6 @@ import copy
 from dataclasses import dataclass, field
 
 import pandas as pd
-from sklearn.model_selection import train_test_split
 
 from raudit.data.dataset import ColumnKind, ColumnMeta, Dataset, infer_columns
 from raudit.errors import ConfigError, DataError
@@ -67,6 +66,8 @@ def split(frame: pd.DataFrame, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Rows keep their index in the cleaned table, so a row can be traced back.
     """
+    from sklearn.model_selection import train_test_split  # keeps `import raudit.data` light
+
     try:
         train, test = train_test_split(
             frame, test_size=TEST_SIZE, stratify=frame.iloc[:, -1], random_state=seed
