@@ -53,8 +53,13 @@ class MinMaxEncoder(Encoder):
 
     def transform(self, df: pd.DataFrame) -> np.ndarray:
         a, b = self.out_range
-        x = (df.to_numpy(dtype=float) - self.lo) / (self.hi - self.lo + self.eps)
+        x = (df.to_numpy(dtype=float) - self.lo) / self._span()
         return a + x * (b - a)
+
+    def _span(self) -> np.ndarray:
+        # a constant column has max == min: with eps = 0 keep it finite (it decodes to min)
+        span = self.hi - self.lo + self.eps
+        return np.where(span == 0, 1.0, span)
 
     def inverse(self, x: np.ndarray) -> pd.DataFrame:
         a, b = self.out_range
