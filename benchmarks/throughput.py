@@ -1,0 +1,74 @@
+"""Model-iterations per second per core of the batched engine (`paper` generator).
+
+Cervical-sized data (d = 29, N = 686), k = 5 teachers, batch 64, one thread, M models
+trained in one call. eps is set out of reach so every model runs exactly ``--iters``
+iterations. Prints a table; ``--json`` for machines.
+
+    python benchmarks/throughput.py [--models 1 8 32 128] [--iters 20] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+
+from raudit import data, generators
+
+
+def cervical_like() -> pd.DataFrame:
+    try:
+        return data.load("cervical").train
+    except Exception:  # no copy on this machine: a stand-in of the same shape
+        rng = np.random.default_rng(0)
+        df = pd.DataFrame(rng.integers(0, 5, size=(686, 28)), columns=[f"c{i}" for i in range(28)])
+        df["label"] = (rng.random(686) < 0.064).astype(int)
+        return df
+
+
+def measure(df: pd.DataFrame, models: int, iters: int, device: str, repeats: int) -> float:
+    best = 0.0
+    for _ in range(repeats):
+        gen = generators.get("paper")(teachers=5, batch=64, max_iter=iters, device=device)
+        t0 = time.perf_counter()
+        gen.fit_many([df] * models, epsilon=1e9, seeds=list(range(models)))
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        best = max(best, models * iters / (time.perf_counter() - t0))
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", type=int, nargs="+", default=[1, 8, 32, 128])
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    df = cervical_like()
+    measure(df, 2, 2, args.device, 1)  # warm-up: imports, allocator, kernels
+    rows = []
+    for m in args.models:
+        rate = measure(df, m, args.iters, args.device, args.repeats)
+        rows.append({"M": m, "model_it_per_s": rate, "per_core": rate / args.threads})
+    base = rows[0]["model_it_per_s"]
+    for r in rows:
+        r["speedup"] = r["model_it_per_s"] / base
+    if args.json:
+        print(json.dumps({"device": args.device, "threads": args.threads, "rows": rows}))
+        return
+    print(f"paper, d={df.shape[1]}, N={len(df)}, k=5, batch 64, {args.threads} thread(s), {args.device}")
+    print(f"{'M':>5} {'model-it/s':>12} {'per core':>10} {'vs M=' + str(rows[0]['M']):>8}")
+    for r in rows:
+        print(f"{r['M']:>5} {r['model_it_per_s']:>12.1f} {r['per_core']:>10.1f} {r['speedup']:>7.1f}x")
+
+
+if __name__ == "__main__":
+    main()
