@@ -15,7 +15,7 @@ from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
-from raudit.results.store import _write_atomic
+from raudit.results.store import write_atomic
 
 FORMATS = ("parquet", "csv")
 
@@ -112,9 +112,9 @@ def _write_outputs(out: Path, synth, summary: dict, fmt: str) -> None:
     """Each file lands whole (temp name, then rename); summary.json goes last."""
     out.mkdir(parents=True, exist_ok=True)
     if fmt == "parquet":
-        _write_atomic(out / "synthetic.parquet", lambda fh: synth.to_parquet(fh, index=False))
+        write_atomic(out / "synthetic.parquet", lambda fh: synth.to_parquet(fh, index=False))
     else:
-        _write_atomic(out / "synthetic.csv",
+        write_atomic(out / "synthetic.csv",
                       lambda fh: fh.write(synth.to_csv(index=False).encode()))
     text = json.dumps(summary, default=str, indent=2).encode()
-    _write_atomic(out / "summary.json", lambda fh: fh.write(text))
+    write_atomic(out / "summary.json", lambda fh: fh.write(text))

@@ -52,7 +52,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_atomic(path: Path, write) -> None:
+def write_atomic(path: Path, write) -> None:
     """Call ``write(file)`` on a hidden temp file next to ``path``, then rename it in."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
@@ -90,7 +90,7 @@ class ResultStore:
         # across threads and machines.
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         path = folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet"
-        _write_atomic(path, lambda fh: pq.write_table(data, fh))
+        write_atomic(path, lambda fh: pq.write_table(data, fh))
         return path
 
     # -- reading ------------------------------------------------------------
