@@ -24,6 +24,7 @@ Preset = Annotated[str, typer.Option("--preset", help="Hyperparameters: `default
 Label = Annotated[Optional[str], typer.Option("--label", help="Label column of a user file (default: the last column).")]
 Bounds = Annotated[Optional[Path], typer.Option("--bounds", help="JSON file of public bounds per column (column -> lo, hi) for a user file.")]
 Device = Annotated[str, typer.Option("--device", help="auto (CUDA when available), cpu or cuda.")]
+Threads = Annotated[int, typer.Option("--threads", help="Torch threads per process. The batched engine gets its parallelism from training many models at once; extra threads mostly add contention on tiny networks.")]
 Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Implementation option KEY=VALUE (repeatable), e.g. -o noise_scale=direct.")]
 
 

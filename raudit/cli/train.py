@@ -34,6 +34,7 @@ def train(
     label: opt.Label = None,
     bounds: opt.Bounds = None,
     device: opt.Device = "auto",
+    threads: opt.Threads = 1,
     option: opt.Options = None,
     rows: Annotated[Optional[int], typer.Option("--rows", help="Synthetic rows to generate (default: as many as the training set).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default runs/train-IMPL-DATASET-sSEED).")] = None,
@@ -47,9 +48,13 @@ def train(
         raise ConfigError(f"--format must be parquet or csv, got {fmt!r}")
     if parallel not in ("none", "teachers"):
         raise ConfigError(f"--parallel must be none or teachers, got {parallel!r}")
+    if threads < 1:
+        raise ConfigError(f"--threads must be at least 1, got {threads}")
     if rows is not None and rows < 1:
         raise ConfigError(f"--rows must be at least 1, got {rows}")
     ds = data.load(dataset, label=label, bounds=bounds)
+    import torch
+    torch.set_num_threads(threads)
     kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
                                   device=device, options=option)
     gen = generators.get(impl)(**kwargs)

@@ -1,0 +1,152 @@
+"""`raudit audit`: the distinguishing game with thousands of shadow models."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from raudit.cli import options as opt
+from raudit.cli.errors import user_errors
+from raudit.cli.progress import make_progress
+
+Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
+Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
+Target = Annotated[Optional[str], typer.Option("--target", "-t", help="auto (mini-MIAs over the most outlying records), worst-case (the planted target), or a row id of the training table. Default: worst-case where planted, else auto.")]
+Shadow = Annotated[int, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test).")]
+SynthRows = Annotated[Optional[int], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|; sampling each world's own size would give the world away).")]
+Out = Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
+Chunk = Annotated[int, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world).")]
+Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
+Backend = Annotated[str, typer.Option("--backend", help="ray (actors; RAY_ADDRESS joins a cluster) or local (in-process, for debugging).")]
+PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (each gets 1/N of it).")]
+Retries = Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk before its models are recorded as failed.")]
+Neighbours = Annotated[str, typer.Option("--neighbours", help="add-remove (D_out = D minus the target) or replace (the target replaced by another row).")]
+Candidates = Annotated[int, typer.Option("--target-candidates", help="--target auto: outlying records to try.")]
+Pairs = Annotated[int, typer.Option("--target-pairs", help="--target auto: in/out model pairs per candidate.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+
+
+@user_errors
+def audit(
+    impl: opt.Impl = "paper",
+    attack: Attack = "groundhog",
+    features: Features = None,
+    dataset: Annotated[Optional[str], typer.Option("--dataset", "-d", help="Dataset name or CSV/Parquet path (default: worst-case for querybased, breast-cancer for groundhog).")] = None,
+    target: Target = None,
+    shadow_models: Shadow = 1000,
+    epsilon: opt.Epsilon = 1.0,
+    delta: opt.Delta = None,
+    teachers: opt.Teachers = None,
+    lam: opt.Lambda = None,
+    max_iter: opt.MaxIter = None,
+    preset: opt.Preset = "default",
+    option: opt.Options = None,
+    seed: opt.Seed = 0,
+    synthetic_rows: SynthRows = None,
+    label: opt.Label = None,
+    bounds: opt.Bounds = None,
+    neighbours: Neighbours = "add-remove",
+    target_candidates: Candidates = 64,
+    target_pairs: Pairs = 100,
+    out: Out = None,
+    chunk_size: Chunk = 100,
+    workers: Workers = None,
+    backend: Backend = "ray",
+    device: opt.Device = "auto",
+    per_gpu: PerGpu = 1,
+    retries: Retries = 1,
+    as_json: Json = False,
+) -> None:
+    """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds."""
+    from raudit.audit.runner import AuditRequest, run_audit
+    from raudit.engine.driver import EngineConfig
+
+    engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
+                          retries=retries)
+    kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
+                                  max_iter=max_iter, device=None, options=option)
+    req = AuditRequest(impl=impl, attack=attack, features=features, dataset=dataset, label=label,
+                       bounds=None if bounds is None else str(bounds), target=target,
+                       options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
+                       seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
+                       chunk_size=chunk_size, target_candidates=target_candidates,
+                       target_pairs=target_pairs)
+    ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
+    out = out or Path("runs") / (f"audit-{impl.replace(':', '.')}-{attack}-{Path(ds_name).stem}"
+                                 f"-S{shadow_models}-s{seed}")
+    with _bars(quiet=as_json) as progress:
+        result = run_audit(req, out, engine, progress)
+    if as_json:
+        typer.echo(json.dumps(_jsonable(result), indent=2))
+    else:
+        _show(result)
+
+
+@contextlib.contextmanager
+def _bars(quiet: bool) -> Iterator[Callable]:
+    """A progress factory: one rich bar per phase, counting shadow models (ETA included)."""
+    if quiet or not sys.stderr.isatty():
+        @contextlib.contextmanager
+        def none(description, total):
+            yield lambda n: None
+        yield none
+        return
+    with make_progress() as bar:
+        @contextlib.contextmanager
+        def phase(description, total):
+            task = bar.add_task(description, total=total)
+            yield lambda n: bar.advance(task, n)
+        yield phase
+
+
+def _jsonable(d: dict) -> dict:
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if hasattr(v, "isoformat"):
+            return v.isoformat()
+        return v
+    return {k: fix(v) for k, v in d.items()}
+
+
+def _fmt(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def _show(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
+              show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
+    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
+    t.add_row("AUC (test)", _fmt(r["auc"]))
+    t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
+              f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
+    sat = " [red]SATURATED: at the ceiling, more models could show more[/red]" if r["saturated"] else ""
+    t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
+    t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
+    missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
+    t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    rate = r.get("models_per_hour")
+    t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
+              + (f", {rate:,.0f} models/hour" if rate else "") + f" on {r['placement']}")
+    if "target_aucs" in r:
+        best = r["target_aucs"].get(str(r["target_row"]))
+        t.add_row("target selection", f"{len(r['target_aucs'])} candidates, best AUC {_fmt(best)}")
+    for note in r.get("notes") or []:
+        t.add_row("note", note)
+    t.add_row("results", r["out"])
+    Console().print(t)
