@@ -16,6 +16,8 @@ from raudit.generators.base import Generator
 
 _BUILTIN: dict[str, str] = {
     "paper": "raudit.generators.pategan.paper:PaperPateGan",
+    "original": "raudit.generators.pategan.original:OriginalPateGan",
+    "turing": "raudit.generators.pategan.turing:TuringPateGan",
     "identity": "raudit.generators.debug:IdentityGenerator",
     "independent": "raudit.generators.debug:IndependentGenerator",
     "randomized-response": "raudit.generators.debug:RandomizedResponseGenerator",
