@@ -1,0 +1,310 @@
+"""PATE moments accountants as pure functions over teacher vote counts.
+
+A *query* is one generated sample labelled by ``k`` teachers; ``n1`` teachers vote
+"real" and ``Delta = |n0 - n1| = |2*n1 - k|``. Every function takes ``n1`` of shape
+``(..., Q)`` (e.g. ``(models, batch)``) and returns the moment increments of those Q
+queries summed over the last axis, shape ``(..., L)``, float64; index ``l - 1`` holds
+the log-moment of order ``l`` (``l = 1..L``).
+
+The per-query increment depends on the query only through ``Delta``, an integer in
+``[0, k]``, so each variant builds a ``(k + 1, L)`` table once and the queries are
+counted per ``Delta`` (a bincount and one matrix product instead of Q*L
+transcendental calls; 1,000 models x 320 queries x 100 orders is then cheap).
+
+Variants (see ``shared/spec/IMPLEMENTATIONS.md`` sections 0, 2, 3, 5, 6, 7):
+
+- ``paper``: Algorithm 1 of PATE-GAN (Jordon et al., ICLR 2019), q-validity unchecked.
+- ``updated``: the 2021 release; identical formula, NaN when the log argument is <= 0.
+- ``synthcity-index-bug``: ``exp(2 lam lidx + 1)`` for ``exp(2 lam (lidx + 1))``,
+  clipped to ``[0, 2 lam^2 (lidx+1)(lidx+2)]``.
+- ``missing-log``: borealis / smartnoise, ``min(t, 2 lam^2 l(l+1))`` without the log.
+- ``fixed``: PATE's own bound (Papernot et al., ICLR 2017, Theorems 2-3 and its
+  released ``logmgf_exact``), with the validity condition enforced.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from raudit.errors import ConfigError, UnknownNameError
+
+__all__ = [
+    "eps_from_moments",
+    "moments_fixed",
+    "moments_fixed_threshold",
+    "moments_missing_log",
+    "moments_paper",
+    "moments_synthcity",
+    "moments_updated",
+    "vote_gap_table",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check(k: int, lam: float, L: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ConfigError(f"k (number of teachers) must be an integer >= 1, got {k!r}")
+    if not np.isfinite(lam) or lam <= 0:
+        raise ConfigError(f"lam (PATE noise parameter) must be a finite number > 0, got {lam!r}")
+    if isinstance(L, bool) or not isinstance(L, (int, np.integer)) or L < 1:
+        raise ConfigError(f"L (number of moments) must be an integer >= 1, got {L!r}")
+
+
+def _gap_lam(k: int, lam: float) -> np.ndarray:
+    """``lam * Delta`` for every possible ``Delta = 0..k`` (column vector)."""
+    return (lam * np.arange(k + 1, dtype=np.float64))[:, None]
+
+
+def _q_two_noise(x: np.ndarray) -> np.ndarray:
+    # Written as upstream writes it; exp overflows to inf for x > 709, and q = 0 is
+    # then the exact limit, so the warning is silenced rather than avoided.
+    with np.errstate(over="ignore"):
+        return (2.0 + x) / (4.0 * np.exp(x))
+
+
+def _orders(L: int) -> np.ndarray:
+    return np.arange(1, L + 1, dtype=np.float64)[None, :]
+
+
+def _data_dependent_arg(q: np.ndarray, lam2: float, l: np.ndarray) -> np.ndarray:
+    """The argument of the log in PATE's Theorem 2: (1-q)((1-q)/(1-e^{2lam}q))^l + q e^{2lam l}.
+
+    Computed literally (no rescue): the faithful variants must reproduce what the
+    upstream arithmetic gives, including inf, negative values and NaN.
+    """
+    ratio = (1.0 - q) / (1.0 - np.exp(lam2) * q)
+    return (1.0 - q) * ratio**l + q * np.exp(lam2 * l)
+
+
+def _aggregate(n1, k: int, table: np.ndarray) -> np.ndarray:
+    """Sum ``table[Delta]`` over the last axis of ``n1``; NaN/inf rows only count where used."""
+    n1 = np.asarray(n1)
+    if n1.ndim == 0:
+        raise ConfigError("n1 must have a query axis: shape (..., Q), got a scalar")
+    if n1.size and not np.issubdtype(n1.dtype, np.integer):
+        if not np.all(n1 == np.rint(n1)):
+            raise ConfigError("n1 (teachers voting 'real') must hold integer counts")
+    n1 = n1.astype(np.int64)
+    if n1.size and (n1.min() < 0 or n1.max() > k):
+        raise ConfigError(f"n1 must lie in [0, k={k}], got values in [{n1.min()}, {n1.max()}]")
+    lead, n_q = n1.shape[:-1], n1.shape[-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    gap = np.abs(2 * n1 - k).reshape(rows, n_q)
+    flat = (np.arange(rows)[:, None] * (k + 1) + gap).ravel()
+    counts = np.bincount(flat, minlength=rows * (k + 1)).reshape(rows, k + 1).astype(np.float64)
+    finite = np.isfinite(table)
+    out = counts @ np.where(finite, table, 0.0)
+    # 0 * NaN would poison models that never cast such a vote, so non-finite entries
+    # are added only to the rows that used them (NaN/inf then propagate as upstream).
+    for d in np.flatnonzero(~finite.all(axis=1)):
+        used = counts[:, d] > 0
+        out[used] += np.where(finite[d], 0.0, table[d])
+    return out.reshape(lead + (table.shape[1],))
+
+
+# ------------------------------------------------------------------ per-Delta tables
+
+
+def _table_paper(k: int, lam: float, L: int) -> np.ndarray:
+    x, l = _gap_lam(k, lam), _orders(L)
+    q = _q_two_noise(x)
+    independent = 2.0 * lam**2 * l * (l + 1.0)
+    with np.errstate(all="ignore"):
+        arg = _data_dependent_arg(q, 2.0 * lam, l)
+        dependent = np.log(arg)
+    # When the argument is <= 0 or not finite the formula is undefined (1 - e^{2lam} q
+    # <= 0 happens for lam >= log(2)/2). The min of two bounds then reduces to the one
+    # that is always valid, the data-independent 2 lam^2 l(l+1) of a (2 lam)-DP query.
+    # (+inf would pick it anyway.) The q-validity condition itself is NOT checked: that
+    # is the paper's discrepancy, fixed in ``fixed``.
+    dependent = np.where(np.isfinite(arg) & (arg > 0), dependent, np.inf)
+    return np.minimum(independent, dependent)
+
+
+def _table_updated(k: int, lam: float, L: int) -> np.ndarray:
+    d = np.arange(k + 1, dtype=np.float64)[:, None]
+    l = _orders(L)  # upstream loops l = 0..19 and uses l+1: the same orders 1..L
+    with np.errstate(all="ignore"):
+        # upstream computes q in log space: exp(log(2 + lam D) - log 4 - lam D)
+        q = np.exp(np.log(2.0 + lam * d) - np.log(4.0) - lam * d)
+        temp2 = (1.0 - q) * ((1.0 - q) / (1.0 - q * np.exp(2.0 * lam))) ** l + q * np.exp(2.0 * lam * l)
+        # np.min([temp1, log(temp2)]) upstream: NaN (log of a negative) propagates.
+        return np.minimum(2.0 * lam**2 * l * (l + 1.0), np.log(temp2))
+
+
+def _table_synthcity(k: int, lam: float, L: int) -> np.ndarray:
+    x = _gap_lam(k, lam)
+    lidx = _orders(L) - 1.0
+    q = _q_two_noise(x)
+    upper = 2.0 * lam**2 * (lidx + 1.0) * (lidx + 2.0)
+    with np.errstate(all="ignore"):
+        t = (1.0 - q) * ((1.0 - q) / (1.0 - np.exp(2.0 * lam) * q)) ** (lidx + 1.0)
+        # the index bug: exp(2 lam lidx + 1) where exp(2 lam (lidx + 1)) was meant
+        t = np.log(t + q * np.exp(2.0 * lam * lidx + 1.0))
+    return np.clip(t, 0.0, upper)  # np.clip keeps NaN, as upstream
+
+
+def _table_missing_log(k: int, lam: float, L: int) -> np.ndarray:
+    x, l = _gap_lam(k, lam), _orders(L)
+    q = _q_two_noise(x)
+    with np.errstate(all="ignore"):
+        t = _data_dependent_arg(q, 2.0 * lam, l)  # the log is missing upstream
+    return np.minimum(t, 2.0 * lam**2 * l * (l + 1.0))
+
+
+def _pate_bound(q: np.ndarray, eps: float, l: np.ndarray) -> np.ndarray:
+    """PATE's three-term bound on the log-moment of order l of an eps-DP query.
+
+    min( eps^2 l(l+1)/2,  eps*l,  log((1-q)((1-q)/(1-e^eps q))^l + q e^{eps l}) ),
+    the last term only when q < (e^eps - 1)/(e^{2 eps} - 1) (Papernot et al. 2017,
+    Theorem 2; the first is Bun & Steinke 2016 for eps-DP, the second is pure DP).
+    The log term is evaluated in log space, so it never overflows.
+    """
+    independent = np.minimum(0.5 * eps**2 * l * (l + 1.0), eps * l)
+    valid = q < np.expm1(eps) / np.expm1(2.0 * eps)  # = 1/(e^eps + 1)
+    qv = np.where(valid, q, 0.0)  # keep the arithmetic finite where unused
+    with np.errstate(divide="ignore"):
+        log_ratio = np.log1p(-qv) - np.log1p(-np.exp(eps) * qv)
+        dependent = np.logaddexp(np.log1p(-qv) + l * log_ratio, np.log(qv) + eps * l)
+    return np.minimum(independent, np.where(valid, dependent, np.inf))
+
+
+def _table_fixed(k: int, lam: float, L: int) -> np.ndarray:
+    # Noisy argmax over the two counts, each with Lap(1/lam): a (2 lam)-DP query with
+    # q = (2 + lam Delta)/(4 exp(lam Delta)) (Papernot et al. 2017, Theorem 3).
+    return _pate_bound(_q_two_noise(_gap_lam(k, lam)), 2.0 * lam, _orders(L))
+
+
+def _table_fixed_threshold(k: int, lam: float, L: int) -> np.ndarray:
+    # One Lap(1/lam) on n1, thresholded at k/2 (what every port does): n1 has
+    # sensitivity 1, so the query is lam-DP, and the answer differs from the majority
+    # with probability exactly P[Lap(1/lam) beyond Delta/2] = exp(-lam Delta/2)/2.
+    q = 0.5 * np.exp(-0.5 * _gap_lam(k, lam))
+    return _pate_bound(q, lam, _orders(L))
+
+
+_TABLES = {
+    "paper": _table_paper,
+    "updated": _table_updated,
+    "synthcity-index-bug": _table_synthcity,
+    "missing-log": _table_missing_log,
+    "fixed": _table_fixed,
+    "fixed-threshold": _table_fixed_threshold,
+}
+
+
+@functools.lru_cache(maxsize=64)
+def _table(variant: str, k: int, lam: float, L: int) -> np.ndarray:
+    # training charges the same (variant, k, lam, L) thousands of times: build once
+    table = _TABLES[variant](k, lam, L)
+    table.setflags(write=False)
+    return table
+
+
+def vote_gap_table(variant: str, k: int, lam: float, L: int) -> np.ndarray:
+    """Per-query increment of ``variant`` for every vote gap: shape ``(k + 1, L)``.
+
+    Row ``Delta`` holds the increment of one query whose votes differ by ``Delta``
+    (rows of the wrong parity for ``k`` are never used). Cached and read-only.
+    """
+    if variant not in _TABLES:
+        raise UnknownNameError("accountant", variant, _TABLES)
+    _check(k, lam, L)
+    return _table(variant, int(k), float(lam), int(L))
+
+
+# ------------------------------------------------------------------- public moments
+
+
+def moments_paper(n1, k: int, lam: float, L: int) -> np.ndarray:
+    """PATE-GAN Algorithm 1: ``alpha(l) += min(2 lam^2 l(l+1), log(...))`` per query.
+
+    q = (2 + lam Delta)/(4 exp(lam Delta)). The validity condition on q is not checked
+    (as in the paper). Where the log argument is <= 0 or not finite the formula is
+    undefined and the data-independent term is used (see ``_table_paper``).
+    """
+    _check(k, lam, L)
+    return _aggregate(n1, k, _table("paper", int(k), float(lam), int(L)))
+
+
+def moments_updated(n1, k: int, lam: float, L: int = 20) -> np.ndarray:
+    """The ``updated`` release (2021): the paper's formula with L = 20, no rescue.
+
+    When ``1 - q e^{2 lam} < 0`` the log argument can be negative for odd orders and
+    the increment is NaN (e.g. lam = 0.4 with a tied vote). The NaN is reproduced:
+    it propagates into alpha and eps, and upstream's ``while eps_hat < eps`` then stops
+    silently because ``nan < eps`` is False.
+    """
+    _check(k, lam, L)
+    return _aggregate(n1, k, _table("updated", int(k), float(lam), int(L)))
+
+
+def moments_synthcity(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
+    """synthcity's accountant: ``clip(log(t0 + q exp(2 lam lidx + 1)), 0, upper)``.
+
+    The index bug multiplies ``q e^{2 lam lidx}`` by ``e`` instead of ``e^{2 lam}``:
+    smaller when lam > 1/2 (eps underestimated), larger when lam < 1/2 (then the clip
+    to the data-independent ``upper`` usually hides it).
+    """
+    _check(k, lam, L)
+    return _aggregate(n1, k, _table("synthcity-index-bug", int(k), float(lam), int(L)))
+
+
+def moments_missing_log(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
+    """borealis / smartnoise: ``alpha_l += min(t, 2 lam^2 l(l+1))``, t the log's argument.
+
+    t >= 1 whenever e^{2 lam} q < 1, so with 2 lam^2 L(L+1) < 1 (lam = 1e-3, L = 100)
+    the data-independent term always wins and the bug has no effect; for larger lam,
+    t > log t and eps is overestimated.
+    """
+    _check(k, lam, L)
+    return _aggregate(n1, k, _table("missing-log", int(k), float(lam), int(L)))
+
+
+def moments_fixed(n1, k: int, lam: float, L: int, *, mechanism: str = "argmax") -> np.ndarray:
+    """PATE's data-dependent bound, used correctly (raudit's ``fixed`` PATE-GAN).
+
+    ``mechanism="argmax"`` (the analysed mechanism): each of the two vote counts gets
+    its own Lap(1/lam) noise and the noisy argmax is released; the query is
+    (2 lam)-DP and, per query,
+
+        alpha(l) += min( 2 lam^2 l(l+1),  2 lam l,  log((1-q)((1-q)/(1-e^{2lam}q))^l + q e^{2 lam l}) )
+
+    with q = (2 + lam Delta)/(4 exp(lam Delta)), the log term used only when
+    q < (e^{2lam} - 1)/(e^{4lam} - 1). Sources: Papernot et al. 2017 (PATE), Theorem 2
+    (log term and its condition), Theorem 3 (q for noisy argmax) and the min with the
+    data-independent terms as in its released ``logmgf_exact`` (priv_eps = 2 lam).
+    Note: the third term is 2 lam l (pure (2 lam)-DP), not lam l.
+
+    ``mechanism="threshold"``: one Lap(1/lam) on n1 compared with k/2 (what the ports
+    do); lam-DP, q = exp(-lam Delta / 2)/2, the same bound with 2 lam replaced by lam.
+    """
+    _check(k, lam, L)
+    names = {"argmax": "fixed", "threshold": "fixed-threshold"}
+    if mechanism not in names:
+        raise ConfigError(f"mechanism must be 'argmax' or 'threshold', got {mechanism!r}")
+    return _aggregate(n1, k, _table(names[mechanism], int(k), float(lam), int(L)))
+
+
+def moments_fixed_threshold(n1, k: int, lam: float, L: int) -> np.ndarray:
+    """``moments_fixed(..., mechanism="threshold")`` under its own registry name."""
+    return moments_fixed(n1, k, lam, L, mechanism="threshold")
+
+
+def eps_from_moments(alpha, delta: float) -> np.ndarray:
+    """eps_hat = min_l (alpha_l + log(1/delta)) / l over the last axis (l = 1..L).
+
+    Moments accountant conversion (Abadi et al. 2016, Theorem 2.2; PATE-GAN Algorithm 1).
+    ``updated`` writes it 0-based as (alpha[l] + log(1/delta))/(l + 1): the same thing.
+    NaN propagates (``np.min``), as in ``updated``/``synthcity``, whose loops
+    ``while eps_hat < eps`` then end silently because ``nan < eps`` is False.
+    """
+    if not 0.0 < delta < 1.0:
+        raise ConfigError(f"delta must lie in (0, 1), got {delta!r}")
+    alpha = np.asarray(alpha, dtype=np.float64)
+    l = np.arange(1, alpha.shape[-1] + 1, dtype=np.float64)
+    return np.min((alpha + np.log(1.0 / delta)) / l, axis=-1)
