@@ -16,6 +16,8 @@ from raudit.generators.base import Generator
 
 _BUILTIN: dict[str, str] = {
     "paper": "raudit.generators.pategan.paper:PaperPateGan",
+    "borealis": "raudit.generators.pategan.borealis:BorealisPateGan",
+    "smartnoise": "raudit.generators.pategan.smartnoise:SmartNoisePateGan",
     "original": "raudit.generators.pategan.original:OriginalPateGan",
     "turing": "raudit.generators.pategan.turing:TuringPateGan",
     "identity": "raudit.generators.debug:IdentityGenerator",

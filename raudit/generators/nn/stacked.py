@@ -139,7 +139,7 @@ class MLP:
                 g, n_in, n_out = w.shape
                 m = g // shared
                 w = w.view(m, shared, n_in, n_out).permute(0, 2, 1, 3).reshape(m, n_in, shared * n_out)
-                x = linear(x, w, b.view(m, shared * n_out))
+                x = linear(x, w, b.reshape(m, shared * n_out))  # b is a strided slice of flat
                 x = x.view(m, x.shape[1], shared, n_out).permute(0, 2, 1, 3).reshape(g, -1, n_out)
             else:
                 x = linear(x, w, b)

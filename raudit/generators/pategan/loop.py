@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import MomentsAccountant
+from raudit.accountants import MomentsAccountant, eps_from_moments
 from raudit.errors import ConfigError
 from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, Observer, TeacherBatch, Votes
@@ -53,6 +53,9 @@ class LoopConfig:
     generator_loss: str = "saturating"  # saturating log(1-S) | non-saturating BCE(S, 1)
     teacher_sample: str = "with-replacement"
     lr: float = 1e-4
+    teacher_fakes: str = "shared"  # shared (one fake batch per round) | per-teacher (a fresh one each)
+    teacher_update: str = "joint"  # joint (one step on real+fake) | split (a step on each)
+    partial_batch: bool = False  # first-shuffled: a partition smaller than batch gives a short batch
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -75,8 +78,19 @@ class PateNets:
         return self.generator(p, z)
 
 
+def model_eps(acct: MomentsAccountant, delta) -> np.ndarray:
+    """eps_hat per model; ``delta`` is one number or one per model (smartnoise's 1/(N sqrt N))."""
+    if np.ndim(delta) == 0:
+        return acct.eps(float(delta))
+    delta = np.asarray(delta, dtype=np.float64)
+    out = np.empty(len(delta))
+    for d in np.unique(delta):  # few distinct values (neighbouring tables differ by a row)
+        out[delta == d] = eps_from_moments(acct.alpha[delta == d], float(d))
+    return out
+
+
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
-                   delta: float, observer: Observer | None = None,
+                   delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None, partition=None,
                    teachers=None, make_teachers=None) -> tuple[Stacked, list[int], list[float]]:
     """Train every model of ``batch``; returns generator params, iterations, eps_hat.
@@ -84,7 +98,8 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data.
     ``make_teachers(batch, parts, sizes, cfg, net)`` builds the ensemble elsewhere
     (e.g. shards on Ray actors) from the same partition; ``teachers`` may also be
-    given ready-made. Both default to :class:`LocalTeachers`.
+    given ready-made. Both default to :class:`LocalTeachers`. ``delta`` may hold one
+    value per model.
     """
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
@@ -97,13 +112,14 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.batch,
-                                 lr=cfg.lr, sample=cfg.teacher_sample)
+                                 lr=cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+                                 partial_batch=cfg.partial_batch)
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     acct = MomentsAccountant(cfg.accountant, lam=cfg.lam, orders=cfg.orders, k=cfg.k, models=m)
     aggregate = AGGREGATIONS[cfg.aggregation]
     active = torch.ones(m, dtype=torch.bool, device=dev)
     iters = np.zeros(m, dtype=np.int64)
-    eps_hat = acct.eps(delta)
+    eps_hat = model_eps(acct, delta)
     it = 0
     while cfg.max_iter is None or it < cfg.max_iter:
         if cfg.check == "top":
@@ -119,7 +135,11 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         for _ in range(cfg.teacher_steps):
             with torch.no_grad():
-                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
+                if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
+                    z = draw_z(rng, cfg.z_train, cfg.k * cfg.batch, cfg.z_dim)
+                    fake = nets.generate(gen, z).reshape(m * cfg.k, cfg.batch, -1)
+                else:
+                    fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
             rows = teachers.step(fake, upd)
             if observer is not None:
                 rows_np = rows.cpu().numpy()
@@ -149,7 +169,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         g_opt.step(upd)
         iters += act_np
         it += 1
-        eps_hat = acct.eps(delta)
+        eps_hat = model_eps(acct, delta)
         if observer is not None:
             observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), act_np))
         if progress is not None:

@@ -22,9 +22,10 @@ def split_sizes(rows: torch.Tensor, k: int) -> torch.Tensor:
     return rows[:, None] // k + (t < rows[:, None] % k).long()
 
 
-def partition_from_order(order: torch.Tensor, rows: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cut each model's row order (M, N) into k consecutive chunks (array_split)."""
-    sizes = split_sizes(rows, k)
+def partition_from_order(order: torch.Tensor, rows: torch.Tensor, k: int,
+                         sizes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cut each model's row order (M, N) into k consecutive chunks (array_split, or ``sizes`` (M, k))."""
+    sizes = split_sizes(rows, k) if sizes is None else sizes
     starts = torch.cumsum(sizes, dim=1) - sizes
     p = int(sizes.max())
     offs = starts[:, :, None] + torch.arange(p, device=order.device)[None, None, :]
@@ -71,12 +72,16 @@ class LocalTeachers:
 
     def __init__(self, net: MLP, rng: CounterRNG, x: torch.Tensor, parts: torch.Tensor,
                  sizes: torch.Tensor, *, batch: int, lr: float = 1e-4,
-                 betas: tuple[float, float] = (0.9, 0.999), sample: str = "with-replacement"):
+                 betas: tuple[float, float] = (0.9, 0.999), sample: str = "with-replacement",
+                 update: str = "joint", partial_batch: bool = False):
+        if update not in ("joint", "split"):
+            raise ValueError(f"update must be joint or split, got {update!r}")
         self.net, self.rng, self.x = net, rng, x
         self.models, self.k = parts.shape[0], parts.shape[1]
         self.parts = parts.reshape(self.models * self.k, -1)
         self.sizes = sizes.reshape(-1, 1)
         self.batch, self.sample = batch, sample
+        self.update, self.partial_batch = update, partial_batch
         self.params = net.create(rng)
         self.opt = Adam(self.params, lr=lr, betas=betas)
 
@@ -95,19 +100,37 @@ class LocalTeachers:
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
         """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
 
-        ``fake`` is (M, B, d), shared by the k teachers of a model; returns the rows used.
+        ``fake`` is (M, B, d), shared by the k teachers of a model, or (M*k, B, d), one
+        batch per teacher (the ports draw a fresh fake batch inside their teacher loop).
+        ``update="split"`` takes one optimiser step on the real batch, then one on the
+        fake batch. Returns the rows used.
         """
         rows = self.draw_rows()
         m, k, b = rows.shape
         n = self.x.shape[1]
         flat = (rows + (torch.arange(m, device=rows.device) * n).view(m, 1, 1)).reshape(-1)
         real = F.embedding(flat, self.x.reshape(m * n, -1)).view(m * k, b, -1)  # fastest row gather on CPU
+        shared = k if fake.shape[0] == m else 1
+        mask = None if active is None else active.repeat_interleave(k)
         self.opt.zero_grad()
-        loss = bce_logits(self.net(self.params, real, logits=True), 1.0) + \
-            bce_logits(self.net(self.params, fake.detach(), logits=True, shared=k), 0.0)
+        real_loss = self._real_loss(self.net(self.params, real, logits=True))
+        if self.update == "split":
+            real_loss.backward()
+            self.opt.step(mask)
+            self.opt.zero_grad()
+            real_loss = 0.0
+        loss = real_loss + bce_logits(self.net(self.params, fake.detach(), logits=True, shared=shared), 0.0)
         loss.backward()
-        self.opt.step(None if active is None else active.repeat_interleave(k))
+        self.opt.step(mask)
         return rows
+
+    def _real_loss(self, logits: torch.Tensor) -> torch.Tensor:
+        if not (self.partial_batch and self.sample == "first-shuffled"):
+            return bce_logits(logits, 1.0)
+        # a DataLoader's first batch holds min(batch, partition size) rows: average over those only
+        per = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits), reduction="none")
+        valid = (torch.arange(per.shape[1], device=per.device)[None, :] < self.sizes).to(per.dtype)
+        return ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
 
     @torch.no_grad()
     def votes(self, fake: torch.Tensor) -> torch.Tensor:

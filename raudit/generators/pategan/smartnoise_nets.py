@@ -1,0 +1,77 @@
+"""SmartNoise's PATE-GAN networks on stacked parameters (spec section 6).
+
+Generator (snsynth ``Generator(latent_dim, output_dim, binary)``): three blocks
+Linear(bias=False) -> LayerNorm -> activation, the activation LeakyReLU(0.2), or
+Tanh in every block when ``binary=True``; the first two blocks are residual
+(x = block(x) + x), the third maps to the output width and keeps its LayerNorm
+and activation (so the output is not squashed into [-1, 1] by default).
+
+Discriminator (teachers and student): Linear(d, 2d//3) -> LeakyReLU(0.2) ->
+Linear(2d//3, d//3) -> LeakyReLU(0.2) -> Linear(d//3, 1) -> Sigmoid.
+
+Initialisation: snsynth's ``weights_init`` applies Xavier-uniform to every
+``nn.Linear`` weight and touches nothing else, so Linear biases keep PyTorch's
+default U(-1/sqrt(fan_in), 1/sqrt(fan_in)) and LayerNorm starts at gamma = 1,
+beta = 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, layer_norm, linear, xavier_uniform
+
+
+class TorchInitMLP(MLP):
+    """An MLP whose biases start as ``nn.Linear``'s default, U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+
+    def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
+        inits = {}
+        for i, (a, b) in enumerate(zip(self.widths, self.widths[1:])):
+            inits[f"w{i}"] = xavier_uniform(rng, a, b, copies)
+            bound = 1.0 / math.sqrt(a) if a > 0 else 0.0
+            inits[f"b{i}"] = (rng.uniform(copies, b) * (2 * bound) - bound).reshape(-1, b)
+        return Stacked.create(self.shapes(), inits)
+
+
+def discriminator(d: int) -> TorchInitMLP:
+    """snsynth's ``Discriminator(d)`` (widths 2d//3, d//3, 1)."""
+    return TorchInitMLP([d, 2 * d // 3, d // 3, 1], ["leaky_relu", "leaky_relu", "sigmoid"])
+
+
+class ResidualGenerator:
+    """snsynth's generator: latent -> latent (residual) -> latent (residual) -> d."""
+
+    def __init__(self, latent: int, out: int, binary: bool = False):
+        self.latent, self.out = latent, out
+        self.act = ACTIVATIONS["tanh" if binary else "leaky_relu"]
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        widths = [(self.latent, self.latent), (self.latent, self.latent), (self.latent, self.out)]
+        out: dict[str, tuple[int, ...]] = {}
+        for i, (a, b) in enumerate(widths):
+            out[f"w{i}"], out[f"g{i}"], out[f"b{i}"] = (a, b), (b,), (b,)
+        return out
+
+    def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
+        shapes = self.shapes()
+        inits = {}
+        for i in range(3):
+            a, b = shapes[f"w{i}"]
+            inits[f"w{i}"] = xavier_uniform(rng, a, b, copies)
+            inits[f"g{i}"] = constant(rng, (b,), 1.0, copies)  # LayerNorm weight
+            inits[f"b{i}"] = constant(rng, (b,), 0.0, copies)  # LayerNorm bias
+        return Stacked.create(shapes, inits)
+
+    def __call__(self, p: Stacked, z: torch.Tensor, *, logits: bool = False, shared: int = 1) -> torch.Tensor:
+        v = p.views()
+
+        def block(x: torch.Tensor, i: int) -> torch.Tensor:
+            return self.act(layer_norm(linear(x, v[f"w{i}"]), v[f"g{i}"], v[f"b{i}"]))
+
+        x = block(z, 0) + z
+        x = block(x, 1) + x
+        return block(x, 2)

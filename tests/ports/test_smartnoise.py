@@ -1,0 +1,220 @@
+"""`smartnoise`: the OpenDP SmartNoise PATEGAN port, bugs on (spec section 6)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from raudit import generators
+from raudit.accountants import MomentsAccountant, eps_data_independent, iterations_to_reach
+from raudit.errors import ConfigError, DataError
+from raudit.generators.base import SINGLE_CLASS_OK
+from raudit.generators.events import EventLog, TeacherBatch, Votes
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan import smartnoise_encoding as sne
+from raudit.generators.pategan.loop import EpsilonTooSmall
+
+SmartNoise = generators.get("smartnoise")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # tiny batched matmuls: intra-op threads only add contention
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def table(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.normal(size=(n, 4)) * [1, 5, 10, 0.1], columns=["a", "b", "c", "d"])
+    df["count"] = rng.integers(0, 9, size=n)
+    df["label"] = (rng.random(n) < 0.3).astype(int)
+    return df
+
+
+def test_architecture_shapes_and_init():
+    nets = SmartNoise().nets(10)
+    rng = CounterRNG([0], dtype=torch.float64)
+    g, t = nets.generator.create(rng), nets.teacher.create(rng)
+    assert {k: tuple(v.shape[1:]) for k, v in g.views().items()} == {
+        "w0": (64, 64), "g0": (64,), "b0": (64,), "w1": (64, 64), "g1": (64,), "b1": (64,),
+        "w2": (64, 10), "g2": (10,), "b2": (10,)}  # Linear(bias=False) + LayerNorm per block
+    assert torch.all(g["g2"] == 1) and torch.all(g["b2"] == 0)
+    assert {k: tuple(v.shape[1:]) for k, v in t.views().items()} == {
+        "w0": (10, 6), "b0": (6,), "w1": (6, 3), "b1": (3,), "w2": (3, 1), "b2": (1,)}
+    assert nets.teacher.activations == ["leaky_relu", "leaky_relu", "sigmoid"]
+    # biases keep nn.Linear's default U(-1/sqrt(fan_in), 1/sqrt(fan_in)); weights Xavier
+    assert t["b0"].abs().max() <= 1 / math.sqrt(10) and t["b0"].std() > 0
+    assert t["w0"].abs().max() <= math.sqrt(6 / 16)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_generator_matches_torch_modules(binary):
+    """The stacked generator computes snsynth's Generator.forward (torch.nn modules, same weights)."""
+    net = SmartNoise(binary=binary).nets(5).generator
+    p = net.create(CounterRNG([0], dtype=torch.float64))
+    z = torch.rand(1, 50, 64, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+
+    def block(i, n_in, n_out):
+        lin, ln = torch.nn.Linear(n_in, n_out, bias=False).double(), torch.nn.LayerNorm(n_out).double()
+        with torch.no_grad():
+            lin.weight.copy_(p[f"w{i}"][0].T)
+            ln.weight.copy_(p[f"g{i}"][0])
+            ln.bias.copy_(p[f"b{i}"][0])
+        return torch.nn.Sequential(lin, ln, torch.nn.Tanh() if binary else torch.nn.LeakyReLU(0.2))
+
+    b0, b1, b2 = block(0, 64, 64), block(1, 64, 64), block(2, 64, 5)
+    x = b0(z[0]) + z[0]
+    x = b1(x) + x
+    torch.testing.assert_close(net(p, z)[0], b2(x), rtol=0, atol=1e-12)
+    out = net(p, z)
+    assert (out.abs().max() <= 1) if binary else (out.max() > 1)  # Tanh only in binary mode
+
+
+def test_study_encoding_features_to_minus_one_one_label_one_hot():
+    df = table()
+    enc = sne.SmartNoiseEncoder().fit(df, None)
+    x = enc.transform(df)
+    assert x.shape == (len(df), 5 + 2)
+    assert x[:, :5].min() == -1 and x[:, :5].max() == 1
+    np.testing.assert_array_equal(x[:, 5:].argmax(1), df["label"].to_numpy())
+    back = enc.inverse(x)
+    np.testing.assert_allclose(back.to_numpy(float), df.to_numpy(float), atol=1e-12)
+
+
+def test_library_encoding_infers_ordinal_columns():
+    df = table()
+    assert sne.column_plan(df, "library") == (("continuous", 1),) * 4 + (("onehot", 9), ("onehot", 2))
+    x = sne.SmartNoiseEncoder(encoding="library").fit(df, None).transform(df)
+    assert x.shape == (len(df), 4 + 9 + 2) and x[:, :4].min() == 0  # MinMaxTransformer(): [0, 1]
+
+
+def test_dp_bounds_histogram():
+    vals = np.array([0.3] * 50 + [1.5] * 50 + [5.0] * 50 + [-3.0] * 50)
+    assert sne.approx_bounds(vals, 10.0, np.zeros(128)) == (-4.0, 8.0)
+    with pytest.raises(DataError):
+        sne.approx_bounds(vals[:3], 0.01, np.zeros(128))
+
+
+def test_dp_bounds_draw_per_model_noise(monkeypatch):
+    seen = []
+    real = sne.approx_bounds
+    monkeypatch.setattr(sne, "approx_bounds", lambda v, e, noise: seen.append((e, noise.copy())) or real(v, e, noise))
+    df = table(n=400)
+    gens = SmartNoise(bounds="dp", preprocessor_eps=2.0, teachers=2, max_iter=2).fit_many(
+        [df, df], epsilon=3.0, seeds=[0, 1])
+    assert len(seen) == 2 * 5 and all(e == pytest.approx(2.0 / 5) for e, _ in seen)
+    assert not np.allclose(seen[0][1], seen[5][1])  # another seed, other noise
+    s = gens[0].summary()
+    assert s["epsilon_training"] == pytest.approx(1.0) and s["preprocessor_eps"] == 2.0
+    with pytest.raises(ConfigError, match="too small"):
+        SmartNoise(bounds="dp", preprocessor_eps=2.995).fit(df, epsilon=3.0, seed=0)
+    with pytest.raises(ConfigError, match="preprocessor_eps"):
+        SmartNoise(bounds="dp").fit(df, epsilon=3.0, seed=0)
+
+
+def test_teachers_see_array_split_slices_in_row_order():
+    log = EventLog()
+    SmartNoise(teachers=3, batch=16, max_iter=20).fit(table(n=100), epsilon=1e6, seed=0, observer=log)
+    seen = [set() for _ in range(3)]
+    for e in log.of(TeacherBatch):
+        seen[e.teacher].update(e.rows[0].tolist())
+    assert [(min(s), max(s)) for s in seen] == [(0, 33), (34, 66), (67, 99)]  # np.array_split
+    assert [len(s) for s in seen] == [34, 33, 33]
+
+
+def test_accountant_is_missing_log_with_n_dependent_delta():
+    log, lam = EventLog(), 1.0
+    g = SmartNoise(teachers=5, batch=16, lam=lam, max_iter=3).fit(table(), epsilon=1e6, seed=1, observer=log)
+    delta = 1 / (120 * math.sqrt(120))  # upstream default 1/(N sqrt N)
+    assert g.summary()["delta"] == pytest.approx(delta, rel=1e-15)
+    acct = {v: MomentsAccountant(v, lam=lam, orders=100, k=5) for v in ("missing-log", "paper")}
+    for e in log.of(Votes):
+        for a in acct.values():
+            a.charge(e.n1, mask=e.charged)
+    assert g.summary()["eps_hat"] == pytest.approx(acct["missing-log"].eps(delta)[0], rel=1e-12)
+    assert g.summary()["eps_hat"] != pytest.approx(acct["paper"].eps(delta)[0], rel=1e-3)
+
+
+@pytest.mark.parametrize("eps,batch,delta", [(0.3, 16, 1e-5), (0.5, 12, 1e-5), (1.0, 32, None)])
+def test_checks_eps_hat_at_the_top(eps, batch, delta):
+    """lam = 1e-3, L = 100: eps_hat depends only on the query count; checked at the loop's top."""
+    df = table()
+    g = SmartNoise(teachers=3, batch=batch).fit(df, epsilon=eps, delta=delta, seed=0)
+    d = delta or 1 / (len(df) * math.sqrt(len(df)))
+    expected = iterations_to_reach(eps, 1e-3, 100, d, queries_per_iteration=5 * batch, check="top")
+    assert g.summary()["iterations"] == expected
+    # the last check (before the last iteration) was below eps; the iteration then overshoots
+    assert eps_data_independent((expected - 1) * 5 * batch, 1e-3, 100, d) <= eps <= g.summary()["eps_hat"]
+
+
+def test_epsilon_too_small():
+    """log(1/delta)/L = 0.115 > 0.1 before any query: smartnoise refuses to train."""
+    with pytest.raises(EpsilonTooSmall, match="floor"):
+        SmartNoise(teachers=2).fit(table(), epsilon=0.1, delta=1e-5, seed=0)
+    assert SmartNoise(teachers=2, check="after", max_iter=1).fit(
+        table(), epsilon=0.1, delta=1e-5, seed=0).summary()["iterations"] == 1
+
+
+def test_paper_preset_delta_is_the_papers():
+    g = SmartNoise(preset="paper", teachers=2, max_iter=1).fit(table(n=200), epsilon=1.0, seed=0)
+    assert g.summary()["delta"] == 1e-5 and g.summary()["hyperparameters"]["batch"] == 64
+
+
+def test_laplace_noise_has_scale_one_over_lambda():
+    log = EventLog()
+    SmartNoise(teachers=3, batch=64, max_iter=4).fit(table(n=300), epsilon=1e6, seed=3, observer=log)
+    votes = log.of(Votes)
+    noise = np.concatenate([e.noise[0] for e in votes])
+    assert all(e.noise_scale == pytest.approx(1000.0) for e in votes)  # lambda = 1e-3 hard-coded
+    assert noise.size == 4 * 5 * 64
+    assert np.mean(np.abs(noise)) == pytest.approx(1000.0, rel=0.12)  # sd of the mean ~ 2.8%
+    for e in votes:
+        np.testing.assert_array_equal(e.labels[0], e.n1[0] + e.noise[0] > 1.5)
+
+
+def test_generation_noise_mismatch_is_an_option():
+    df = table()
+    normal = SmartNoise(teachers=2, batch=16, max_iter=5).fit(df, epsilon=1e6, seed=0)
+    uniform = SmartNoise(teachers=2, batch=16, max_iter=5, generation_noise="uniform").fit(df, epsilon=1e6, seed=0)
+    assert normal.summary()["eps_hat"] == uniform.summary()["eps_hat"]
+    a, b = normal.sample(200, seed=1), uniform.sample(200, seed=1)
+    assert not np.allclose(a.to_numpy(float), b.to_numpy(float))
+
+
+@pytest.mark.parametrize("bounds", ["data", "metadata"])
+def test_output_schema_dtypes_and_scale(bounds):
+    df = table(n=150)
+    out = SmartNoise(teachers=2, batch=16, max_iter=30, bounds=bounds).fit(
+        df, epsilon=1e6, seed=0).sample(300, seed=2)
+    assert list(out.columns) == list(df.columns) and (out.dtypes == df.dtypes).all()
+    assert ((out >= df.min()) & (out <= df.max())).all().all()
+    assert set(out["label"].unique()) <= {0, 1}
+
+
+def test_batched_equals_single_float64():
+    tables, seeds = [table(seed=1), table(n=110, seed=2), table(n=130, seed=3)], [11, 12, 13]
+    opts = dict(teachers=3, batch=16, max_iter=8)
+    many = SmartNoise(**opts).fit_many(tables, epsilon=1e6, seeds=seeds)
+    for t, s, m in zip(tables, seeds, many):
+        alone = SmartNoise(**opts).fit(t, epsilon=1e6, seed=s)
+        np.testing.assert_allclose(m.sample(50, seed=5).to_numpy(float),
+                                   alone.sample(50, seed=5).to_numpy(float), rtol=0, atol=1e-9)
+        assert m.summary()["delta"] == alone.summary()["delta"] == 1 / (len(t) * math.sqrt(len(t)))
+
+
+def test_tables_with_other_one_hot_widths_train_apart():
+    """Dropping the only positive rows removes a label category: the encoded width changes."""
+    d_in = table(n=60, seed=5)
+    d_out = d_in[d_in["label"] == 0].copy()
+    d_out.attrs[SINGLE_CLASS_OK] = True
+    opts = dict(teachers=2, batch=8, max_iter=3)
+    many = SmartNoise(**opts).fit_many([d_in, d_out], epsilon=1e6, seeds=[0, 1])
+    assert [m._batch.trained.generator["w2"].shape[-1] for m in many] == [7, 6]
+    alone = SmartNoise(**opts).fit(d_out, epsilon=1e6, seed=1)
+    pd.testing.assert_frame_equal(many[1].sample(20, seed=0), alone.sample(20, seed=0))
+    assert set(many[1].sample(50, seed=0)["label"]) == {0}
