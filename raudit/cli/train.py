@@ -78,7 +78,7 @@ def train(
     s = gen.summary()
     summary = {
         "impl": impl, "dataset": ds.name, "epsilon": epsilon,
-        "delta": delta if delta is not None else gen.default_delta, "seed": seed,
+        "delta": s.get("delta", delta if delta is not None else gen.default_delta), "seed": seed,
         "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
