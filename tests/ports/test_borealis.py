@@ -16,15 +16,6 @@ from raudit.generators.pategan.borealis import borealis_sizes, borealis_z_dim
 Borealis = generators.get("borealis")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # tiny batched matmuls: intra-op threads only add contention
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def table(n=120, seed=0):
     rng = np.random.default_rng(seed)
     df = pd.DataFrame(rng.normal(size=(n, 4)) * [1, 5, 10, 0.1], columns=["a", "b", "c", "d"])

@@ -19,15 +19,6 @@ from raudit.generators.pategan.wgan_gp import label_noise_sigma, noisy_labels
 Turing = generators.get("turing")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny networks: extra OpenMP threads only add contention on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def table(n=200, seed=0, positives=0.5):
     rng = np.random.default_rng(seed)
     df = pd.DataFrame(rng.normal(size=(n, 5)), columns=[f"x{i}" for i in range(5)])

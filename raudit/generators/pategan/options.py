@@ -41,3 +41,18 @@ def choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
     return value
+
+
+def pate_schedule(preset: str, n_rows: int, *, teachers: int | None, batch: int | None,
+                  max_iter: int | None, batch_cap: int = 64, iteration_cap: int = 10_000
+                  ) -> tuple[int, int, int | None]:
+    """(k, batch, max_iter) of a PATE port under a preset.
+
+    ``default`` is the study's harness: k = max(2, N // 1000), batch min(cap, N // k),
+    at most 10,000 iterations. ``paper`` is the paper's batch and no iteration cap.
+    Explicit values always win.
+    """
+    k = teachers_for(n_rows, teachers)
+    if preset == "paper":
+        return k, batch or batch_cap, max_iter
+    return k, batch or max(1, min(batch_cap, n_rows // k)), max_iter or iteration_cap

@@ -30,7 +30,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import check_preset, choice, positive, teachers_for
+from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
 from raudit.generators.pategan.teachers import partition_from_order
 
 
@@ -94,12 +94,8 @@ class PortPateGan(BatchedGenerator):
     # -- BatchedGenerator --------------------------------------------------------
     def resolve(self, n_rows: int, n_cols: int) -> PortHP:
         o = self.options
-        k = teachers_for(n_rows, o["teachers"])
-        if self.preset == "paper":
-            batch, max_iter = o["batch"] or 64, o["max_iter"]
-        else:
-            batch = o["batch"] or max(1, min(64, n_rows // k))
-            max_iter = o["max_iter"] or 10_000
+        k, batch, max_iter = pate_schedule(self.preset, n_rows, teachers=o["teachers"],
+                                           batch=o["batch"], max_iter=o["max_iter"])
         return PortHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
                       o["student_steps"], self.preset == "paper")
 
