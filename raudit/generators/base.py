@@ -38,8 +38,13 @@ def check_privacy(epsilon: float, delta: float | None) -> None:
         raise ConfigError(f"delta must be in (0, 1), got {delta!r}")
 
 
+# A table whose ``attrs`` hold this key (True) may have a single label class: the
+# distinguishing game's worlds can (the study's worst-case D_out is four (0,0,0) rows).
+SINGLE_CLASS_OK = "raudit.single_class_ok"
+
+
 def check_table(data: pd.DataFrame, *, allow_nan: bool = False) -> None:
-    """Raise a DataError for tables no generator can take."""
+    """Raise a DataError for tables no generator can take (see SINGLE_CLASS_OK)."""
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"expected a pandas DataFrame, got {type(data).__name__}")
     if len(data) == 0 or data.shape[1] < 2:
@@ -53,7 +58,7 @@ def check_table(data: pd.DataFrame, *, allow_nan: bool = False) -> None:
         cols = data.columns[data.isna().any()].tolist()
         raise DataError(f"NaN values in columns {cols[:5]}; this generator cannot take missing "
                         "values: impute them first")
-    if data.iloc[:, -1].nunique() < 2:
+    if data.iloc[:, -1].nunique() < 2 and not data.attrs.get(SINGLE_CLASS_OK):
         raise DataError(f"the label column {data.columns[-1]!r} has a single class; "
                         "need both classes")
 
