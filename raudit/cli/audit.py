@@ -64,7 +64,10 @@ def audit(
     retries: Retries = 1,
     as_json: Json = False,
 ) -> None:
-    """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds."""
+    """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
+
+    D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
+    """
     from raudit.audit.runner import AuditRequest, run_audit
     from raudit.engine.driver import EngineConfig
 
@@ -135,14 +138,22 @@ def _show(r: dict) -> None:
     t.add_row("AUC (test)", _fmt(r["auc"]))
     t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
               f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
-    sat = " [red]SATURATED: at the ceiling, more models could show more[/red]" if r["saturated"] else ""
+    if r["eps_max"] is not None and r["eps_max"] == 0:  # the ceiling itself is 0
+        sat = " [yellow]too few test models to certify any eps > 0: raise --shadow-models[/yellow]"
+    elif r["saturated"]:
+        sat = " [red]SATURATED: at the ceiling, more models could show more[/red]"
+    else:
+        sat = ""
     t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
     t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     rate = r.get("models_per_hour")
-    t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
-              + (f", {rate:,.0f} models/hour" if rate else "") + f" on {r['placement']}")
+    if r["models_run"] or r.get("failed_chunks"):
+        t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
+                  + (f", {rate:,.0f} models/hour" if rate else "") + f" on {r['placement']}")
+    else:
+        t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
     if "target_aucs" in r:
         best = r["target_aucs"].get(str(r["target_row"]))
         t.add_row("target selection", f"{len(r['target_aucs'])} candidates, best AUC {_fmt(best)}")

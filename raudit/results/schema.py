@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -51,6 +51,12 @@ SHADOW: dict[str, pa.DataType] = {
     "error": _STR,
     "features_vec": pa.list_(_F64),
     "options_json": _STR,
+    # version 2 (the audit command)
+    "target": _STR,  # the target's row id in the training table
+    "sample_seed": _I64,  # seed of the synthetic sample (seed is the fit's)
+    "synthetic_rows": _I64,  # rows sampled, the same in both worlds
+    "chunk_models": _I64,  # models trained together in the chunk (the batch size M)
+    "device": _STR,  # "cpu" | "cuda": where the chunk ran
 }
 
 SUMMARY: dict[str, pa.DataType] = {
@@ -80,6 +86,12 @@ SUMMARY: dict[str, pa.DataType] = {
     "missing": _I64,  # shadow models that failed or never reported
     "created_at": pa.timestamp("us", tz="UTC"),
     "options_json": _STR,
+    # version 2 (the audit command)
+    "eps_jeffreys": _F64,
+    "seed": _I64,  # the audit's root seed
+    "synthetic_rows": _I64,
+    "models_ok": _I64,  # shadow models with status ok (of 2 x shadow_models)
+    "models_per_hour": _F64,  # throughput of the run that wrote this row
 }
 
 TABLES: dict[str, dict[str, pa.DataType]] = {"shadow": SHADOW, "summary": SUMMARY}

@@ -1,0 +1,109 @@
+"""From the shadow table to the audit's answer: the attack classifier and the eps bounds.
+
+The attack classifier (a seeded RandomForest, :func:`raudit.attacks.fit_attack`)
+is fitted on the train split of both worlds, scores the val and test splits, and
+:func:`raudit.audit.epsilon.audit_bound` chooses the threshold AND its direction
+on validation, then bounds eps on test. Failed or missing shadow models are
+left out and counted; with a split or world empty the bounds are NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from raudit.attacks import fit_attack, score
+from raudit.audit.epsilon import audit_bound
+from raudit.audit.game import derive_seed
+from raudit.results.ids import canonical_json
+
+_ATTACK_STREAM = 2  # seed stream of the attack classifier (0: game, 1: target selection)
+_NAN_KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max")
+
+
+def ok_rows(shadow: pd.DataFrame, trial_ids: set[str] | None = None) -> pd.DataFrame:
+    """Rows with status ok (one per trial, the first written), optionally of given trials."""
+    df = shadow[shadow["status"] == "ok"]
+    if trial_ids is not None:
+        df = df[df["trial_id"].isin(trial_ids)]
+    return df.drop_duplicates("trial_id", keep="first")
+
+
+def matrix(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Feature matrix and labels (1 = in) of shadow rows."""
+    if df.empty:
+        return np.zeros((0, 0)), np.zeros(0, dtype=int)
+    X = np.vstack([np.asarray(v, dtype=float) for v in df["features_vec"]])
+    return X, (df["world"].to_numpy() == "in").astype(int)
+
+
+def attack_scores(train: pd.DataFrame, others: Mapping[str, pd.DataFrame], seed: int
+                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Fit on ``train``; {name: (scores, labels)} for each frame of ``others``."""
+    X, y = matrix(train)
+    model = fit_attack(X, y, seed)
+    out = {}
+    for name, df in others.items():
+        Xo, yo = matrix(df)
+        out[name] = (score(model, Xo) if len(Xo) else np.zeros(0), yo)
+    return out
+
+
+def _two_classes(labels: np.ndarray) -> bool:
+    return 0 < int(labels.sum()) < len(labels)
+
+
+def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: float | None,
+            alpha: float = 0.1) -> dict[str, Any]:
+    """The bounds of one audit from its shadow rows (``trial_ids``: the audit's trials).
+
+    Returns audit_bound's keys plus models_ok and missing; NaN bounds when a split
+    lacks a world (too many failed models).
+    """
+    df = ok_rows(shadow, trial_ids)
+    parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
+    out: dict[str, Any] = {"models_ok": int(len(df)), "missing": int(len(trial_ids) - len(df))}
+    labels_ok = all(_two_classes(matrix(p)[1]) for p in parts.values())
+    if not labels_ok:
+        out.update({k: math.nan for k in _NAN_KEYS})
+        out.update({"direction": None, "saturated": False, "tp": None, "fn": None,
+                    "tn": None, "fp": None})
+        return out
+    scored = attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
+                           derive_seed(seed, _ATTACK_STREAM) % 2**32)
+    (vs, vl), (ts, tl) = scored["val"], scored["test"]
+    out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
+    return out
+
+
+def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audit_id: str,
+                target_label: str, models_per_hour: float | None) -> dict[str, Any]:
+    """One row of the ``summary`` table."""
+    def f(key):
+        v = result.get(key)
+        return None if v is None else float(v)
+
+    def i(key):
+        v = result.get(key)
+        return None if v is None else int(v)
+
+    return {
+        "audit_id": audit_id, "impl": game_spec["impl"], "dataset": game_spec["dataset"],
+        "attack": game_spec["attack"], "features": game_spec["features"], "target": target_label,
+        "shadow_models": int(game_spec["shadow_models"]), "auc": f("auc"),
+        "threshold": f("threshold"), "direction": result.get("direction"),
+        "tp": i("tp"), "fn": i("fn"), "tn": i("tn"), "fp": i("fp"), "tpr": f("tpr"),
+        "fpr": f("fpr"), "eps_cp": f("eps_cp"), "eps_jeffreys": f("eps_jeffreys"),
+        "eps_bayes": f("eps_bayes"), "eps_max": f("eps_max"),
+        "saturated": bool(result.get("saturated", False)), "epsilon": float(game_spec["epsilon"]),
+        "delta": None if game_spec["delta"] is None else float(game_spec["delta"]),
+        "missing": i("missing"), "models_ok": i("models_ok"), "seed": int(game_spec["seed"]),
+        "synthetic_rows": int(game_spec["synthetic_rows"]), "models_per_hour": models_per_hour,
+        "created_at": datetime.now(timezone.utc),
+        "options_json": canonical_json(game_spec.get("options") or {}),
+    }

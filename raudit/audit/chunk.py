@@ -1,0 +1,120 @@
+"""One chunk of shadow models: ``run_chunk(spec) -> rows``, a plain function of a plain dict.
+
+This is the unit of work the engine schedules (on a Ray actor or in-process).
+A chunk holds M trials of ONE world, so that all M training tables have the same
+size and a batched generator trains them in one ``fit_many`` call. The spec::
+
+    {
+      "audit_id": "3f2a...",           # the audit's spec hash (rows carry it)
+      "game": Game.spec(),             # impl, options, dataset, target, eps, attack, ...
+      "world": "in" | "out",
+      "trials": [{"trial_id", "shadow_index", "seed", "sample_seed", "split"}, ...],
+      "device": "cpu" | "cuda",        # set by the engine for the slot it runs on
+    }
+
+It returns one ``shadow`` row per trial (see :mod:`raudit.results.schema`), every
+row with status "ok"; an exception means the whole chunk failed (the engine
+retries it and then records its trials as failed, see :func:`failed_rows`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from raudit import data, generators
+from raudit.attacks import AttackContext, extract
+from raudit.audit import game as g
+from raudit.errors import DataError
+from raudit.results.ids import canonical_json
+
+
+def load_train(game_spec: Mapping[str, Any]):
+    """The dataset of a game spec (parsing is cached per process), checked against its digest."""
+    ds = data.load(game_spec["dataset"], label=game_spec.get("label"),
+                   bounds=game_spec.get("bounds"))
+    digest = g.data_digest(ds.train)
+    if digest != game_spec["data_digest"]:
+        raise DataError(f"dataset {game_spec['dataset']!r} here differs from the audit's "
+                        f"(digest {digest} != {game_spec['data_digest']}); every worker must "
+                        "read the same data")
+    return ds
+
+
+def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
+    """The attacker's knowledge: D_out as the reference, the target record, the settings."""
+    target = game_spec["target"]
+    return AttackContext.build(g.reference(train, target), train.loc[target],
+                               **dict(game_spec.get("context") or {}))
+
+
+def _generator(game_spec: Mapping[str, Any], device: str | None):
+    cls = generators.get(game_spec["impl"])
+    kwargs = dict(game_spec.get("options") or {})
+    params = inspect.signature(cls.__init__).parameters
+    # The slot decides the device, not the audit spec (trial ids stay device-free).
+    if device and ("device" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+        kwargs["device"] = device
+    return cls(**kwargs)
+
+
+def _sample(models: Sequence[Any], n: int, seeds: Sequence[int]):
+    sample_many = getattr(type(models[0]), "sample_many", None)
+    if sample_many is not None and all(type(m) is type(models[0]) for m in models):
+        return sample_many(models, n, seeds)  # one forward pass per training batch
+    return [m.sample(n, seed=s) for m, s in zip(models, seeds)]
+
+
+def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Train, sample and featurise the chunk's shadow models (see the module docstring)."""
+    t0 = time.perf_counter()
+    gs, world, trials = spec["game"], spec["world"], list(spec["trials"])
+    if not trials:
+        return []
+    ds = load_train(gs)
+    table = g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world]
+    ctx = attack_context(ds.train, gs)
+    gen = _generator(gs, spec.get("device"))
+    models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
+                          seeds=[t["seed"] for t in trials], columns=ds.columns)
+    synths = _sample(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
+    X = extract(gs["features"], synths, ctx)
+    wall = (time.perf_counter() - t0) / len(trials)
+    base = _row_base(spec)
+    rows = []
+    for t, m, x in zip(trials, models, X):
+        s = m.summary()
+        rows.append({**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
+                     "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]),
+                     "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
+                     "eps_hat": _num(s.get("eps_hat")), "wall_s": wall, "status": "ok",
+                     "error": None, "features_vec": np.asarray(x, dtype=float)})
+    return rows
+
+
+def failed_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
+    """Rows recording every trial of a chunk that failed for good, with its error."""
+    base = _row_base(spec)
+    return [{**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
+             "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]), "split": t["split"],
+             "status": "failed", "error": error[-2000:]} for t in spec["trials"]]
+
+
+def _row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
+    gs = spec["game"]
+    return {"audit_id": spec["audit_id"], "impl": gs["impl"], "dataset": gs["dataset"],
+            "attack": gs["attack"], "features": gs["features"], "world": spec["world"],
+            "target": str(gs["target"]), "synthetic_rows": int(gs["synthetic_rows"]),
+            "chunk_models": len(spec["trials"]), "device": spec.get("device") or "cpu",
+            "options_json": canonical_json(gs.get("options") or {})}
+
+
+def _num(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return float("nan")

@@ -1,0 +1,134 @@
+"""Ray session and the chunk actors (the only module besides the driver that touches Ray).
+
+A session is a fresh local Ray instance by default (``num_cpus`` = workers, no
+dashboard), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
+the caller already started (tests, notebooks), which is then left running.
+
+Each actor holds one slot: a CPU (``num_cpus=1``, torch limited to one thread so
+that N actors on N cores do not oversubscribe them) or a share of a GPU
+(``num_gpus=1/per_gpu``; several small batched models fill one GPU better than
+one). When an actor's process dies the driver replaces it and resubmits what it held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import ray
+
+# Environment a worker on another machine needs to find the same data.
+_FORWARD_ENV = ("RAUDIT_DATA_DIR", "RAUDIT_CACHE_DIR")
+
+
+@ray.remote(max_restarts=0, max_task_retries=0)
+class ChunkActor:
+    """Runs ``fn(spec)`` with the slot's device written into the spec."""
+
+    def __init__(self, device: str, threads: int):
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+        self.device = device
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, fn: Callable[[dict], Any], spec: dict) -> Any:
+        return fn({**spec, "device": self.device})
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the actors run: their count, device and resource shares."""
+
+    actors: int
+    device: str
+    num_cpus: float
+    num_gpus: float
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.device == "cuda":
+            return f"{self.actors} GPU actors ({self.num_gpus:g} GPU each)"
+        return f"{self.actors} CPU actors"
+
+
+_held = {"depth": 0, "started": False}  # see hold()
+
+
+@contextlib.contextmanager
+def session(workers: int | None) -> Iterator[None]:
+    """Connect to (or start) Ray for the duration of the block.
+
+    Inside :func:`hold`, an instance started here stays up until the hold ends.
+    """
+    if ray.is_initialized():
+        yield
+        return
+    env = {k: os.environ[k] for k in _FORWARD_ENV if k in os.environ}
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                              "runtime_env": {"env_vars": env} if env else None}
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)
+    else:
+        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+    try:
+        yield
+    finally:
+        if _held["depth"]:
+            _held["started"] = True
+        else:
+            ray.shutdown()
+
+
+@contextlib.contextmanager
+def hold() -> Iterator[None]:
+    """Keep a Ray instance that a ``session`` inside starts alive for the whole block
+    (one start-up for several runs); start nothing if nothing runs."""
+    _held["depth"] += 1
+    try:
+        yield
+    finally:
+        _held["depth"] -= 1
+        if not _held["depth"] and _held["started"]:
+            _held["started"] = False
+            ray.shutdown()
+
+
+def place(device: str, workers: int | None, per_gpu: int) -> Placement:
+    """Choose the actors for ``device`` (auto | cpu | cuda) on the connected cluster.
+
+    ``auto`` and ``cuda`` use GPU slots when the cluster has GPUs and fall back to
+    CPU slots (with a note) when it has none.
+    """
+    res = ray.cluster_resources()
+    cpus, gpus = float(res.get("CPU", 1)), float(res.get("GPU", 0))
+    if device in ("auto", "cuda") and gpus > 0:
+        n = max(1, int(gpus * per_gpu)) if workers is None else workers
+        return Placement(n, "cuda", min(1.0, cpus / n), 1.0 / per_gpu)
+    note = "no GPU in the cluster: running on CPU slots" if device == "cuda" else ""
+    n = max(1, int(cpus))
+    if workers and workers > n:  # more actors than CPU slots would wait forever
+        note = (note + "; " if note else "") + f"--workers {workers} capped at the cluster's {n} CPUs"
+    n = min(workers or n, n)
+    return Placement(n, "cpu", 1.0, 0.0, note)
+
+
+def start(placement: Placement, count: int | None = None) -> list:
+    """Create the placement's actors (or ``count`` of its kind)."""
+    opts: dict[str, Any] = {"num_cpus": placement.num_cpus}
+    if placement.num_gpus:
+        opts["num_gpus"] = placement.num_gpus
+    threads = 1 if placement.device == "cpu" else 2
+    return [ChunkActor.options(**opts).remote(placement.device, threads)
+            for _ in range(placement.actors if count is None else count)]
+
+
+def stop(actors: list) -> None:
+    for a in actors:
+        with contextlib.suppress(Exception):
+            ray.kill(a)

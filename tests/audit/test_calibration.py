@@ -1,0 +1,55 @@
+"""Known answers (STYLE example 6): identity leaks everything, independent nothing, and
+randomized response stays within its eps. 100 shadow models per world (40 test each);
+the fixed root seed makes every number here reproducible."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from raudit import data
+from raudit.attacks import outlier_candidates
+from raudit.audit.runner import AuditRequest, run_audit
+from raudit.engine.driver import EngineConfig
+
+LOCAL = EngineConfig(backend="local")
+S = 100
+
+
+def _audit(tmp_path, **kw):
+    base = dict(attack="querybased", shadow_models=S, chunk_size=100)
+    return run_audit(AuditRequest(**{**base, **kw}), tmp_path, LOCAL)
+
+
+def test_identity_leaks_everything(tmp_path):
+    r = _audit(tmp_path, impl="identity")
+    assert r["auc"] == 1.0 and (r["tp"], r["fp"]) == (40, 0)
+    assert r["saturated"] and r["eps_cp"] == pytest.approx(r["eps_max"])
+    # EVALUATION.md s. 3 closed form, n = 40 per class, beta = 0.025: log((b - delta) / (1 - b))
+    b = 0.025 ** (1 / 40)
+    assert r["eps_max"] == pytest.approx(math.log((b - 1e-5) / (1 - b)), abs=1e-6)
+
+
+def test_independent_leaks_nothing(tmp_path):
+    r = _audit(tmp_path, impl="independent")
+    assert 0.35 <= r["auc"] <= 0.65
+    assert r["eps_cp"] == 0.0 and not r["saturated"]
+
+
+@pytest.mark.parametrize("eps", [1.0, 8.0])
+def test_randomized_response_stays_within_its_epsilon(tmp_path, eps):
+    # Randomized response is eps-DP for replace-one neighbours: audit that game.
+    r = _audit(tmp_path, impl="randomized-response", epsilon=eps, neighbours="replace")
+    assert r["delta"] == 1e-5 and r["eps_cp"] <= eps  # pure DP: any delta holds
+    if eps == 8.0:  # the attack does see a weakly private mechanism
+        assert r["auc"] > 0.85 and r["eps_cp"] > 1.0
+
+
+def test_identity_groundhog_on_a_real_table(tmp_path):
+    # GroundHog's naive statistics see the most outlying record of breast-cancer.
+    train = data.load("breast-cancer").train
+    target = train.index[outlier_candidates(train, n=1)[0]]
+    r = run_audit(AuditRequest(impl="identity", attack="groundhog", target=str(target),
+                               shadow_models=20, chunk_size=20), tmp_path, LOCAL)
+    assert r["target"] == f"row:{target}" and r["auc"] == 1.0
