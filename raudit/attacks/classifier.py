@@ -4,7 +4,7 @@ An attack is a feature set (see :mod:`raudit.attacks.features`) plus the
 classifier that maps feature vectors to P(in). Both attacks of the study use a
 RandomForestClassifier with scikit-learn's defaults; only the seed is fixed
 (the study fixes none) and ``n_jobs=1``, because the engine parallelises over
-audits, not inside one fit.
+audits, not inside one fit. It lives in the classifier registry as ``attack-rf``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
+from raudit import classifiers
 from raudit.attacks import features as feature_sets
 from raudit.errors import ConfigError, UnknownNameError
 
@@ -27,7 +28,7 @@ def fit_attack(X_train: np.ndarray, y_train: np.ndarray, seed: int) -> RandomFor
                           f"shape {X.shape} and {len(y)} labels")
     if not np.isin(y, (0, 1)).all():
         raise ConfigError(f"labels must be 0 (out) or 1 (in); got {sorted(set(y.tolist()))}")
-    return RandomForestClassifier(random_state=seed, n_jobs=1).fit(X, y)
+    return classifiers.get("attack-rf").build(seed).fit(X, y)
 
 
 def score(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:

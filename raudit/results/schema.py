@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 2  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 3  # 2: shadow target..device, summary eps_jeffreys..models_per_hour; 3: utility
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -94,13 +94,55 @@ SUMMARY: dict[str, pa.DataType] = {
     "models_per_hour": _F64,  # throughput of the run that wrote this row
 }
 
-TABLES: dict[str, dict[str, pa.DataType]] = {"shadow": SHADOW, "summary": SUMMARY}
+# version 3 (the utility command): one row per fit x sample x classifier x setting x metric;
+# a skipped or failed fit has one row with setting/classifier/metric null and the reason.
+UTILITY: dict[str, pa.DataType] = {
+    "trial_id": _STR,  # content hash of one generator fit (all its rows share it)
+    "run_id": _STR,  # the utility run's spec hash
+    "config_id": _STR,  # the sweep point (impl, options, eps, teachers, preset, ...)
+    "schema_version": _I64,
+    "impl": _STR,  # "real" for Setting A rows
+    "dataset": _STR,
+    "epsilon": _F64,
+    "delta": _F64,
+    "teachers": _I64,  # as passed to the generator; null = its default rule
+    "preset": _STR,
+    "conditional": pa.bool_(),
+    "options_json": _STR,
+    "fit_index": _I64,
+    "sample_index": _I64,
+    "seed": _I64,  # the fit's seed
+    "sample_seed": _I64,
+    "classifier": _STR,  # registry name, or null for per-sample rows (feature ranking)
+    "setting": _STR,  # A | B | C | features
+    "metric": _STR,  # auroc | auprc | rank_agreement
+    "value": _F64,
+    "single_class": pa.bool_(),  # the classifier's training labels had one class
+    "nan_scores": _I64,  # non-finite scores replaced (see raudit.classifiers.fit_score)
+    "train_rows": _I64,
+    "test_rows": _I64,
+    "test_positives": _I64,
+    "iterations": _I64,
+    "eps_hat": _F64,
+    "train_wall_s": _F64,  # generator training, per fit (the chunk's share)
+    "score_wall_s": _F64,  # this classifier's fit + scoring
+    "chunk_models": _I64,
+    "device": _STR,
+    "status": _STR,  # ok | skipped | failed
+    "error": _STR,  # the reason of a skipped or failed fit
+}
+
+TABLES: dict[str, dict[str, pa.DataType]] = {"shadow": SHADOW, "summary": SUMMARY,
+                                             "utility": UTILITY}
 
 # Values allowed in the enumerated string columns; nulls are always allowed.
 ENUMS: dict[str, dict[str, frozenset[str]]] = {
     "shadow": {"world": frozenset({"in", "out"}),
                "split": frozenset({"train", "val", "test"}),
                "status": frozenset({"ok", "failed"})},
+    "utility": {"setting": frozenset({"A", "B", "C", "features"}),
+                "metric": frozenset({"auroc", "auprc", "rank_agreement"}),
+                "status": frozenset({"ok", "skipped", "failed"})},
 }
 
 

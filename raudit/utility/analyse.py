@@ -1,0 +1,140 @@
+"""Utility rows -> the study's tables: per classifier (its table 5) and per sweep point
+(its table 4), with mean +- standard error, SRA, feature-ranking agreement and drops.
+
+Input: the ``utility`` rows of one run (any statuses). Output (JSON-ready)::
+
+    {"real": {"auroc": avg, "auprc": avg, "per_classifier": {name: {"auroc", "auprc"}}},
+     "points": [{config_id, label, impl, epsilon, teachers, preset, conditional, status,
+                 reason, fits_ok, auroc_B, auprc_B, auroc_C, auprc_C (best-of, averaged),
+                 auroc_B_mean, auroc_B_se, ..., sra, sra_mean, feature_agreement,
+                 drop_vs_real, drop_vs_reference, iterations, eps_hat}],
+     "per_classifier": [{label, classifier, setting, metric, best, mean, se, n}]}
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from raudit.utility import metrics as mt
+
+SWEPT = ("epsilon", "teachers", "preset", "conditional")
+
+
+def _f(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _na(v):
+    """pandas' missing values as None (JSON null); booleans as plain bool."""
+    if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return bool(v) if isinstance(v, (bool,)) or type(v).__name__ == "bool_" else v
+
+
+def point_labels(points: pd.DataFrame) -> dict[str, str]:
+    """A short label per sweep point naming only the axes that vary (eps always)."""
+    vary = [c for c in SWEPT[1:] if points[c].astype(str).nunique() > 1]
+    out = {}
+    for _, p in points.iterrows():
+        parts = [f"eps={p['epsilon']:g}"]
+        for c in vary:
+            v = p[c]
+            parts.append({"teachers": f"k={v}", "preset": f"{v}",
+                          "conditional": "cond" if v is True else "uncond"}[c])
+        out[p["config_id"]] = " ".join(parts)
+    return out
+
+
+def _real(ok: pd.DataFrame) -> dict[str, Any]:
+    a = ok[ok["setting"] == "A"]
+    if a.empty:
+        return {}
+    per = {n: {m: _f(g.loc[g["metric"] == m, "value"].mean()) for m in ("auroc", "auprc")}
+           for n, g in a.groupby("classifier")}
+    return {"auroc": _f(a.loc[a["metric"] == "auroc", "value"].mean()),
+            "auprc": _f(a.loc[a["metric"] == "auprc", "value"].mean()), "per_classifier": per}
+
+
+def _sra(ok: pd.DataFrame, real: dict, names: list[str]) -> tuple[float | None, float | None]:
+    """SRA of A vs C on AUROC: on each classifier's best-of C, and the mean over datasets."""
+    if not real:
+        return None, None
+    a = [real["per_classifier"].get(n, {}).get("auroc") for n in names]
+    a = [math.nan if v is None else v for v in a]
+    c = ok[(ok["setting"] == "C") & (ok["metric"] == "auroc")]
+    if c.empty:
+        return None, None
+    best = c.groupby("classifier")["value"].max()
+    headline = mt.sra(a, [best.get(n, math.nan) for n in names])
+    each = [mt.sra(a, g.set_index("classifier")["value"].reindex(names).to_numpy())
+            for _, g in c.groupby(["fit_index", "sample_index"])]
+    return _f(headline), _f(mt.mean_se(each)[0])
+
+
+def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any]:
+    ok = rows[rows["status"] == "ok"]
+    real = _real(ok)
+    syn = rows[rows["impl"] != "real"]
+    out: dict[str, Any] = {"real": real, "points": [], "per_classifier": []}
+    if syn.empty:
+        out["per_classifier"] = [{"label": "real", "classifier": n, "setting": "A", "metric": m,
+                                  "best": v[m], "mean": v[m], "se": None, "n": 1}
+                                 for n, v in real.get("per_classifier", {}).items()
+                                 for m in ("auroc", "auprc")]
+        return out
+    points = syn.drop_duplicates("config_id")[["config_id", "impl", *SWEPT]]
+    points = points.sort_values(["epsilon", "preset"], kind="stable")
+    labels = point_labels(points)
+    for _, p in points.iterrows():
+        cid = p["config_id"]
+        all_p = syn[syn["config_id"] == cid]
+        ok_p = all_p[all_p["status"] == "ok"]
+        fits_ok = int(ok_p["trial_id"].nunique())
+        rec: dict[str, Any] = {"config_id": cid, "label": labels[cid], "impl": p["impl"],
+                               "epsilon": _f(p["epsilon"]), "teachers": _f(p["teachers"]),
+                               "preset": _na(p["preset"]), "conditional": _na(p["conditional"]),
+                               "fits_ok": fits_ok}
+        if fits_ok == 0:
+            bad = all_p[all_p["status"] != "ok"]
+            rec["status"] = str(bad["status"].iloc[0]) if len(bad) else "missing"
+            rec["reason"] = str(bad["error"].iloc[0]) if len(bad) else None
+            out["points"].append(rec)
+            continue
+        rec["status"], rec["reason"] = "ok", None
+        names = sorted(ok_p["classifier"].dropna().unique())
+        for s in ("B", "C"):
+            for m in ("auroc", "auprc"):
+                sel = ok_p[(ok_p["setting"] == s) & (ok_p["metric"] == m)]
+                if sel.empty:
+                    continue
+                rec[f"{m}_{s}"] = _f(mt.best_then_average(sel)["best"].iloc[0])
+                per_ds = sel.groupby(["fit_index", "sample_index"])["value"].mean()
+                rec[f"{m}_{s}_mean"], rec[f"{m}_{s}_se"] = map(_f, mt.mean_se(per_ds))
+                for n, g in sel.groupby("classifier"):
+                    mean, se = mt.mean_se(g["value"])
+                    out["per_classifier"].append({"label": labels[cid], "classifier": n,
+                                                  "setting": s, "metric": m,
+                                                  "best": _f(g["value"].max()), "mean": _f(mean),
+                                                  "se": _f(se), "n": int(g["value"].notna().sum())})
+        rec["sra"], rec["sra_mean"] = _sra(ok_p, real, names)
+        feats = ok_p[ok_p["setting"] == "features"]["value"]
+        rec["feature_agreement"] = _f(feats.mean()) if len(feats) else None
+        b = rec.get("auroc_B")
+        rec["drop_vs_real"] = _f(mt.drop(b, real["auroc"])) if real and b is not None else None
+        rec["drop_vs_reference"] = (_f(mt.drop(b, reference))
+                                    if reference is not None and b is not None else None)
+        fit_rows = ok_p.drop_duplicates("trial_id")
+        rec["iterations"] = _f(fit_rows["iterations"].mean())
+        rec["eps_hat"] = _f(fit_rows["eps_hat"].mean())
+        rec["train_wall_s"] = _f(fit_rows["train_wall_s"].sum())
+        rec["score_wall_s"] = _f(ok_p.drop_duplicates(
+            ["trial_id", "sample_index", "setting", "classifier"])["score_wall_s"].sum())
+        out["points"].append(rec)
+    return out

@@ -1,0 +1,181 @@
+"""A utility run as plain data: the request, its sweep points, the fits of each point.
+
+A *config* is one sweep point (generator, options, dataset, eps, teachers, preset,
+conditional); a *trial* is one generator fit of a config, scored on all its
+samples, classifiers and settings. Trial ids are content hashes of everything
+that decides their rows, so a rerun of the same request skips finished fits.
+
+Seeds come from the root seed through named SeedSequence streams (the spawn key's
+first entry names the stream), and do NOT depend on the sweep point: fit f uses
+the same seed at every eps, so a sweep compares like with like.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from raudit import classifiers as clf
+from raudit import data, generators
+from raudit.audit.game import data_digest, derive_seed
+from raudit.errors import ConfigError, DataError
+from raudit.results.ids import trial_id
+
+STUDY_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0)
+STUDY_TEACHER_RATIOS = (50, 100, 500, 1000, 5000)  # k = N / ratio
+STUDY_DELTA = 1e-5
+STUDY_MAX_ITER = 10_000
+SETTINGS = ("A", "B", "C")
+# Named seed streams (first spawn-key entry).
+FIT, SAMPLE, CLASSIFIER, SPLIT_C, REAL = 1, 2, 3, 4, 5
+
+
+@dataclass(frozen=True)
+class UtilityRequest:
+    """What the user asked for; each tuple field is a sweep axis (product of all)."""
+
+    impl: str = "paper"
+    dataset: str = "cervical"
+    label: str | None = None
+    bounds: str | None = None
+    options: dict = field(default_factory=dict)  # generator kwargs (not the swept ones)
+    epsilons: tuple[float, ...] = (1.0,)
+    delta: float | None = None  # default: the study's 1e-5 for every generator
+    teachers: tuple[str, ...] = ()  # "" = the preset's rule, "N/100" = len(train)//100, "7"
+    presets: tuple[str, ...] = ("default",)
+    conditional: tuple[bool, ...] = ()  # () = the generator's default
+    fits: int = 5
+    samples: int = 5
+    seed: int = 0
+    classifiers: tuple[str, ...] = ()  # () = the study's 12 (2 on mnist)
+    settings: tuple[str, ...] = SETTINGS
+    real_only: bool = False
+    chunk_size: int | None = None  # fits per batched call (default: all fits of a config)
+    max_iter: int | None = STUDY_MAX_ITER
+
+
+def _crc(name: str) -> int:
+    return zlib.crc32(name.encode())
+
+
+def seeds(root: int, fit: int, sample: int | None = None) -> dict[str, int]:
+    if sample is None:
+        return {"seed": derive_seed(root, FIT, fit)}
+    return {"sample_seed": derive_seed(root, SAMPLE, fit, sample),
+            "split_seed": derive_seed(root, SPLIT_C, fit, sample) % 2**32}
+
+
+def classifier_seed(root: int, name: str, fit: int = -1, sample: int = -1) -> int:
+    if fit < 0:
+        return derive_seed(root, REAL, _crc(name))
+    return derive_seed(root, CLASSIFIER, fit, sample, _crc(name))
+
+
+def teachers_of(text: str, n_rows: int) -> int | None:
+    """"" -> None (the preset's rule); "N/100" -> max(1, n_rows // 100); "7" -> 7."""
+    text = str(text).strip()
+    if text == "":
+        return None
+    try:
+        if text.upper().startswith("N/"):
+            ratio = int(text[2:])
+            if ratio < 1:
+                raise ValueError
+            return max(1, n_rows // ratio)
+        k = int(text)
+        if k < 1:
+            raise ValueError
+        return k
+    except ValueError:
+        raise ConfigError(f"--teachers takes N/RATIO or a positive integer, got {text!r}") from None
+
+
+def _accepts(cls: type, name: str) -> bool:
+    params = inspect.signature(cls.__init__).parameters
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def check(req: UtilityRequest):
+    """Validate the request before any work; returns the loaded dataset."""
+    if req.fits < 1 or req.samples < 1:
+        raise ConfigError(f"--fits and --samples must be at least 1, got {req.fits} and {req.samples}")
+    if req.chunk_size is not None and req.chunk_size < 1:
+        raise ConfigError(f"--chunk-size must be at least 1, got {req.chunk_size}")
+    bad = [s for s in req.settings if s not in SETTINGS]
+    if bad or not req.settings:
+        raise ConfigError(f"--setting takes A, B, C; got {list(req.settings)}")
+    for name in req.classifiers:
+        clf.get(name)
+    if not req.real_only:
+        generators.get(req.impl)
+        if not req.epsilons:
+            raise ConfigError("give at least one --epsilon")
+        for eps in req.epsilons:
+            generators.base.check_privacy(float(eps), req.delta or STUDY_DELTA)
+    ds = data.load(req.dataset, label=req.label, bounds=req.bounds)
+    y = ds.train.iloc[:, -1]
+    if set(y.unique().tolist()) - {0, 1} or y.nunique() < 2:
+        raise DataError(f"dataset {ds.name!r}: the utility benchmark needs a binary 0/1 label with "
+                        f"both classes in the last column, got values {sorted(y.unique().tolist())[:5]}")
+    return ds
+
+
+def classifier_names(req: UtilityRequest, dataset: str) -> tuple[str, ...]:
+    if req.classifiers:
+        return tuple(req.classifiers)
+    return clf.MNIST_2 if dataset == "mnist" else clf.STUDY_12
+
+
+def base_config(req: UtilityRequest, ds) -> dict[str, Any]:
+    return {"dataset": str(req.dataset), "label": req.label,
+            "bounds": None if req.bounds is None else str(req.bounds),
+            "data_digest": data_digest(ds.train)}
+
+
+def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
+    """Every sweep point as (config, reason it cannot run or None)."""
+    cls = generators.get(req.impl)
+    out = []
+    axes = itertools.product(req.epsilons, req.teachers or ("",), req.presets,
+                             req.conditional or (None,))
+    for eps, teach, preset, cond in axes:
+        k = teachers_of(teach, len(ds.train))
+        opts = dict(req.options)
+        reason = None
+        for key, value in (("preset", preset), ("teachers", k), ("conditional", cond),
+                           ("max_iter", req.max_iter if "max_iter" not in opts else None)):
+            if value is None:
+                continue
+            if _accepts(cls, key):
+                opts[key] = value
+            elif key != "max_iter" and not (key == "preset" and value == "default"):
+                reason = f"{req.impl} has no option {key!r} (cannot sweep it)"
+        cfg = {**base_config(req, ds), "impl": req.impl, "options": opts, "epsilon": float(eps),
+               "delta": float(req.delta or STUDY_DELTA), "teachers": k, "preset": preset,
+               "conditional": cond, "teachers_request": teach}
+        if reason is None:
+            try:  # options the generator rejects are the user's error: before any work
+                cls(**opts)
+            except TypeError as exc:
+                raise ConfigError(f"{req.impl}: {exc}") from None
+        out.append((cfg, reason))
+    return out
+
+
+def fit_trials(req: UtilityRequest, cfg: dict, names: tuple[str, ...]) -> list[dict]:
+    settings = [s for s in req.settings if s in ("B", "C")]
+    out = []
+    for f in range(req.fits):
+        spec = {"config": cfg, "fit_index": f, "root": int(req.seed), "samples": req.samples,
+                "classifiers": list(names), "settings": settings}
+        out.append({"trial_id": trial_id(spec), "fit_index": f, **seeds(req.seed, f)})
+    return out
+
+
+def real_trial(req: UtilityRequest, ds, names: tuple[str, ...]) -> dict:
+    cfg = base_config(req, ds)
+    spec = {"config": cfg, "real": True, "root": int(req.seed), "classifiers": list(names)}
+    return {"trial_id": trial_id(spec), "config": cfg}
