@@ -32,8 +32,10 @@ def _mount() -> None:
     from raudit.cli.datasets import app as datasets_app
     from raudit.cli.generators import generators
     from raudit.cli.train import train
+    from raudit.cli.utility import utility
 
     app.command(help=train.__doc__)(train)
+    app.command(help=utility.__doc__)(utility)
     app.command(name="generators", help=generators.__doc__)(generators)
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
     try:

@@ -1,0 +1,124 @@
+"""`raudit utility`: the 12-classifier utility benchmark (Settings A/B/C), sweeps, SRA."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from raudit.cli import options as opt
+from raudit.cli.errors import user_errors
+from raudit.cli.progress import make_progress
+from raudit.errors import ConfigError
+
+SWEEPS = ("eps", "teachers", "presets", "conditional")
+L = Optional[list[str]]
+
+
+def _bools(values: list[str]) -> tuple[bool, ...]:
+    out = []
+    for v in values:
+        t = v.strip().lower()
+        if t not in ("true", "false", "yes", "no", "1", "0"):
+            raise ConfigError(f"--conditional takes true or false, got {v!r}")
+        out.append(t in ("true", "yes", "1"))
+    return tuple(out)
+
+
+@user_errors
+def utility(
+    impl: opt.Impl = "paper",
+    dataset: opt.Dataset = "cervical",
+    epsilon: Annotated[Optional[list[float]], typer.Option("--epsilon", "-e", help="Privacy budget (repeatable: a sweep). Default 1.")] = None,
+    sweep: Annotated[L, typer.Option("--sweep", help="Sweep an axis over the study's grid (repeatable): eps {0.01,...,50}, teachers {N/50,...,N/5000}, presets {default, paper}, conditional {false, true}.")] = None,
+    teachers: Annotated[L, typer.Option("--teachers", "-k", help="Teachers: an integer or N/RATIO (repeatable: a sweep). Default: the preset's rule.")] = None,
+    preset: Annotated[L, typer.Option("--preset", help="default or paper (repeatable: a sweep).")] = None,
+    conditional: Annotated[L, typer.Option("--conditional", help="true/false (repeatable: a sweep), for generators with a conditional mode (original).")] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="Privacy delta (default: the study's 1e-5 for every generator).")] = None,
+    lam: opt.Lambda = None,
+    max_iter: Annotated[int, typer.Option("--max-iter", help="Cap on training iterations (the study's utility runs: 10,000).")] = 10_000,
+    option: opt.Options = None,
+    label: opt.Label = None,
+    bounds: opt.Bounds = None,
+    fits: Annotated[int, typer.Option("--fits", help="Generator fits per sweep point.")] = 5,
+    samples: Annotated[int, typer.Option("--samples", help="Synthetic datasets per fit (as many rows as the training set).")] = 5,
+    seed: opt.Seed = 0,
+    classifier: Annotated[L, typer.Option("--classifier", "-c", help="Classifiers (repeatable; default the study's 12, LR and RF on mnist).")] = None,
+    setting: Annotated[L, typer.Option("--setting", help="A (real->real), B (synthetic->real), C (synthetic->synthetic); repeatable, default all.")] = None,
+    real_only: Annotated[bool, typer.Option("--real-only", help="Only Setting A: the real-data baselines.")] = False,
+    reference: Annotated[Optional[float], typer.Option("--reference", help="A published AUROC to report the drop against, (ref - ours) / (ref - 0.5).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume).")] = None,
+    chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", "-M", help="Fits trained together in one batched call (default: all fits of a sweep point).")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Ray actors (default: one per CPU).")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="ray (actors; RAY_ADDRESS joins a cluster) or local (in-process).")] = "ray",
+    device: opt.Device = "auto",
+    retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """Utility benchmark: fit a generator F times, sample S datasets per fit, score 12 classifiers in Settings A/B/C.
+
+    Prints the per-classifier table (best of F x S, like the study's table 5) and the summary per sweep point (its table 4: the best-of average, mean +- standard error, SRA between A and C, feature-ranking agreement). Writes utility_vs_eps.png when sweeping eps.
+    """
+    from raudit.engine.driver import EngineConfig
+    from raudit.utility import plan
+    from raudit.utility.plot import utility_vs_eps
+    from raudit.utility.runner import run_utility
+
+    bad = [s for s in sweep or [] if s not in SWEEPS]
+    if bad:
+        raise ConfigError(f"--sweep takes {', '.join(SWEEPS)}; got {bad}")
+    sweep = set(sweep or [])
+    engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
+    kwargs = {} if real_only else opt.generator_kwargs(impl, preset=None, teachers=None, lam=lam,
+                                                       max_iter=None, device=None, options=option)
+    eps = plan.STUDY_EPSILONS if "eps" in sweep else tuple(epsilon or (1.0,))
+    req = plan.UtilityRequest(
+        impl=impl, dataset=dataset, label=label, bounds=None if bounds is None else str(bounds),
+        options=kwargs, epsilons=tuple(float(e) for e in eps), delta=delta,
+        teachers=tuple(f"N/{r}" for r in plan.STUDY_TEACHER_RATIOS) if "teachers" in sweep
+        else tuple(teachers or ()),
+        presets=("default", "paper") if "presets" in sweep else tuple(preset or ("default",)),
+        conditional=(False, True) if "conditional" in sweep else _bools(conditional or []),
+        fits=fits, samples=samples, seed=seed, classifiers=tuple(classifier or ()),
+        settings=tuple(setting or plan.SETTINGS), real_only=real_only, chunk_size=chunk_size,
+        max_iter=max_iter)
+    name = "real" if real_only else impl.replace(":", ".")
+    out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
+    with _bars(quiet=as_json) as progress:
+        result = run_utility(req, out, engine, progress, reference=reference)
+    png = None if real_only else utility_vs_eps(result, Path(out) / "utility_vs_eps.png")
+    result["plot"] = None if png is None else str(png)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, default=_plain))
+    else:
+        from raudit.cli.utility_tables import show
+        show(result)
+
+
+def _plain(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return str(v)
+
+
+@contextlib.contextmanager
+def _bars(quiet: bool) -> Iterator[Callable]:
+    """A progress factory: one rich bar (fits done, with ETA), nothing when not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        @contextlib.contextmanager
+        def none(description, total):
+            yield lambda n: None
+        yield none
+        return
+    with make_progress() as bar:
+        @contextlib.contextmanager
+        def phase(description, total):
+            task = bar.add_task(description, total=total)
+            yield lambda n: bar.advance(task, n)
+        yield phase

@@ -1,0 +1,106 @@
+"""Rich tables of a utility result: per classifier (study table 5) and summary (table 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _f(x, d: int = 4) -> str:
+    return "n/a" if x is None else f"{x:.{d}f}"
+
+
+def _pm(m, se) -> str:
+    return "n/a" if m is None else f"{m:.4f} ± {_f(se)}"
+
+
+def per_classifier(r: dict[str, Any]) -> Table:
+    from raudit import classifiers
+
+    real = (r.get("real") or {}).get("per_classifier", {})
+    pc = r.get("per_classifier", [])
+    labels = list(dict.fromkeys(p["label"] for p in pc if p["label"] != "real"))
+    names = list(dict.fromkeys([p["classifier"] for p in pc] + list(real)))
+    order = {n: i for i, n in enumerate(classifiers.STUDY_12)}
+    names.sort(key=lambda n: order.get(n, 99))
+    cell = {(p["label"], p["classifier"], p["setting"], p["metric"]): p for p in pc}
+    single = len(labels) == 1
+    t = Table(title=f"AUROC per classifier: best of {r['fits']} fits x {r['samples']} samples"
+              if labels else "Setting A (train real, test real)", title_justify="left")
+    t.add_column("classifier")
+    if real:
+        t.add_column("A AUROC", justify="right")
+        t.add_column("A AUPRC", justify="right")
+    cols = ([(labels[0], "B", "auroc"), (labels[0], "B", "auprc"), (labels[0], "C", "auroc")]
+            if single else [(lab, "B", "auroc") for lab in labels])
+    for lab, s, m in cols:
+        t.add_column(f"{s} {m.upper()}" + ("" if single else f" {lab}"), justify="right")
+    if single:
+        t.add_column("B AUROC mean ± se", justify="right")
+    sums: dict[int, list[float]] = {}
+    for n in names:
+        row = [classifiers.get(n).label]
+        vals = []
+        if real:
+            vals += [real.get(n, {}).get("auroc"), real.get(n, {}).get("auprc")]
+        vals += [(cell.get((lab, n, s, m)) or {}).get("best") for lab, s, m in cols]
+        for i, v in enumerate(vals):
+            if v is not None:
+                sums.setdefault(i, []).append(v)
+        row += [_f(v) for v in vals]
+        if single:
+            c = cell.get((labels[0], n, "B", "auroc")) or {}
+            row.append(_pm(c.get("mean"), c.get("se")))
+        t.add_row(*row)
+    avg = [_f(sum(v) / len(v)) if (v := sums.get(i)) else "n/a"
+           for i in range(len(t.columns) - 1 - (1 if single else 0))]
+    t.add_row("Average", *avg, *([""] if single else []), style="bold")
+    return t
+
+
+def summary(r: dict[str, Any]) -> Table:
+    t = Table(title=f"{r['impl']} on {r['dataset']}: average over classifiers of the best "
+              f"of {r['fits']} x {r['samples']}", title_justify="left")
+    for c in ("point", "fits", "AUROC B", "AUPRC B", "B mean ± se", "AUROC C",
+              "SRA A~C", "feat. agr.", "drop vs A", "iters", "eps_hat"):
+        t.add_column(c, justify="left" if c == "point" else "right")
+    for p in r["points"]:
+        if p.get("status") != "ok":
+            t.add_row(p["label"], "0", f"[yellow]{p.get('status')}[/yellow]", *[""] * 8)
+            continue
+        drop = p.get("drop_vs_real")
+        t.add_row(p["label"], str(p["fits_ok"]), _f(p.get("auroc_B")), _f(p.get("auprc_B")),
+                  _pm(p.get("auroc_B_mean"), p.get("auroc_B_se")), _f(p.get("auroc_C")),
+                  _f(p.get("sra"), 3), _f(p.get("feature_agreement"), 3),
+                  "n/a" if drop is None else f"{100 * drop:.1f}%",
+                  _f(p.get("iterations"), 0), _f(p.get("eps_hat"), 3))
+    return t
+
+
+def show(r: dict[str, Any]) -> None:
+    import sys
+
+    con = Console() if sys.stdout.isatty() else Console(width=160)
+    con.print(per_classifier(r))
+    if r["points"]:
+        con.print(summary(r))
+    for p in r["points"]:
+        if p.get("status") != "ok":
+            con.print(f"[yellow]{p['label']} {p.get('status')}[/yellow]: {p.get('reason')}")
+    real = r.get("real") or {}
+    if real:
+        con.print(f"Setting A (real): AUROC {_f(real.get('auroc'))}, AUPRC {_f(real.get('auprc'))}")
+    if any(p.get("drop_vs_reference") is not None for p in r["points"]):
+        for p in r["points"]:
+            if p.get("drop_vs_reference") is not None:
+                con.print(f"{p['label']}: AUROC drop vs --reference {100 * p['drop_vs_reference']:.1f}%")
+    run = (f"{r['fits_run']} fits in {r['wall_s']:.1f} s on {r['placement']}" if r["fits_run"]
+           else "nothing to run: every fit was already in --out (resumed)")
+    con.print(f"this run: {run}")
+    for n in r.get("notes") or []:
+        con.print(f"note: {n}")
+    if r.get("plot"):
+        con.print(f"plot: {r['plot']}")
+    con.print(f"results: {r['out']} (table utility)")
