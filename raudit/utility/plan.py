@@ -94,8 +94,11 @@ def teachers_of(text: str, n_rows: int) -> int | None:
 
 
 def _accepts(cls: type, name: str) -> bool:
+    """Whether the generator declares ``name`` as an option (its keyword-only
+    parameters; a catch-all ``**options`` does not count: sweeping an option the
+    generator ignores would only relabel identical runs)."""
     params = inspect.signature(cls.__init__).parameters
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def check(req: UtilityRequest):
