@@ -96,7 +96,9 @@ def show(r: dict[str, Any]) -> None:
         for p in r["points"]:
             if p.get("drop_vs_reference") is not None:
                 con.print(f"{p['label']}: AUROC drop vs --reference {100 * p['drop_vs_reference']:.1f}%")
-    run = (f"{r['fits_run']} fits in {r['wall_s']:.1f} s on {r['placement']}" if r["fits_run"]
+    what = " + ".join(([f"{r['fits_run']} fits"] if r["fits_run"] else [])
+                      + (["Setting A"] if r.get("real_run") else []))
+    run = (f"{what} in {r['wall_s']:.1f} s on {r['placement']}" if what
            else "nothing to run: every fit was already in --out (resumed)")
     con.print(f"this run: {run}")
     for n in r.get("notes") or []:

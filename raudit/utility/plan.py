@@ -138,6 +138,20 @@ def base_config(req: UtilityRequest, ds) -> dict[str, Any]:
             "data_digest": data_digest(ds.train)}
 
 
+def _cap(cls: type, opts: dict, preset: str, ds, cap: int | None) -> int | None:
+    """The study's iteration cap (10,000) as a cap: a generator whose own schedule stops
+    earlier keeps it (turing runs its fixed 100); one without a limit (the `paper`
+    preset) or above it gets ``cap``. An explicit -o max_iter=... wins."""
+    if cap is None or "max_iter" in opts or not _accepts(cls, "max_iter"):
+        return None
+    try:
+        kw = {**opts, **({"preset": preset} if _accepts(cls, "preset") else {})}
+        own = getattr(cls(**kw).resolve(len(ds.train), ds.train.shape[1]), "max_iter", None)
+    except (AttributeError, NotImplementedError, TypeError, ConfigError):
+        return cap
+    return cap if own is None or own >= cap else None
+
+
 def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
     """Every sweep point as (config, reason it cannot run or None)."""
     cls = generators.get(req.impl)
@@ -149,7 +163,7 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
         opts = dict(req.options)
         reason = None
         for key, value in (("preset", preset), ("teachers", k), ("conditional", cond),
-                           ("max_iter", req.max_iter if "max_iter" not in opts else None)):
+                           ("max_iter", _cap(cls, opts, preset, ds, req.max_iter))):
             if value is None:
                 continue
             if _accepts(cls, key):

@@ -102,8 +102,12 @@ def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig 
     if skipped:
         store.append(TABLE, skipped)
 
+    real_ok = []
+
     def on_done(spec, rows, error):
         store.append(TABLE, rows if error is None else failed_rows(spec, error))
+        if spec.get("real") and error is None:
+            real_ok.append(spec["trial_id"])
 
     what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
     with session(engine), progress(f"{what} (fits)", sum(_weight(s) for s in specs)) as tick:
@@ -113,7 +117,8 @@ def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig 
     rows = rows[rows["run_id"] == run_id]
     result = an.analyse(rows, reference=reference)
     return {**result, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
-            "out": str(out), "run_id": run_id, "fits_run": stats.units,
+            "out": str(out), "run_id": run_id, "fits_run": stats.units - len(real_ok),
+            "real_run": bool(real_ok),
             "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
             "placement": stats.placement, "notes": stats.notes,
             "fits": req.fits, "samples": req.samples}

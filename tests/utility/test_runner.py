@@ -49,7 +49,7 @@ def test_resume_skips_finished_fits_and_reproduces_missing_ones(tmp_path):
     run_utility(req, tmp_path, LOCAL)
     before = _values(tmp_path)
     again = run_utility(req, tmp_path, LOCAL)
-    assert again["fits_run"] == 0 and len(frame(tmp_path)) == 40
+    assert again["fits_run"] == 0 and not again["real_run"] and len(frame(tmp_path)) == 40
     store = ResultStore(tmp_path)
     last = store.parts("utility")[-1]  # one fit's chunk
     last.unlink()
@@ -108,3 +108,17 @@ def test_bad_input_is_rejected_before_any_work(tmp_path):
         run_utility(UtilityRequest(**SMALL, epsilons=(0.0,)), tmp_path / "o", LOCAL)
     with pytest.raises(ConfigError, match="teachers"):
         run_utility(UtilityRequest(**SMALL, teachers=("N/0",)), tmp_path / "o", LOCAL)
+
+
+def test_iteration_cap_and_classifier_defaults():
+    from raudit import data
+    from raudit.utility import plan
+
+    ds = data.load("breast-cancer")
+    opts = {impl: plan.configs(UtilityRequest(impl=impl, presets=(p,)), ds)[0][0]["options"]
+            for impl, p in (("turing", "default"), ("paper", "paper"))}
+    assert "max_iter" not in opts["turing"]  # its own fixed 100 iterations stay
+    assert opts["paper"]["max_iter"] == plan.STUDY_MAX_ITER  # the paper preset has no cap
+    assert plan.classifier_names(UtilityRequest(), "mnist") == ("lr", "rf")
+    assert len(plan.classifier_names(UtilityRequest(), "cervical")) == 12
+    assert plan.teachers_of("N/100", 686) == 6 and plan.teachers_of("N/5000", 686) == 1
