@@ -122,3 +122,14 @@ def test_iteration_cap_and_classifier_defaults():
     assert plan.classifier_names(UtilityRequest(), "mnist") == ("lr", "rf")
     assert len(plan.classifier_names(UtilityRequest(), "cervical")) == 12
     assert plan.teachers_of("N/100", 686) == 6 and plan.teachers_of("N/5000", 686) == 1
+
+
+def test_conditional_sweep_only_where_supported():
+    from raudit import data
+    from raudit.utility import plan
+
+    ds = data.load("breast-cancer")
+    paper = plan.configs(UtilityRequest(impl="paper", conditional=(False, True)), ds)
+    assert [r for _, r in paper] == ["paper has no option 'conditional' (cannot sweep it)"] * 2
+    orig = plan.configs(UtilityRequest(impl="original", conditional=(False, True)), ds)
+    assert [c["options"]["conditional"] for c, r in orig if r is None] == [False, True]
