@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler
+from threadpoolctl import threadpool_limits
 
 from raudit import classifiers as clf
 from raudit.audit.chunk import _generator, _num, _sample, load_train
@@ -55,7 +56,10 @@ def score_setting(names, train: pd.DataFrame, test: pd.DataFrame, seed_of) -> li
     rows = []
     for name in names:
         t0 = time.perf_counter()
-        s, info = clf.get(name).fit_score(Xtr, ytr, Xte, seed=seed_of(name))
+        # One BLAS/OpenMP thread, like torch in the actors: the engine runs one chunk per
+        # core, and a multi-threaded MLP or XGBoost would fight the other chunks for cores.
+        with threadpool_limits(limits=1):
+            s, info = clf.get(name).fit_score(Xtr, ytr, Xte, seed=seed_of(name))
         wall = time.perf_counter() - t0
         for metric, fn in mt.METRICS.items():
             rows.append({"classifier": name, "metric": metric, "value": fn(yte, s),
