@@ -29,9 +29,9 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
         ps = sorted(ps, key=lambda p: p["epsilon"])
         x = [p["epsilon"] for p in ps]
         line, = ax.plot(x, [p[f"{metric}_B"] for p in ps], marker="o", label=f"{name} B")
-        c = [p.get(f"{metric}_C") for p in ps]
-        if all(v is not None for v in c):
-            ax.plot(x, c, marker="x", ls="--", color=line.get_color(), label=f"{name} C")
+        c = [(p["epsilon"], p[f"{metric}_C"]) for p in ps if p.get(f"{metric}_C") is not None]
+        if c:  # C is undefined where the synthetic test split had one class
+            ax.plot(*zip(*c), marker="x", ls="--", color=line.get_color(), label=f"{name} C")
     real = (result.get("real") or {}).get(metric)
     if real is not None:
         ax.axhline(real, color="k", lw=1, ls=":", label="A (real)")
