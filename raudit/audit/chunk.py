@@ -81,10 +81,11 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     gen = _generator(gs, spec.get("device"))
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
-    synths = _sample(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
+    n_rows = g.sample_size(gs, table)
+    synths = _sample(models, n_rows, [t["sample_seed"] for t in trials])
     X = extract(gs["features"], synths, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
-    base = _row_base(spec)
+    base = {**_row_base(spec), "synthetic_rows": n_rows}
     rows = []
     for t, m, x in zip(trials, models, X):
         s = m.summary()

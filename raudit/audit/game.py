@@ -39,6 +39,7 @@ from raudit.results.ids import trial_id
 
 WORLDS = ("out", "in")
 NEIGHBOURS = ("add-remove", "replace")
+SYNTHETIC_PROTOCOLS = ("same", "per-world")
 SPLITS = (("train", 0.4), ("val", 0.2), ("test", 0.4))
 _WORLD_KEY = {"out": 0, "in": 1}
 _FIT, _SAMPLE = 0, 1  # seed purposes: a model's training and sampling streams differ
@@ -70,23 +71,43 @@ class Game:
     bounds: str | None = None
     neighbours: str = "add-remove"
     context: Mapping[str, Any] = field(default_factory=dict)
+    # "same": every model samples ``synthetic_rows`` (raudit's sound default);
+    # "per-world": each model samples its own training size, as the study's harness
+    # did (|D_in| vs |D_in| - 1 rows: the size alone can give the world away).
+    synthetic_protocol: str = "same"
 
     def __post_init__(self) -> None:
         if self.neighbours not in NEIGHBOURS:
             raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}; "
                               f"got {self.neighbours!r}")
         split_sizes(self.shadow_models)
+        if self.synthetic_protocol not in SYNTHETIC_PROTOCOLS:
+            raise ConfigError(f"--synthetic-rows takes a number or per-world; got "
+                              f"{self.synthetic_protocol!r}")
         if self.synthetic_rows < 1:
             raise ConfigError(f"--synthetic-rows must be at least 1, got {self.synthetic_rows}")
 
     def spec(self) -> dict[str, Any]:
-        """The audit's identity (the store's manifest; the base of every trial id)."""
-        return {"impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
+        """The audit's identity (the store's manifest; the base of every trial id).
+
+        ``synthetic_protocol`` appears only when it is not the default, so that the
+        ids of audits written before it existed stay the same.
+        """
+        extra = ({"synthetic_protocol": self.synthetic_protocol}
+                 if self.synthetic_protocol != "same" else {})
+        return {**extra, "impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
                 "label": self.label, "bounds": self.bounds, "data_digest": self.data_digest,
                 "target": self.target, "neighbours": self.neighbours, "epsilon": self.epsilon,
                 "delta": self.delta, "attack": self.attack, "features": self.features,
                 "shadow_models": self.shadow_models, "seed": self.seed,
                 "synthetic_rows": self.synthetic_rows, "context": dict(self.context)}
+
+
+def sample_size(game_spec: Mapping[str, Any], table: pd.DataFrame) -> int:
+    """Synthetic rows a model trained on ``table`` samples under the game's protocol."""
+    if game_spec.get("synthetic_protocol", "same") == "per-world":
+        return len(table)
+    return int(game_spec["synthetic_rows"])
 
 
 def split_sizes(shadow_models: int) -> dict[str, int]:

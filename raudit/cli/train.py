@@ -15,7 +15,7 @@ from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
-from raudit.results.store import write_atomic
+from raudit.results.store import check_writable, write_atomic
 
 FORMATS = ("parquet", "csv")
 
@@ -59,8 +59,7 @@ def train(
                                   device=device, options=option)
     gen = generators.get(impl)(**kwargs)
     out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    check_writable(out)  # before training: a finished model must not be lost at the end
     total = _expected_iterations(gen, len(ds.train), ds.train.shape[1])
     t0 = time.perf_counter()
     with iteration_bar(f"training {impl} on {ds.name}", total, quiet=as_json) as tick:

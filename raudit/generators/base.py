@@ -87,6 +87,21 @@ class Generator(ABC):
                   columns=tuple(columns) if columns else None, observer=observer)
         return self
 
+    def check(self, data: pd.DataFrame, *, epsilon: float, delta: float | None = None,
+              columns: Sequence[ColumnMeta] | None = None) -> None:
+        """Raise a RauditError for settings that cannot train on ``data``, without training.
+
+        Audits call this on both worlds before any work starts. The default checks the
+        privacy parameters, the table, and the hyperparameters a generator resolves from
+        the table's shape (``resolve(n_rows, n_cols)``, e.g. more teachers than rows);
+        generators with other table-dependent limits extend it.
+        """
+        check_privacy(epsilon, self.default_delta if delta is None else delta)
+        check_table(data, allow_nan=self.allow_nan)
+        resolve = getattr(self, "resolve", None)
+        if callable(resolve):
+            resolve(len(data), data.shape[1])
+
     @abstractmethod
     def _fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None, seed: int,
              columns: tuple[ColumnMeta, ...] | None, observer: Observer | None) -> None: ...

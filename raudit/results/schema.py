@@ -28,7 +28,8 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 2  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 3  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+# 3: summary synthetic_protocol, verdict, first_error
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -92,6 +93,10 @@ SUMMARY: dict[str, pa.DataType] = {
     "synthetic_rows": _I64,
     "models_ok": _I64,  # shadow models with status ok (of 2 x shadow_models)
     "models_per_hour": _F64,  # throughput of the run that wrote this row
+    # version 3 (the audit a user can trust)
+    "synthetic_protocol": _STR,  # "same" (both worlds sample synthetic_rows) | "per-world"
+    "verdict": _STR,  # one sentence: violated / not detected, with confidence and ceiling
+    "first_error": _STR,  # the first failed model's error when some failed (missing > 0)
 }
 
 TABLES: dict[str, dict[str, pa.DataType]] = {"shadow": SHADOW, "summary": SUMMARY}
