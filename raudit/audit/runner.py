@@ -254,11 +254,18 @@ def _check_models(store: ResultStore, ids: set[str], total: int) -> None:
     errors = mine.loc[mine["status"] == "failed", "error"].dropna()
     if errors.empty:
         raise AuditFailed(f"no shadow model of the {total} finished; nothing to analyse")
-    first = errors.iloc[0].strip().splitlines()
-    headline = next((ln for ln in first if ln and not ln.startswith(" ")), first[-1])
-    count = int((errors == errors.iloc[0]).sum())
-    raise AuditFailed(f"all {total} shadow models failed ({count} with: {headline.strip()[:300]}); "
+    heads = errors.map(headline)
+    count = int((heads == heads.iloc[0]).sum())
+    raise AuditFailed(f"all {total} shadow models failed ({count} with: {heads.iloc[0]}); "
                       "nothing to analyse")
+
+
+def headline(error: str) -> str:
+    """The line of a recorded error that says what happened (a traceback's last line)."""
+    lines = [ln.strip() for ln in str(error).strip().splitlines() if ln.strip()]
+    if not lines:
+        return "unknown error"
+    return (lines[-1] if lines[0].startswith("Traceback") else lines[0])[:300]
 
 
 class Estimator:
@@ -368,8 +375,7 @@ def _first_error(shadow: pd.DataFrame, ids: set[str]) -> str | None:
     bad = shadow[shadow["trial_id"].isin(ids) & (shadow["status"] == "failed")]["error"].dropna()
     if bad.empty:
         return None
-    lines = [ln for ln in bad.iloc[0].strip().splitlines() if ln.strip()]
-    return lines[-1].strip()[:300] if lines else None
+    return headline(bad.iloc[0])
 
 
 def _append_summary(store: ResultStore, row: dict) -> None:
