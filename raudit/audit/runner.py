@@ -24,14 +24,16 @@ import pandas as pd
 from raudit import data, generators
 from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
-from raudit.audit import chunk
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import (Game, data_digest, derive_seed, split_sizes, trials, worlds)
+from raudit.audit.game import Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
+from raudit.audit.guard import (Estimator, check_models, first_error, probe,
+                                validate_generator)
 from raudit.audit.verdict import verdict
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
 
@@ -132,18 +134,6 @@ def _synthetic_rows(value: int | str | None) -> tuple[str, int | None]:
     return "same", int(value)
 
 
-def validate_generator(cls, options: dict, train, target, neighbours: str, epsilon: float,
-                       delta: float | None, columns) -> None:
-    """Reject generator settings that `raudit train` would reject, on the audit's own worlds,
-    before Ray starts or anything is written (the constructor checks the options; the
-    generator's ``check`` its table-dependent settings, e.g. more teachers than rows)."""
-    gen = cls(**options)
-    tables = [train] if target == "auto" else list(worlds(train, target, neighbours).values())
-    for table in tables:
-        generators.base.check_table(table, allow_nan=cls.allow_nan)
-        gen.check(table, epsilon=epsilon, delta=delta, columns=columns)
-
-
 def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], done: set[str],
                 chunk_size: int) -> list[dict]:
     """Pending trials as chunks of at most ``chunk_size``, one world each, worlds alternating."""
@@ -214,88 +204,6 @@ def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineCo
     return row, aucs, stats
 
 
-def probe(game: Game, audit_id: str) -> None:
-    """Run the whole pipeline once, on one model capped at one iteration, in this process.
-
-    ``check`` covers what can be foreseen from the options and the table; this covers
-    the rest (an eps below an implementation's floor, a failure in sampling or feature
-    extraction) in about a second, before Ray starts or the output folder is written.
-    A generator without a ``max_iter`` option is probed with its full training.
-    """
-    import inspect
-
-    cls = generators.get(game.impl)
-    options = dict(game.options)
-    if "max_iter" in inspect.signature(cls.__init__).parameters:
-        options["max_iter"] = 1
-    spec = {"audit_id": audit_id, "game": {**game.spec(), "options": options}, "world": "in",
-            "trials": trials(game, world="in", count=1), "device": "cpu"}
-    try:
-        chunk.run_chunk(spec)  # the module's, not this module's name (tests patch that one)
-    except RauditError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a bug or a numerical failure: say what and where
-        raise AuditFailed(f"{game.impl} failed on the audit's data before any work started: "
-                          f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
-
-
-class AuditFailed(RauditError):
-    """The audit could not produce a result (every model failed, or the probe did)."""
-
-    exit_code = 1
-
-
-def _check_models(store: ResultStore, ids: set[str], total: int) -> None:
-    """Raise AuditFailed when no model of the audit trained, with the first error and count."""
-    shadow = store.read("shadow")
-    mine = shadow[shadow["trial_id"].isin(ids)]
-    if (mine["status"] == "ok").any():
-        return
-    errors = mine.loc[mine["status"] == "failed", "error"].dropna()
-    if errors.empty:
-        raise AuditFailed(f"no shadow model of the {total} finished; nothing to analyse")
-    heads = errors.map(headline)
-    count = int((heads == heads.iloc[0]).sum())
-    raise AuditFailed(f"all {total} shadow models failed ({count} with: {heads.iloc[0]}); "
-                      "nothing to analyse")
-
-
-def headline(error: str) -> str:
-    """The line of a recorded error that says what happened (a traceback's last line)."""
-    lines = [ln.strip() for ln in str(error).strip().splitlines() if ln.strip()]
-    if not lines:
-        return "unknown error"
-    return (lines[-1] if lines[0].startswith("Traceback") else lines[0])[:300]
-
-
-class Estimator:
-    """Prints, once the first chunk has finished, the run's estimated total time."""
-
-    def __init__(self, total_models: int, engine: EngineConfig, notice):
-        import os
-        import time
-
-        self.total, self.notice, self.t0, self.done = total_models, notice, time.perf_counter(), False
-        self.workers = engine.workers or (1 if engine.backend == "local" else (os.cpu_count() or 1))
-
-    def __call__(self, rows: list[dict]) -> None:
-        models = len({r["shadow_index"] for r in rows})  # pool chunks: a row per candidate
-        if self.done or not rows or self.total <= models:
-            return
-        self.done = True
-        per_model = sum(r.get("wall_s") or 0.0 for r in rows) / len(rows)
-        secs = per_model * self.total / self.workers
-        self.notice(f"the first chunk trained {models} models at {per_model:.2f} s each: the "
-                    f"{self.total:,} models should take about {_duration(secs)} on "
-                    f"{self.workers} worker(s)")
-
-
-def _duration(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
-
-
 def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
               progress: Progress | None = None, notice=None) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
@@ -354,7 +262,7 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
                         f"{game.impl} vs {game.attack} on {game.dataset}",
                         estimator=Estimator(sum(len(c["trials"]) for c in specs), engine, notice))
     ids = {t["trial_id"] for ts in per_world.values() for t in ts}
-    _check_models(store, ids, len(ids))
+    check_models(store, ids, len(ids))
     shadow = store.read("shadow")
     result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
     rate = stats.units / stats.wall_s * 3600 if stats.units and stats.wall_s > 0 else None
@@ -364,18 +272,11 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
                          models_per_hour=rate)
     row["synthetic_protocol"] = game.synthetic_protocol
     row["verdict"] = verdict(row)
-    row["first_error"] = _first_error(shadow, ids) if result["missing"] else None
+    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     _append_summary(store, row)
     return {**row, **selection, "out": str(out), "models_run": stats.units,
             "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
             "placement": stats.placement, "notes": stats.notes, "target_row": game.target}
-
-
-def _first_error(shadow: pd.DataFrame, ids: set[str]) -> str | None:
-    bad = shadow[shadow["trial_id"].isin(ids) & (shadow["status"] == "failed")]["error"].dropna()
-    if bad.empty:
-        return None
-    return headline(bad.iloc[0])
 
 
 def _append_summary(store: ResultStore, row: dict) -> None:
