@@ -14,6 +14,7 @@ finished chunk is appended as soon as the engine reports it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.game import NEIGHBOURS, Game, data_digest, derive_seed, split_sizes, trials
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import (Estimator, check_models, first_error, probe,
                                 validate_generator)
@@ -66,6 +67,39 @@ class AuditRequest:
     target_selection: str = "pool"  # pool | per-candidate
     selection_models: int = 200  # pool selection: models shared by every candidate
 
+    def __post_init__(self) -> None:
+        """Check what needs no data, so that a config file or the Python API fails at once,
+        with the same messages as the command line."""
+        for name in ("shadow_models", "seed", "chunk_size", "target_candidates", "target_pairs",
+                     "selection_models"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name.replace('_', '-')} must be an integer, got {value!r}")
+        if self.chunk_size < 1:
+            raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
+        split_sizes(self.shadow_models)
+        _synthetic_rows(self.synthetic_rows)
+        if self.neighbours not in NEIGHBOURS:
+            raise ConfigError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; "
+                              f"got {self.neighbours!r}")
+        if self.target_selection not in sel.PROTOCOLS:
+            raise ConfigError(f"--target-selection must be one of {', '.join(sel.PROTOCOLS)}; "
+                              f"got {self.target_selection!r}")
+        if not isinstance(self.options, dict):
+            raise ConfigError(f"options must be a mapping of option names to values, got "
+                              f"{type(self.options).__name__}")
+        generators.base.check_privacy(self.epsilon, self.delta)
+
+    @classmethod
+    def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
+        """A request from a config mapping; unknown keys are an error naming the known ones."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ConfigError(f"unknown audit setting(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(known))}")
+        return cls(**config)
+
 
 @contextlib.contextmanager
 def _quiet(description: str, total: int) -> Iterator[Callable[[int], None]]:
@@ -77,17 +111,11 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     manifest spec, and the loaded dataset."""
     attack, features = resolve_attack(req.attack, req.features)
     cls = generators.get(req.impl)
-    if req.chunk_size < 1:
-        raise ConfigError(f"--chunk-size must be at least 1, got {req.chunk_size}")
-    split_sizes(req.shadow_models)
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or ("worst-case" if attack.name == "querybased" else "breast-cancer")
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":
-        if req.target_selection not in sel.PROTOCOLS:
-            raise ConfigError(f"--target-selection must be one of {', '.join(sel.PROTOCOLS)}; "
-                              f"got {req.target_selection!r}")
         if req.target_selection == "pool":
             sel.check_pool(req.selection_models, req.target_candidates)
         else:

@@ -4,6 +4,8 @@ protocol next to raudit's default, and a verdict sentence."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -177,3 +179,19 @@ def test_summary_row_carries_verdict_and_protocol(tmp_path):
     summary = pd.read_parquet(tmp_path / "summary")
     assert summary["verdict"].iloc[0] == r["verdict"] and "VIOLATED" in r["verdict"]
     assert np.isfinite(r["eps_cp"]) and r["eps_cp"] > 1
+
+
+@pytest.mark.parametrize("config,needle", [
+    ({"shadow_models": 3}, "too few"),
+    ({"shadow_models": "10"}, "must be an integer"),
+    ({"chunk_size": 0}, "--chunk-size"),
+    ({"synthetic_rows": "lots"}, "per-world"),
+    ({"neighbours": "swap"}, "--neighbours"),
+    ({"target_selection": "magic"}, "--target-selection"),
+    ({"epsilon": 0}, "epsilon must be a positive"),
+    ({"delta": 1.5}, "delta must be in"),
+    ({"shadow_modles": 10}, "unknown audit setting(s) shadow_modles"),
+])
+def test_request_validates_itself_like_the_cli(config, needle):
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        AuditRequest.from_dict(config)
