@@ -178,7 +178,9 @@ def _show(r: dict) -> None:
         t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
     if "target_aucs" in r:
         best = r["target_aucs"].get(str(r["target_row"]))
-        t.add_row("target selection", f"{len(r['target_aucs'])} candidates, best AUC {_fmt(best)}")
+        t.add_row("target selection", f"{len(r['target_aucs'])} candidates scored by "
+                  f"{r.get('selection_models', 0)} models trained in this run, best AUC "
+                  f"{_fmt(best)} (row {r['target_row']})")
     for note in r.get("notes") or []:
         t.add_row("note", note)
     t.add_row("results", r["out"])
