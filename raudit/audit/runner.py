@@ -286,9 +286,14 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
                          "selection_failed_chunks": sstats.failed_chunks}
         per_world = {w: trials(game, world=w) for w in ("out", "in")}
         specs = chunk_specs(game, audit_id, per_world, store.done_ids(), req.chunk_size)
+        pending = sum(len(c["trials"]) for c in specs)
+        if specs:
+            notice(f"{pending:,} of {2 * game.shadow_models:,} shadow models to train, in "
+                   f"{len(specs)} chunk(s) of up to {req.chunk_size}; the time estimate "
+                   "follows the first chunk")
         stats = execute(specs, store, engine, progress,
                         f"{game.impl} vs {game.attack} on {game.dataset}",
-                        estimator=Estimator(sum(len(c["trials"]) for c in specs), engine, notice))
+                        estimator=Estimator(pending, engine, notice))
     ids = {t["trial_id"] for ts in per_world.values() for t in ts}
     check_models(store, ids, len(ids))
     shadow = store.read("shadow")
