@@ -92,7 +92,8 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]),
                      "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
                      "eps_hat": _num(s.get("eps_hat")), "wall_s": wall, "status": "ok",
-                     "error": None, "features_vec": np.asarray(x, dtype=float)})
+                     "error": None, "features_vec": np.asarray(x, dtype=float),
+                     "delta": _num(s.get("delta", gs.get("delta")))})
     return rows
 
 
@@ -110,6 +111,7 @@ def _row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
             "attack": gs["attack"], "features": gs["features"], "world": spec["world"],
             "target": str(gs["target"]), "synthetic_rows": int(gs["synthetic_rows"]),
             "chunk_models": len(spec["trials"]), "device": spec.get("device") or "cpu",
+            "delta": None if gs.get("delta") is None else float(gs["delta"]),
             "options_json": canonical_json(gs.get("options") or {})}
 
 

@@ -29,6 +29,7 @@ from raudit.audit.chunk import failed_rows, run_chunk
 from raudit.audit.game import Game, data_digest, derive_seed, split_sizes, trials
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import ConfigError
+from raudit.privacy import resolve_delta
 from raudit.results import ResultStore, spec_hash
 
 Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
@@ -77,10 +78,8 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":
         tg.check_settings(req.target_candidates, req.target_pairs)
-    # An audit needs one delta for training and for the bounds: an implementation whose
-    # own default is None (a delta per table size, or pure DP) gets the study's 1e-5.
-    delta = req.delta if req.delta is not None else (cls.default_delta or STUDY_DELTA)
-    generators.base.check_privacy(req.epsilon, delta)
+    # One delta for training and for the bounds, resolved as `raudit train` resolves it.
+    delta = resolve_delta(req.impl, req.options, req.epsilon, req.delta, len(ds.train)).delta
     game = Game(impl=req.impl, options=dict(req.options), dataset=dataset, target=target,
                 epsilon=float(req.epsilon), delta=delta, attack=attack.name, features=features,
                 shadow_models=int(req.shadow_models), seed=int(req.seed),

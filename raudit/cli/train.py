@@ -15,6 +15,7 @@ from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
+from raudit.privacy import PrivacySpec
 from raudit.results.store import write_atomic
 
 FORMATS = ("parquet", "csv")
@@ -58,6 +59,8 @@ def train(
     kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
                                   device=device, options=option)
     gen = generators.get(impl)(**kwargs)
+    privacy = PrivacySpec(epsilon, delta).resolve(gen, len(ds.train))  # the audit resolves it alike
+    delta = privacy.delta
     out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
@@ -78,7 +81,7 @@ def train(
     s = gen.summary()
     summary = {
         "impl": impl, "dataset": ds.name, "epsilon": epsilon,
-        "delta": s.get("delta", delta if delta is not None else gen.default_delta), "seed": seed,
+        "delta": privacy.delta, "delta_rule": privacy.delta_rule, "seed": seed,
         "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,

@@ -110,6 +110,13 @@ class Generator(ABC):
     def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
         """n synthetic rows in the fitted table's schema and scale."""
 
+    def delta_rule(self) -> float | str | None:
+        """How this generator picks delta when none is given: a number, the name of a
+        rule in :data:`raudit.privacy.DELTA_RULES` (e.g. ``"1/(N sqrt N)"``), or None for
+        a mechanism that ignores delta (pure DP). :class:`raudit.privacy.PrivacySpec`
+        resolves it once for train and audit alike."""
+        return self.default_delta
+
     def summary(self) -> dict[str, Any]:
         """What training did: at least ``iterations`` and ``eps_hat`` (NaN if none)."""
         return dict(self.summary_)
