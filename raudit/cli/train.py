@@ -16,6 +16,7 @@ from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
+from raudit.seeds import train_seeds
 from raudit.results.store import write_atomic
 
 FORMATS = ("parquet", "csv")
@@ -61,6 +62,7 @@ def train(
     gen = generators.get(impl)(**kwargs)
     privacy = PrivacySpec(epsilon, delta).resolve(gen, len(ds.train))  # the audit resolves it alike
     delta = privacy.delta
+    fit_seed, sample_seed = train_seeds(seed)  # the audit's derivation (raudit.seeds)
     out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
@@ -69,19 +71,20 @@ def train(
     with iteration_bar(f"training {impl} on {ds.name}", total, quiet=as_json) as tick:
         if parallel == "teachers":
             from raudit.engine.teachers import fit_teacher_parallel
-            gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=seed,
+            gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=fit_seed,
                                        columns=ds.columns, workers=workers, progress=tick)
         elif hasattr(gen, "fit_many"):
-            gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[seed],
+            gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[fit_seed],
                                columns=ds.columns, **({"progress": tick} if _takes_progress(gen) else {}))[0]
         else:
-            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=seed, columns=ds.columns)
-    synth = gen.sample(rows or len(ds.train), seed=seed + 1)
+            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=fit_seed, columns=ds.columns)
+    synth = gen.sample(rows or len(ds.train), seed=sample_seed)
     wall = time.perf_counter() - t0
     s = gen.summary()
     summary = {
         "impl": impl, "dataset": ds.name, "epsilon": epsilon,
         "delta": privacy.delta, "delta_rule": privacy.delta_rule, "seed": seed,
+        "fit_seed": fit_seed, "sample_seed": sample_seed,
         "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
