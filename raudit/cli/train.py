@@ -16,6 +16,7 @@ from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
+from raudit.results.events import EventSink
 from raudit.seeds import train_seeds
 from raudit.results.store import write_atomic
 
@@ -43,6 +44,7 @@ def train(
     fmt: Annotated[str, typer.Option("--format", help="Synthetic data file format: parquet or csv.")] = "parquet",
     parallel: Annotated[str, typer.Option("--parallel", help="none, or `teachers`: teacher shards on Ray actors.")] = "none",
     workers: Annotated[int, typer.Option("--workers", help="Ray actors for --parallel teachers.")] = 2,
+    events: Annotated[bool, typer.Option("--events", help="Record every training event (teacher batches, votes, accountant steps) to events.parquet in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Fit one generator on a dataset; write synthetic data and summary.json to --out."""
@@ -66,18 +68,21 @@ def train(
     out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
+    sink = EventSink(seeds=[fit_seed]) if events else None
     total = _expected_iterations(gen, len(ds.train), ds.train.shape[1])
     t0 = time.perf_counter()
     with iteration_bar(f"training {impl} on {ds.name}", total, quiet=as_json) as tick:
         if parallel == "teachers":
             from raudit.engine.teachers import fit_teacher_parallel
             gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=fit_seed,
-                                       columns=ds.columns, workers=workers, progress=tick)
+                                       columns=ds.columns, workers=workers, progress=tick,
+                                       observer=sink)
         elif hasattr(gen, "fit_many"):
             gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[fit_seed],
-                               columns=ds.columns, **({"progress": tick} if _takes_progress(gen) else {}))[0]
+                               columns=ds.columns, observer=sink, **({"progress": tick} if _takes_progress(gen) else {}))[0]
         else:
-            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=fit_seed, columns=ds.columns)
+            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=fit_seed, columns=ds.columns,
+                    observer=sink)
     synth = gen.sample(rows or len(ds.train), seed=sample_seed)
     wall = time.perf_counter() - t0
     s = gen.summary()
@@ -88,8 +93,11 @@ def train(
         "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
-        "synthetic": f"synthetic.{fmt}",
+        "synthetic": f"synthetic.{fmt}", "events": "events.parquet" if events else None,
     }
+    if sink is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        sink.write(out / "events.parquet")
     _write_outputs(out, synth, summary, fmt)
     if as_json:
         typer.echo(json.dumps(summary, default=str, indent=2))

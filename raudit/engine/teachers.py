@@ -83,7 +83,7 @@ def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
 
 
 def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: int = 2,
-                         progress=None):
+                         progress=None, observer=None):
     """Fit ``gen`` on ``table`` with its teachers on ``workers`` Ray actors."""
     train = getattr(gen, "train", None)
     if train is None or "make_teachers" not in inspect.signature(train).parameters:
@@ -98,7 +98,7 @@ def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: 
                  include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         return gen.fit_many([table], epsilon=epsilon, delta=delta, seeds=[seed], columns=columns,
-                            progress=progress,
+                            progress=progress, observer=observer,
                             train_options={"make_teachers": _spawn_shards(workers, seed, gen.dtype)})[0]
     finally:
         if started:
