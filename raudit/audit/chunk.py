@@ -19,7 +19,6 @@ retries it and then records its trials as failed, see :func:`failed_rows`).
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,9 +54,8 @@ def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
 def _generator(game_spec: Mapping[str, Any], device: str | None):
     cls = generators.get(game_spec["impl"])
     kwargs = dict(game_spec.get("options") or {})
-    params = inspect.signature(cls.__init__).parameters
     # The slot decides the device, not the audit spec (trial ids stay device-free).
-    if device and ("device" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+    if device and cls.describe().device:
         kwargs["device"] = device
     return cls(**kwargs)
 

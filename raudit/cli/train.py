@@ -79,7 +79,7 @@ def train(
                                        observer=sink)
         elif hasattr(gen, "fit_many"):
             gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[fit_seed],
-                               columns=ds.columns, observer=sink, **({"progress": tick} if _takes_progress(gen) else {}))[0]
+                               columns=ds.columns, observer=sink, **({"progress": tick} if gen.describe().progress else {}))[0]
         else:
             gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=fit_seed, columns=ds.columns,
                     observer=sink)
@@ -104,11 +104,6 @@ def train(
     else:
         typer.echo(f"{impl} on {ds.name}: {summary['iterations']} iterations, eps_hat "
                    f"{summary['eps_hat']}, {summary['wall_s']} s -> {out}/")
-
-
-def _takes_progress(gen) -> bool:
-    import inspect
-    return "progress" in inspect.signature(gen.fit_many).parameters
 
 
 def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:

@@ -27,6 +27,7 @@ import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
+from raudit.generators.capabilities import Capabilities, options_of
 from raudit.generators.events import Observer
 
 
@@ -70,6 +71,12 @@ class Generator(ABC):
     description: ClassVar[str] = ""
     allow_nan: ClassVar[bool] = False
     default_delta: ClassVar[float | None] = 1e-5
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @classmethod
+    def describe(cls) -> Capabilities:
+        """The declared capabilities, with the constructor's options (name, type, default)."""
+        return cls.capabilities.with_options(options_of(cls))
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)

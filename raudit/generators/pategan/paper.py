@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
@@ -53,6 +54,9 @@ class PaperPateGan(BatchedGenerator):
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     default_delta = 1e-5
+    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+                                events=("teacher_batch", "votes", "accountant_step"),
+                                privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  batch: int | None = None, lam: float = 1e-3, orders: int = 100,

@@ -28,6 +28,7 @@ import torch
 from raudit.accountants import MOMENTS
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
@@ -54,6 +55,9 @@ class PortPateGan(BatchedGenerator):
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     default_delta: float | None = 1e-5
+    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+                                events=("teacher_batch", "votes", "accountant_step"),
+                                privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):
         check_preset(preset)
