@@ -14,7 +14,7 @@ rule of :mod:`raudit.results.schema`: add columns, never repurpose one):
 name of another event), ``active``, then the payload of each kind, null elsewhere:
 ``teacher`` and ``rows`` (teacher_batch); ``k``, ``noise_scale``, ``charged``,
 ``n1``, ``noise`` (flattened; argmax votes hold two noises per query, class 0 then
-class 1) and ``labels`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
+class 1), ``labels``, ``aggregation`` and ``noise_kind`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
 ``sigma`` (label_noise). Off by default: audits train thousands of models and do
 not record events.
 """
@@ -44,7 +44,7 @@ EVENT_SCHEMA = pa.schema([
     ("k", _I64), ("noise_scale", _F64), ("charged", pa.bool_()),
     ("n1", pa.list_(_I64)), ("noise", pa.list_(_F64)), ("labels", pa.list_(_F64)),
     ("eps_hat", _F64), ("moments", pa.list_(_F64)),
-    ("sigma", _F64),
+    ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
           LabelNoise: "label_noise"}
@@ -99,7 +99,8 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
         return {"k": int(event.k), "noise_scale": float(event.noise_scale),
                 "charged": bool(event.charged[m]), "n1": _list(event.n1[m], np.int64),
                 "noise": _list(event.noise[m], np.float64),
-                "labels": _list(event.labels[m], np.float64)}
+                "labels": _list(event.labels[m], np.float64),
+                "aggregation": event.aggregation, "noise_kind": event.noise_kind}
     if isinstance(event, AccountantStep):
         return {"eps_hat": float(event.eps_hat[m]), "moments": _list(event.moments[m], np.float64)}
     if isinstance(event, LabelNoise):

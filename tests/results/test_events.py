@@ -34,6 +34,7 @@ def test_round_trip_of_a_batched_paper_run(tmp_path):
         "teacher_batch": 2 * len(log.of(TeacherBatch)), "votes": 2 * len(log.of(Votes)),
         "accountant_step": 2 * len(log.of(AccountantStep))}
     votes = ev[ev.kind == "votes"]
+    assert set(votes.aggregation) == {"argmax"} and set(votes.noise_kind) == {"laplace"}
     for m, seed in enumerate([11, 12]):
         mine = votes[votes.model == m]
         assert (mine.model_seed == seed).all()

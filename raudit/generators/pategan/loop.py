@@ -149,7 +149,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             acct.compose(PateVote(n1_np, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, act_np))
             if observer is not None:
                 observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
-                               labels.cpu().numpy(), act_np.copy(), act_np))
+                               labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation))
             s_opt.zero_grad()
             bce_logits(nets.student(student, fake, logits=True), labels.to(fake.dtype)[..., None]).backward()
             s_opt.step(upd)
