@@ -20,10 +20,10 @@ import pandas as pd
 
 from raudit.attacks import fit_attack, score
 from raudit.audit.epsilon import audit_bound
+from raudit import seeds
 from raudit.audit.game import derive_seed
 from raudit.results.ids import canonical_json
 
-_ATTACK_STREAM = 2  # seed stream of the attack classifier (0: game, 1: target selection)
 _NAN_KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max")
 
 
@@ -92,7 +92,7 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
                     "tn": None, "fp": None})
         return out
     scored = attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
-                           derive_seed(seed, _ATTACK_STREAM) % 2**32)
+                           derive_seed(seed, seeds.ATTACK) % 2**32)
     (vs, vl), (ts, tl) = scored["val"], scored["test"]
     out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
     return out

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from raudit import seeds
 from raudit.errors import ConfigError
 from raudit.generators.base import SINGLE_CLASS_OK
 from raudit.results.ids import trial_id
@@ -41,8 +42,8 @@ WORLDS = ("out", "in")
 NEIGHBOURS = ("add-remove", "replace")
 SYNTHETIC_PROTOCOLS = ("same", "per-world")
 SPLITS = (("train", 0.4), ("val", 0.2), ("test", 0.4))
-_WORLD_KEY = {"out": 0, "in": 1}
-_FIT, _SAMPLE = 0, 1  # seed purposes: a model's training and sampling streams differ
+_WORLD_KEY = seeds.WORLDS
+_FIT, _SAMPLE = seeds.FIT, seeds.SAMPLE  # a model's training and sampling streams differ
 
 
 @dataclass(frozen=True)
@@ -131,20 +132,10 @@ def split_of(index: int, shadow_models: int) -> str:
     return "val" if index < sizes["train"] + sizes["val"] else "test"
 
 
-def derive_seed(root: int, *key: int) -> int:
-    """A 63-bit seed for ``key`` under ``root`` (SeedSequence spawn keys; no global state)."""
-    ss = np.random.SeedSequence(int(root), spawn_key=tuple(int(k) for k in key))
-    return int(ss.generate_state(1, np.uint64)[0] & np.uint64(2**63 - 1))
-
-
-def model_seeds(root: int, world: str, index: int, *, stream: int = 0) -> tuple[int, int]:
-    """(fit seed, sample seed) of shadow model ``index`` in ``world``.
-
-    ``stream`` separates families of trials drawn from the same root (0: the game,
-    1: target selection) so they never share seeds.
-    """
-    w = _WORLD_KEY[world]
-    return derive_seed(root, stream, w, index, _FIT), derive_seed(root, stream, w, index, _SAMPLE)
+# The streams and the derivation live in raudit.seeds (one place for every purpose);
+# these names stay importable from here.
+derive_seed = seeds.derive_seed
+model_seeds = seeds.model_seeds
 
 
 def trials(game: Game, *, world: str, count: int | None = None, stream: int = 0,

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 
@@ -44,7 +43,8 @@ def probe(game: Game, audit_id: str) -> None:
     """
     cls = generators.get(game.impl)
     options = dict(game.options)
-    if "max_iter" in inspect.signature(cls.__init__).parameters:
+    caps = cls.describe()
+    if caps.options is not None and "max_iter" in caps.option_names():
         options["max_iter"] = 1
     spec = {"audit_id": audit_id, "game": {**game.spec(), "options": options}, "world": "in",
             "trials": trials(game, world="in", count=1), "device": "cpu"}

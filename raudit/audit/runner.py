@@ -22,7 +22,7 @@ from typing import Any, ContextManager
 
 import pandas as pd
 
-from raudit import data, generators
+from raudit import data, generators, seeds
 from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
@@ -35,12 +35,12 @@ from raudit.audit.guard import (Estimator, check_models, first_error, probe,
 from raudit.audit.verdict import verdict
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import ConfigError
+from raudit.privacy import resolve_delta
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
 
 Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 DEFAULT_CHUNK = 100
-STUDY_DELTA = 1e-5
 
 
 @dataclass(frozen=True)
@@ -120,10 +120,8 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
             sel.check_pool(req.selection_models, req.target_candidates)
         else:
             tg.check_settings(req.target_candidates, req.target_pairs)
-    # An audit needs one delta for training and for the bounds: an implementation whose
-    # own default is None (a delta per table size, or pure DP) gets the study's 1e-5.
-    delta = req.delta if req.delta is not None else (cls.default_delta or STUDY_DELTA)
-    generators.base.check_privacy(req.epsilon, delta)
+    # One delta for training and for the bounds, resolved as `raudit train` resolves it.
+    delta = resolve_delta(req.impl, req.options, req.epsilon, req.delta, len(ds.train)).delta
     validate_generator(cls, req.options, ds.train, target, req.neighbours, req.epsilon, delta,
                        ds.columns)
     game = Game(impl=req.impl, options=dict(req.options), dataset=dataset, target=target,
@@ -133,7 +131,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
                 context={"bins": 5, "n_queries": 256, "max_points": 1024,
-                         "seed": derive_seed(req.seed, 4) % 2**32})
+                         "seed": derive_seed(req.seed, seeds.CONTEXT) % 2**32})
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
     if target == "auto":

@@ -29,14 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from raudit import seeds
 from raudit.attacks import extract
 from raudit.audit import game as g
 from raudit.audit.chunk import _generator, _num, _row_base, _sample, attack_context, load_train
 from raudit.errors import ConfigError
 from raudit.results.ids import trial_id
 
-SELECTION_STREAM = 1  # the seed stream target selection shares with the per-candidate mode
-_DESIGN = 5  # seed purpose of the drop design (0/1 are a model's fit/sample seeds)
+SELECTION_STREAM = seeds.SELECTION  # shared with the per-candidate mode
 PROTOCOLS = ("pool", "per-candidate")
 
 
@@ -52,8 +52,8 @@ def check_pool(models: int, candidates: int) -> None:
 
 def design(root: int, n_models: int, n_candidates: int) -> np.ndarray:
     """Boolean (n_models, n_candidates): True where the model trains WITH the candidate."""
-    rng = np.random.default_rng(np.random.SeedSequence(int(root), spawn_key=(SELECTION_STREAM,
-                                                                              _DESIGN)))
+    rng = np.random.default_rng(np.random.SeedSequence(int(root), spawn_key=(seeds.SELECTION,
+                                                                              seeds.POOL_DESIGN)))
     inside = np.zeros((n_models, n_candidates), dtype=bool)
     for pair in range(n_models // 2):
         half = rng.permutation(n_candidates)[: n_candidates // 2]

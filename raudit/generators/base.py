@@ -27,6 +27,7 @@ import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
+from raudit.generators.capabilities import Capabilities, options_of
 from raudit.generators.events import Observer
 
 
@@ -70,6 +71,12 @@ class Generator(ABC):
     description: ClassVar[str] = ""
     allow_nan: ClassVar[bool] = False
     default_delta: ClassVar[float | None] = 1e-5
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @classmethod
+    def describe(cls) -> Capabilities:
+        """The declared capabilities, with the constructor's options (name, type, default)."""
+        return cls.capabilities.with_options(options_of(cls))
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)
@@ -124,6 +131,13 @@ class Generator(ABC):
     @abstractmethod
     def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
         """n synthetic rows in the fitted table's schema and scale."""
+
+    def delta_rule(self) -> float | str | None:
+        """How this generator picks delta when none is given: a number, the name of a
+        rule in :data:`raudit.privacy.DELTA_RULES` (e.g. ``"1/(N sqrt N)"``), or None for
+        a mechanism that ignores delta (pure DP). :class:`raudit.privacy.PrivacySpec`
+        resolves it once for train and audit alike."""
+        return self.default_delta
 
     def summary(self) -> dict[str, Any]:
         """What training did: at least ``iterations`` and ``eps_hat`` (NaN if none)."""

@@ -29,7 +29,7 @@ import pyarrow as pa
 from raudit.errors import ConfigError, UnknownNameError
 
 SCHEMA_VERSION = 3  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
-# 3: summary synthetic_protocol, verdict, first_error
+# 3: shadow delta; summary synthetic_protocol, verdict, first_error
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -58,6 +58,8 @@ SHADOW: dict[str, pa.DataType] = {
     "synthetic_rows": _I64,  # rows sampled, the same in both worlds
     "chunk_models": _I64,  # models trained together in the chunk (the batch size M)
     "device": _STR,  # "cpu" | "cuda": where the chunk ran
+    # version 3 (one privacy spec)
+    "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
 }
 
 SUMMARY: dict[str, pa.DataType] = {
