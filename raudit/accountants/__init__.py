@@ -1,15 +1,34 @@
-"""Privacy accountants: pure functions over what a generator did.
+"""Privacy accountants: events in, eps(delta) out.
 
-``pate``: the PATE moments accountant, correct (``fixed``) and faithful variants;
-``closed_form``: the data-independent regime (eps_hat as a function of query count);
-``accountant``: the registry and a thin stateful accountant for batched training.
+``events``: the privacy events generators emit (PATE votes, Gaussian steps, GNMax
+steps, label noise); ``accountant``: the event-typed accountant registry and the PATE
+moments accountant; ``gaussian``: Gaussian events through dp_accounting's RDP and PLD
+accountants; ``pate``: the PATE moments variants as pure functions over vote counts
+(paper + faithful-buggy + fixed); ``closed_form``: the data-independent regime.
 """
 
-from raudit.accountants.accountant import MOMENTS, MomentsAccountant, get
+from raudit.accountants.accountant import (
+    ACCOUNTANTS,
+    MOMENTS,
+    Accountant,
+    MomentsAccountant,
+    PateMomentsAccountant,
+    accepting,
+    create,
+    get,
+)
 from raudit.accountants.closed_form import (
     eps_data_independent,
     iterations_to_reach,
     queries_to_reach,
+)
+from raudit.accountants.events import (
+    GaussianStep,
+    GNMaxAnswer,
+    GNMaxThreshold,
+    LabelNoise,
+    PateVote,
+    PrivacyEvent,
 )
 from raudit.accountants.pate import (
     eps_from_moments,
@@ -23,8 +42,19 @@ from raudit.accountants.pate import (
 )
 
 __all__ = [
+    "ACCOUNTANTS",
+    "Accountant",
+    "GNMaxAnswer",
+    "GNMaxThreshold",
+    "GaussianStep",
+    "LabelNoise",
     "MOMENTS",
     "MomentsAccountant",
+    "PateMomentsAccountant",
+    "PateVote",
+    "PrivacyEvent",
+    "accepting",
+    "create",
     "eps_data_independent",
     "eps_from_moments",
     "get",

@@ -1,16 +1,34 @@
-"""The accountant registry and a thin stateful accountant for batched training.
+"""Accountants that consume privacy events, and the registry that names them.
 
-The math lives in :mod:`raudit.accountants.pate`; this module only names the
-variants and keeps per-model running moments for training code, which calls
-:meth:`MomentsAccountant.charge` once per student round with the votes it cast.
+An accountant keeps the privacy loss of M models trained together. Training code
+hands it events (:mod:`raudit.accountants.events`) through :meth:`Accountant.compose`
+and asks :meth:`Accountant.eps` for eps_hat(delta) to decide when to stop; the
+training loop never computes eps itself.
+
+``compose`` is all-or-nothing: the increment is computed and validated first (a
+dry run), and only then added, so an event that is rejected (wrong type, wrong
+shape, a parameter the analysis cannot take) leaves the accountant unchanged.
+
+Registered accountants (``ACCOUNTANTS``, a :class:`raudit.registry.Registry`):
+
+* the PATE moments variants ``paper``, ``updated``, ``synthcity-index-bug``,
+  ``missing-log``, ``fixed``, ``fixed-threshold``: :class:`PateMomentsAccountant`
+  over the named pure functions of :mod:`raudit.accountants.pate` (``MOMENTS``);
+* ``rdp`` and ``pld``: Gaussian (and Laplace label-noise) events accounted by
+  dp_accounting's RDP and PLD accountants (:mod:`raudit.accountants.gaussian`).
+
+``create(name, models=M, **params)`` builds one; ``accepting(EventType)`` lists the
+names that consume an event type.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from raudit.accountants.events import PateVote
 from raudit.accountants.pate import (
     eps_from_moments,
     moments_fixed,
@@ -21,8 +39,10 @@ from raudit.accountants.pate import (
     moments_updated,
 )
 from raudit.errors import ConfigError, UnknownNameError
+from raudit.registry import Registry
 
-__all__ = ["MOMENTS", "MomentsAccountant", "get"]
+__all__ = ["ACCOUNTANTS", "Accountant", "MOMENTS", "MomentsAccountant", "PateMomentsAccountant",
+           "accepting", "create", "get"]
 
 MomentsFn = Callable[..., np.ndarray]
 
@@ -46,48 +66,142 @@ def get(name: str) -> MomentsFn:
         raise UnknownNameError("accountant", name, MOMENTS) from None
 
 
-class MomentsAccountant:
-    """Running PATE moments of ``models`` models trained together.
+def _check_models(models: Any) -> int:
+    if isinstance(models, bool) or not isinstance(models, (int, np.integer)) or models < 1:
+        raise ConfigError(f"models must be an integer >= 1, got {models!r}")
+    return int(models)
 
-    ``alpha`` has shape (models, orders); ``queries`` counts the charged queries per
-    model. A NaN moment (``updated``) stays NaN, as upstream.
+
+def _mask_of(event: Any, models: int) -> np.ndarray:
+    mask = getattr(event, "mask", None)
+    if mask is None:
+        return np.ones(models, dtype=bool)
+    if mask.shape != (models,):
+        raise ConfigError(f"the event's mask has shape {mask.shape}; this accountant keeps "
+                          f"{models} models")
+    return mask
+
+
+class Accountant:
+    """Base: ``events`` lists the event types accepted; subclasses split compose in two."""
+
+    events: ClassVar[tuple[type, ...]] = ()
+
+    def __init__(self, models: int = 1):
+        self.models = _check_models(models)
+
+    def compose(self, event: Any) -> None:
+        """Charge ``event``; raises ConfigError (and changes nothing) if it is rejected."""
+        if not isinstance(event, self.events):
+            kinds = ", ".join(t.__name__ for t in self.events)
+            raise ConfigError(f"{type(self).__name__} accounts {kinds} events, not "
+                              f"{type(event).__name__}")
+        self._apply(self._dry_run(event))
+
+    def _dry_run(self, event: Any) -> Any:
+        raise NotImplementedError
+
+    def _apply(self, increment: Any) -> None:
+        raise NotImplementedError
+
+    def eps(self, delta: float | np.ndarray) -> np.ndarray:
+        """eps_hat per model, shape (models,); ``delta`` is one value or one per model."""
+        raise NotImplementedError
+
+
+class PateMomentsAccountant(Accountant):
+    """Running PATE moments (models, orders) of one named variant.
+
+    It charges the ``lam`` it is configured with, as the implementations do: the
+    vote's own noise scale is recorded in the event but not used, so a mechanism
+    whose noise does not match its accountant (the paper's ``noise_scale="direct"``)
+    is accounted as upstream accounts it. Only Laplace votes of ``k`` teachers are
+    accepted. A NaN moment (``updated``) stays NaN, as upstream.
     """
 
+    events = (PateVote,)
+
     def __init__(self, variant: str, *, lam: float, orders: int, k: int, models: int = 1):
+        super().__init__(models)
         self.variant = variant
         self._fn = get(variant)
-        if isinstance(models, bool) or int(models) != models or models < 1:
-            raise ConfigError(f"models must be an integer >= 1, got {models!r}")
-        self.lam, self.orders, self.k, self.models = float(lam), int(orders), int(k), int(models)
+        self.lam, self.orders, self.k = float(lam), int(orders), int(k)
         # validate the parameters now rather than at the first charge
         self._fn(np.zeros((1, 0), dtype=np.int64), self.k, self.lam, self.orders)
         self.alpha = np.zeros((self.models, self.orders))
         self.queries = np.zeros(self.models, dtype=np.int64)
+
+    def _dry_run(self, event: PateVote):
+        if event.models != self.models:
+            raise ConfigError(f"the vote holds {event.models} models; this accountant keeps "
+                              f"{self.models}")
+        if event.k != self.k:
+            raise ConfigError(f"the vote has k={event.k} teachers; this accountant has k={self.k}")
+        if event.noise != "laplace":
+            raise ConfigError(f"the PATE moments accountant {self.variant!r} analyses Laplace "
+                              f"votes, not {event.noise}; use a Gaussian (GNMax) accountant")
+        mask = _mask_of(event, self.models)
+        inc = self._fn(event.n1[mask], self.k, self.lam, self.orders) if mask.any() else None
+        return mask, inc, event.n1.shape[1]
+
+    def _apply(self, increment) -> None:
+        mask, inc, queries = increment
+        if inc is not None:
+            self.alpha[mask] += inc
+            self.queries[mask] += queries
+
+    def eps(self, delta: float | np.ndarray) -> np.ndarray:
+        if np.ndim(delta) == 0:
+            return eps_from_moments(self.alpha, float(delta))
+        delta = np.asarray(delta, dtype=np.float64)
+        if delta.shape != (self.models,):
+            raise ConfigError(f"delta must be one number or one per model ({self.models}), "
+                              f"got shape {delta.shape}")
+        out = np.empty(self.models)
+        for d in np.unique(delta):  # few distinct values (neighbouring tables differ by a row)
+            out[delta == d] = eps_from_moments(self.alpha[delta == d], float(d))
+        return out
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.variant!r}, lam={self.lam}, orders={self.orders}, "
+                f"k={self.k}, models={self.models})")
+
+
+class MomentsAccountant(PateMomentsAccountant):
+    """The pre-event API, kept for callers (ports, tests): ``charge(n1, mask)`` is
+    ``compose(PateVote(n1, k, mask=mask))``."""
 
     def charge(self, n1, mask=None) -> None:
         """Add the moments of the queries ``n1`` (models, B); only rows where ``mask``."""
         n1 = np.asarray(n1)
         if n1.ndim != 2 or n1.shape[0] != self.models:
             raise ConfigError(f"n1 must have shape (models={self.models}, B), got {n1.shape}")
-        if mask is None:
-            self.alpha += self._fn(n1, self.k, self.lam, self.orders)
-            self.queries += n1.shape[1]
-            return
-        mask = np.asarray(mask)
-        if mask.shape != (self.models,) or mask.dtype != bool:
-            raise ConfigError(
-                f"mask must be a bool array of shape ({self.models},), got {mask.dtype} {mask.shape}"
-            )
-        if mask.any():
-            self.alpha[mask] += self._fn(n1[mask], self.k, self.lam, self.orders)
-            self.queries[mask] += n1.shape[1]
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape != (self.models,) or mask.dtype != bool:
+                raise ConfigError(f"mask must be a bool array of shape ({self.models},), "
+                                  f"got {mask.dtype} {mask.shape}")
+        self.compose(PateVote(n1, self.k, "laplace", 1.0 / self.lam, "argmax", mask))
 
-    def eps(self, delta: float) -> np.ndarray:
-        """eps_hat per model, shape (models,)."""
-        return eps_from_moments(self.alpha, delta)
 
-    def __repr__(self) -> str:
-        return (
-            f"MomentsAccountant({self.variant!r}, lam={self.lam}, orders={self.orders}, "
-            f"k={self.k}, models={self.models})"
-        )
+ACCOUNTANTS: Registry[Callable[..., Accountant]] = Registry("accountant")
+for _name in MOMENTS:
+    ACCOUNTANTS.register(_name, functools.partial(PateMomentsAccountant, _name))
+ACCOUNTANTS.register("rdp", "raudit.accountants.gaussian:RdpAccountant")
+ACCOUNTANTS.register("pld", "raudit.accountants.gaussian:PldAccountant")
+
+
+def create(name: str, *, models: int = 1, **params: Any) -> Accountant:
+    """A fresh accountant ``name`` for ``models`` models (params: lam, orders, k for PATE)."""
+    return ACCOUNTANTS.get(name)(models=models, **params)
+
+
+def accepting(event_type: type) -> list[str]:
+    """Names of the registered accountants that consume ``event_type``."""
+    out = []
+    for name in ACCOUNTANTS.names():
+        factory = ACCOUNTANTS.get(name)
+        cls = factory.func if isinstance(factory, functools.partial) else factory
+        if any(issubclass(event_type, t) for t in getattr(cls, "events", ())):
+            out.append(name)
+    return out

@@ -16,7 +16,8 @@ from sklearn.ensemble import RandomForestClassifier
 
 from raudit import classifiers
 from raudit.attacks import features as feature_sets
-from raudit.errors import ConfigError, UnknownNameError
+from raudit.errors import ConfigError
+from raudit.registry import Registry
 
 
 def fit_attack(X_train: np.ndarray, y_train: np.ndarray, seed: int) -> RandomForestClassifier:
@@ -66,20 +67,18 @@ class Attack:
         return chosen
 
 
-ATTACKS: dict[str, Attack] = {
-    "groundhog": Attack("groundhog", "naive", ("naive", "hist", "corr", "ensemble"),
-                        "Stadler et al. 2022: summary statistics of the synthetic data"),
-    "querybased": Attack("querybased", "querybased", ("querybased",),
-                         "Houssiau et al. 2022: counts of rows matching queries on the target"),
-}
+ATTACKS: Registry[Attack] = Registry("attack")
+ATTACKS.register("groundhog", Attack(
+    "groundhog", "naive", ("naive", "hist", "corr", "ensemble"),
+    "Stadler et al. 2022: summary statistics of the synthetic data"))
+ATTACKS.register("querybased", Attack(
+    "querybased", "querybased", ("querybased",),
+    "Houssiau et al. 2022: counts of rows matching queries on the target"))
 
 
 def get(name: str) -> Attack:
     """The attack registered as ``name``."""
-    try:
-        return ATTACKS[name]
-    except KeyError:
-        raise UnknownNameError("attack", name, ATTACKS) from None
+    return ATTACKS.get(name)
 
 
 def resolve(attack: str, features: str | None = None) -> tuple[Attack, str]:

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from raudit.attacks import queries
-from raudit.errors import ConfigError, UnknownNameError
+from raudit.errors import ConfigError
+from raudit.registry import Registry
 
 FILL = 0.0  # the value of an undefined statistic
 
@@ -162,29 +163,20 @@ def querybased(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
     return _finite(queries.count(ctx.queries, ctx.values(synth)))
 
 
-FEATURE_SETS: dict[str, FeatureSet] = {
-    "naive": naive,
-    "hist": hist,
-    "corr": corr,
-    "ensemble": ensemble,
-    "querybased": querybased,
-}
+FEATURE_SETS: Registry[FeatureSet] = Registry("feature set")
+for _name, _fn in (("naive", naive), ("hist", hist), ("corr", corr), ("ensemble", ensemble),
+                   ("querybased", querybased)):
+    FEATURE_SETS.register(_name, _fn)
 
 
 def get(name: str) -> FeatureSet:
     """The feature set registered as ``name``."""
-    try:
-        return FEATURE_SETS[name]
-    except KeyError:
-        raise UnknownNameError("feature set", name, FEATURE_SETS) from None
+    return FEATURE_SETS.get(name)
 
 
 def register(name: str, fn: FeatureSet) -> FeatureSet:
     """Add a feature set; raises on a duplicate name."""
-    if name in FEATURE_SETS:
-        raise ConfigError(f"a feature set named {name!r} is already registered")
-    FEATURE_SETS[name] = fn
-    return fn
+    return FEATURE_SETS.register(name, fn)
 
 
 def extract(name: str, synths: Sequence[pd.DataFrame], ctx: AttackContext) -> np.ndarray:

@@ -9,6 +9,7 @@ left out and counted; with a split or world empty the bounds are NaN.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -19,19 +20,35 @@ import pandas as pd
 
 from raudit.attacks import fit_attack, score
 from raudit.audit.epsilon import audit_bound
+from raudit import seeds
 from raudit.audit.game import derive_seed
 from raudit.results.ids import canonical_json
 
-_ATTACK_STREAM = 2  # seed stream of the attack classifier (0: game, 1: target selection)
 _NAN_KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max")
 
 
 def ok_rows(shadow: pd.DataFrame, trial_ids: set[str] | None = None) -> pd.DataFrame:
-    """Rows with status ok (one per trial, the first written), optionally of given trials."""
+    """Rows with status ok, one per trial, in a canonical order, optionally of given trials.
+
+    The analysis must be a pure function of the SET of trials: the attack's random
+    forest depends on the order of its training rows, and the store holds rows in
+    the order chunks happened to finish. So rows are sorted by (world, shadow index,
+    trial id), and when a trial was written twice (two writers, or a retried chunk
+    whose first attempt landed) the copy kept is chosen by content, not by arrival.
+    """
     df = shadow[shadow["status"] == "ok"]
     if trial_ids is not None:
         df = df[df["trial_id"].isin(trial_ids)]
-    return df.drop_duplicates("trial_id", keep="first")
+    if df.empty:
+        return df
+    digest = df["features_vec"].map(_vec_digest) if "features_vec" in df else ""
+    df = df.assign(_digest=digest).sort_values(
+        ["world", "shadow_index", "trial_id", "_digest"], kind="mergesort")
+    return df.drop_duplicates("trial_id", keep="first").drop(columns="_digest")
+
+
+def _vec_digest(v) -> str:
+    return hashlib.sha1(np.ascontiguousarray(np.asarray(v, dtype=float)).tobytes()).hexdigest()
 
 
 def matrix(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +92,7 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
                     "tn": None, "fp": None})
         return out
     scored = attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
-                           derive_seed(seed, _ATTACK_STREAM) % 2**32)
+                           derive_seed(seed, seeds.ATTACK) % 2**32)
     (vs, vl), (ts, tl) = scored["val"], scored["test"]
     out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
     return out

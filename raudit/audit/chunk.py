@@ -19,7 +19,6 @@ retries it and then records its trials as failed, see :func:`failed_rows`).
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,9 +54,8 @@ def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
 def _generator(game_spec: Mapping[str, Any], device: str | None):
     cls = generators.get(game_spec["impl"])
     kwargs = dict(game_spec.get("options") or {})
-    params = inspect.signature(cls.__init__).parameters
     # The slot decides the device, not the audit spec (trial ids stay device-free).
-    if device and ("device" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())):
+    if device and cls.describe().device:
         kwargs["device"] = device
     return cls(**kwargs)
 
@@ -81,10 +79,11 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     gen = _generator(gs, spec.get("device"))
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
-    synths = _sample(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
+    n_rows = g.sample_size(gs, table)
+    synths = _sample(models, n_rows, [t["sample_seed"] for t in trials])
     X = extract(gs["features"], synths, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
-    base = _row_base(spec)
+    base = {**_row_base(spec), "synthetic_rows": n_rows}
     rows = []
     for t, m, x in zip(trials, models, X):
         s = m.summary()
@@ -92,7 +91,8 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]),
                      "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
                      "eps_hat": _num(s.get("eps_hat")), "wall_s": wall, "status": "ok",
-                     "error": None, "features_vec": np.asarray(x, dtype=float)})
+                     "error": None, "features_vec": np.asarray(x, dtype=float),
+                     "delta": _num(s.get("delta", gs.get("delta")))})
     return rows
 
 
@@ -110,6 +110,7 @@ def _row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
             "attack": gs["attack"], "features": gs["features"], "world": spec["world"],
             "target": str(gs["target"]), "synthetic_rows": int(gs["synthetic_rows"]),
             "chunk_models": len(spec["trials"]), "device": spec.get("device") or "cpu",
+            "delta": None if gs.get("delta") is None else float(gs["delta"]),
             "options_json": canonical_json(gs.get("options") or {})}
 
 

@@ -19,7 +19,8 @@ from typing import Callable
 import numpy as np
 from scipy import optimize, special, stats
 
-from raudit.errors import ConfigError, UnknownNameError
+from raudit.errors import ConfigError
+from raudit.registry import Registry
 
 __all__ = [
     "ESTIMATORS",
@@ -265,20 +266,16 @@ def eps_bayesian(
     return float(optimize.brentq(g, lo, hi, xtol=1e-7))
 
 
-ESTIMATORS: dict[str, Callable[..., float]] = {
-    "cp": eps_clopper_pearson,
-    "jeffreys": eps_jeffreys,
-    "bayes": eps_bayesian,
-}
+ESTIMATORS: Registry[Callable[..., float]] = Registry("estimator")
+ESTIMATORS.register("cp", eps_clopper_pearson)
+ESTIMATORS.register("jeffreys", eps_jeffreys)
+ESTIMATORS.register("bayes", eps_bayesian)
 
 
 def _estimator(name_or_fn) -> Callable[..., float]:
     if callable(name_or_fn):
         return name_or_fn
-    try:
-        return ESTIMATORS[name_or_fn]
-    except KeyError:
-        raise UnknownNameError("estimator", name_or_fn, ESTIMATORS) from None
+    return ESTIMATORS.get(name_or_fn)
 
 
 def eps_ceiling(

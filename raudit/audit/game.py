@@ -33,15 +33,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from raudit import seeds
 from raudit.errors import ConfigError
 from raudit.generators.base import SINGLE_CLASS_OK
 from raudit.results.ids import trial_id
 
 WORLDS = ("out", "in")
 NEIGHBOURS = ("add-remove", "replace")
+SYNTHETIC_PROTOCOLS = ("same", "per-world")
 SPLITS = (("train", 0.4), ("val", 0.2), ("test", 0.4))
-_WORLD_KEY = {"out": 0, "in": 1}
-_FIT, _SAMPLE = 0, 1  # seed purposes: a model's training and sampling streams differ
+_WORLD_KEY = seeds.WORLDS
+_FIT, _SAMPLE = seeds.FIT, seeds.SAMPLE  # a model's training and sampling streams differ
 
 
 @dataclass(frozen=True)
@@ -70,23 +72,43 @@ class Game:
     bounds: str | None = None
     neighbours: str = "add-remove"
     context: Mapping[str, Any] = field(default_factory=dict)
+    # "same": every model samples ``synthetic_rows`` (raudit's sound default);
+    # "per-world": each model samples its own training size, as the study's harness
+    # did (|D_in| vs |D_in| - 1 rows: the size alone can give the world away).
+    synthetic_protocol: str = "same"
 
     def __post_init__(self) -> None:
         if self.neighbours not in NEIGHBOURS:
             raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}; "
                               f"got {self.neighbours!r}")
         split_sizes(self.shadow_models)
+        if self.synthetic_protocol not in SYNTHETIC_PROTOCOLS:
+            raise ConfigError(f"--synthetic-rows takes a number or per-world; got "
+                              f"{self.synthetic_protocol!r}")
         if self.synthetic_rows < 1:
             raise ConfigError(f"--synthetic-rows must be at least 1, got {self.synthetic_rows}")
 
     def spec(self) -> dict[str, Any]:
-        """The audit's identity (the store's manifest; the base of every trial id)."""
-        return {"impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
+        """The audit's identity (the store's manifest; the base of every trial id).
+
+        ``synthetic_protocol`` appears only when it is not the default, so that the
+        ids of audits written before it existed stay the same.
+        """
+        extra = ({"synthetic_protocol": self.synthetic_protocol}
+                 if self.synthetic_protocol != "same" else {})
+        return {**extra, "impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
                 "label": self.label, "bounds": self.bounds, "data_digest": self.data_digest,
                 "target": self.target, "neighbours": self.neighbours, "epsilon": self.epsilon,
                 "delta": self.delta, "attack": self.attack, "features": self.features,
                 "shadow_models": self.shadow_models, "seed": self.seed,
                 "synthetic_rows": self.synthetic_rows, "context": dict(self.context)}
+
+
+def sample_size(game_spec: Mapping[str, Any], table: pd.DataFrame) -> int:
+    """Synthetic rows a model trained on ``table`` samples under the game's protocol."""
+    if game_spec.get("synthetic_protocol", "same") == "per-world":
+        return len(table)
+    return int(game_spec["synthetic_rows"])
 
 
 def split_sizes(shadow_models: int) -> dict[str, int]:
@@ -110,20 +132,10 @@ def split_of(index: int, shadow_models: int) -> str:
     return "val" if index < sizes["train"] + sizes["val"] else "test"
 
 
-def derive_seed(root: int, *key: int) -> int:
-    """A 63-bit seed for ``key`` under ``root`` (SeedSequence spawn keys; no global state)."""
-    ss = np.random.SeedSequence(int(root), spawn_key=tuple(int(k) for k in key))
-    return int(ss.generate_state(1, np.uint64)[0] & np.uint64(2**63 - 1))
-
-
-def model_seeds(root: int, world: str, index: int, *, stream: int = 0) -> tuple[int, int]:
-    """(fit seed, sample seed) of shadow model ``index`` in ``world``.
-
-    ``stream`` separates families of trials drawn from the same root (0: the game,
-    1: target selection) so they never share seeds.
-    """
-    w = _WORLD_KEY[world]
-    return derive_seed(root, stream, w, index, _FIT), derive_seed(root, stream, w, index, _SAMPLE)
+# The streams and the derivation live in raudit.seeds (one place for every purpose);
+# these names stay importable from here.
+derive_seed = seeds.derive_seed
+model_seeds = seeds.model_seeds
 
 
 def trials(game: Game, *, world: str, count: int | None = None, stream: int = 0,

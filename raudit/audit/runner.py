@@ -14,6 +14,7 @@ finished chunk is appended as soon as the engine reports it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,19 +22,25 @@ from typing import Any, ContextManager
 
 import pandas as pd
 
-from raudit import data, generators
+from raudit import data, generators, seeds
 from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
+from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.game import NEIGHBOURS, Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
+from raudit.audit.guard import (Estimator, check_models, first_error, probe,
+                                validate_generator)
+from raudit.audit.verdict import verdict
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import ConfigError
+from raudit.privacy import resolve_delta
 from raudit.results import ResultStore, spec_hash
+from raudit.results.store import check_writable
 
 Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 DEFAULT_CHUNK = 100
-STUDY_DELTA = 1e-5
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,46 @@ class AuditRequest:
     delta: float | None = None  # default: the generator's, else 1e-5
     shadow_models: int = 1000  # per world
     seed: int = 0
-    synthetic_rows: int | None = None  # default |D_in|
+    synthetic_rows: int | str | None = None  # default |D_in|; "per-world": the study's harness
     neighbours: str = "add-remove"
     chunk_size: int = DEFAULT_CHUNK
     target_candidates: int = 64
-    target_pairs: int = 100
+    target_pairs: int = 100  # per-candidate selection: in/out pairs per candidate
+    target_selection: str = "pool"  # pool | per-candidate
+    selection_models: int = 200  # pool selection: models shared by every candidate
+
+    def __post_init__(self) -> None:
+        """Check what needs no data, so that a config file or the Python API fails at once,
+        with the same messages as the command line."""
+        for name in ("shadow_models", "seed", "chunk_size", "target_candidates", "target_pairs",
+                     "selection_models"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"{name.replace('_', '-')} must be an integer, got {value!r}")
+        if self.chunk_size < 1:
+            raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
+        split_sizes(self.shadow_models)
+        _synthetic_rows(self.synthetic_rows)
+        if self.neighbours not in NEIGHBOURS:
+            raise ConfigError(f"--neighbours must be one of {', '.join(NEIGHBOURS)}; "
+                              f"got {self.neighbours!r}")
+        if self.target_selection not in sel.PROTOCOLS:
+            raise ConfigError(f"--target-selection must be one of {', '.join(sel.PROTOCOLS)}; "
+                              f"got {self.target_selection!r}")
+        if not isinstance(self.options, dict):
+            raise ConfigError(f"options must be a mapping of option names to values, got "
+                              f"{type(self.options).__name__}")
+        generators.base.check_privacy(self.epsilon, self.delta)
+
+    @classmethod
+    def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
+        """A request from a config mapping; unknown keys are an error naming the known ones."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            raise ConfigError(f"unknown audit setting(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(sorted(known))}")
+        return cls(**config)
 
 
 @contextlib.contextmanager
@@ -69,31 +111,53 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     manifest spec, and the loaded dataset."""
     attack, features = resolve_attack(req.attack, req.features)
     cls = generators.get(req.impl)
-    if req.chunk_size < 1:
-        raise ConfigError(f"--chunk-size must be at least 1, got {req.chunk_size}")
-    split_sizes(req.shadow_models)
+    protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or ("worst-case" if attack.name == "querybased" else "breast-cancer")
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":
-        tg.check_settings(req.target_candidates, req.target_pairs)
-    # An audit needs one delta for training and for the bounds: an implementation whose
-    # own default is None (a delta per table size, or pure DP) gets the study's 1e-5.
-    delta = req.delta if req.delta is not None else (cls.default_delta or STUDY_DELTA)
-    generators.base.check_privacy(req.epsilon, delta)
+        if req.target_selection == "pool":
+            sel.check_pool(req.selection_models, req.target_candidates)
+        else:
+            tg.check_settings(req.target_candidates, req.target_pairs)
+    # One delta for training and for the bounds, resolved as `raudit train` resolves it.
+    delta = resolve_delta(req.impl, req.options, req.epsilon, req.delta, len(ds.train)).delta
+    validate_generator(cls, req.options, ds.train, target, req.neighbours, req.epsilon, delta,
+                       ds.columns)
     game = Game(impl=req.impl, options=dict(req.options), dataset=dataset, target=target,
                 epsilon=float(req.epsilon), delta=delta, attack=attack.name, features=features,
                 shadow_models=int(req.shadow_models), seed=int(req.seed),
-                synthetic_rows=int(req.synthetic_rows or len(ds.train)),
+                synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
                 context={"bins": 5, "n_queries": 256, "max_points": 1024,
-                         "seed": derive_seed(req.seed, 4) % 2**32})
+                         "seed": derive_seed(req.seed, seeds.CONTEXT) % 2**32})
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
     if target == "auto":
         manifest.update(target_candidates=req.target_candidates, target_pairs=req.target_pairs)
+        if req.target_selection != "per-candidate":  # absent for the protocol older stores used
+            manifest.update(target_selection=req.target_selection,
+                            selection_models=req.selection_models)
     return game, manifest, ds
+
+
+def _synthetic_rows(value: int | str | None) -> tuple[str, int | None]:
+    """(protocol, fixed row count or None) from --synthetic-rows."""
+    if value is None:
+        return "same", None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("per-world", "same"):
+            return text, None
+        try:
+            value = int(text)
+        except ValueError:
+            raise ConfigError(f"--synthetic-rows takes a positive number or per-world, got "
+                              f"{value!r}") from None
+    if isinstance(value, bool) or int(value) < 1:
+        raise ConfigError(f"--synthetic-rows must be at least 1, got {value!r}")
+    return "same", int(value)
 
 
 def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], done: set[str],
@@ -112,66 +176,134 @@ def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], don
 
 
 def execute(specs: list[dict], store: ResultStore, engine: EngineConfig, progress: Progress,
-            description: str) -> RunStats:
-    """Run the chunks; append each one's rows (or its failed rows) the moment it finishes."""
+            description: str, fn=None, failed=None, estimator=None) -> RunStats:
+    """Run the chunks; append each one's rows (or its failed rows) the moment it finishes.
+
+    ``fn``/``failed`` default to the game's chunk functions (looked up at call time).
+    """
+    fn, failed = fn or run_chunk, failed or failed_rows
     def on_done(spec, rows, error):
-        store.append("shadow", rows if error is None else failed_rows(spec, error))
+        store.append("shadow", rows if error is None else failed(spec, error))
+        if error is None and estimator is not None:
+            estimator(rows)
 
     total = sum(len(s["trials"]) for s in specs)
     with progress(description, total) as tick:
-        return run_chunks(run_chunk, specs, on_done=on_done, config=engine,
+        return run_chunks(fn, specs, on_done=on_done, config=engine,
                           weight=lambda s: len(s["trials"]), progress=tick)
 
 
 def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineConfig,
-                  progress: Progress) -> tuple[Any, list[tuple[Any, float]], RunStats]:
-    """Run the mini-MIAs (resuming) and return the chosen row, every (row, AUC), the stats."""
-    store = ResultStore(out / "target-selection")
+                  progress: Progress, notice=None) -> tuple[Any, list[tuple[Any, float]], RunStats]:
+    """Run the selection (resuming) and return the chosen row, every (row, AUC), the stats."""
+    store = ResultStore(out / "target-selection", **({"notice": notice} if notice else {}))
     cands = tg.candidates_of(ds.train, req.target_candidates)
-    games = [tg.candidate_game(game, c) for c in cands]
-    store.ensure_manifest({**game.spec(), "target": "auto", "candidates": [str(c) for c in cands],
-                           "pairs": req.target_pairs})
+    pooled = req.target_selection == "pool"
+    meta = {**game.spec(), "target": "auto", "candidates": [str(c) for c in cands],
+            "pairs": req.target_pairs}
+    if pooled:
+        meta.update(selection="pool", models=req.selection_models)
+    store.ensure_manifest(meta)
     done = store.done_ids()
-    per_game = [tg.selection_trials(g, req.target_pairs) for g in games]
-    specs = [s for g, pw in zip(games, per_game)
-             for s in chunk_specs(g, "target-selection", pw, done, req.chunk_size)]
-    stats = execute(specs, store, engine, progress, f"target selection ({len(cands)} candidates)")
+    if pooled:
+        pool = sel.pool_trials(game, cands, req.selection_models)
+        specs = sel.pool_chunks(game, "target-selection", cands, pool, done, req.chunk_size)
+        stats = execute(specs, store, engine, progress,
+                        f"target selection ({len(cands)} candidates, one pool of "
+                        f"{req.selection_models} models)", sel.run_pool_chunk,
+                        sel.failed_pool_rows,
+                        Estimator(sum(len(c["trials"]) for c in specs), engine,
+                                  notice or (lambda m: None)))
+        ids = {c: {sel.candidate_trial_id(t["trial_id"], c) for t in pool} for c in cands}
+    else:
+        games = [tg.candidate_game(game, c) for c in cands]
+        per_game = [tg.selection_trials(gm, req.target_pairs) for gm in games]
+        specs = [s for gm, pw in zip(games, per_game)
+                 for s in chunk_specs(gm, "target-selection", pw, done, req.chunk_size)]
+        stats = execute(specs, store, engine, progress,
+                        f"target selection ({len(cands)} candidates)")
+        ids = {gm.target: {t["trial_id"] for ts in pw.values() for t in ts}
+               for gm, pw in zip(games, per_game)}
     shadow = store.read("shadow")
-    aucs = [(g.target, tg.candidate_auc(shadow, {t["trial_id"] for ts in pw.values() for t in ts},
-                                        game.seed)) for g, pw in zip(games, per_game)]
+    aucs = [(c, tg.candidate_auc(shadow, ids[c], game.seed)) for c in cands]
     row, _ = tg.choose(aucs)
     return row, aucs, stats
 
 
 def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None) -> dict[str, Any]:
-    """Run (or resume) the audit; returns the summary row plus run details."""
+              progress: Progress | None = None, notice=None) -> dict[str, Any]:
+    """Run (or resume) the audit; returns the summary row plus run details.
+
+    Everything a user can get wrong is checked before the output folder is written or
+    Ray starts; ``notice`` (default: none) receives one-line messages for the user.
+    """
     progress = progress or _quiet
+    notice = notice or (lambda msg: None)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     game, manifest, ds = prepare(req)
-    store = ResultStore(out)
-    store.ensure_manifest(manifest)
     audit_id = spec_hash(manifest)[:16]
+    existing = ResultStore(out).manifest() if out.is_dir() else None
+    if existing is not None:  # a different audit: refuse before any work
+        ResultStore(out)._check(existing, {"spec_hash": spec_hash(manifest),
+                                           "spec": manifest, "schema_version": 0})
+    created = not out.exists()
+    check_writable(out)
+    store = ResultStore(out, notice=notice)
+    with store.lock():
+        if not store.done_ids():  # a finished model already proved the set-up
+            try:
+                probe(game if game.target != "auto" else
+                      tg.candidate_game(game, tg.candidates_of(ds.train, 1)[0]), audit_id)
+            except BaseException:
+                if created:
+                    _remove_empty(out)
+                raise
+        store.ensure_manifest(manifest)
+        return _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice)
+
+
+def _remove_empty(out: Path) -> None:
+    """Remove a folder this run created when nothing but its lock file is in it."""
+    import contextlib
+
+    with contextlib.suppress(OSError):
+        (out / ".lock").unlink(missing_ok=True)
+        out.rmdir()
+
+
+def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -> dict[str, Any]:
     selection: dict[str, Any] = {}
     with session(engine):
         if game.target == "auto":
-            row, aucs, sstats = select_target(game, req, ds, out, engine, progress)
+            row, aucs, sstats = select_target(game, req, ds, out, engine, progress, notice)
             game = tg.candidate_game(game, row)
-            selection = {"target_aucs": {str(r): a for r, a in aucs}, "selection_models": sstats.units,
+            selection = {"target_aucs": {str(r): a for r, a in aucs},
+                         "selection_models": sstats.units,
                          "selection_failed_chunks": sstats.failed_chunks}
         per_world = {w: trials(game, world=w) for w in ("out", "in")}
         specs = chunk_specs(game, audit_id, per_world, store.done_ids(), req.chunk_size)
+        pending = sum(len(c["trials"]) for c in specs)
+        if specs:
+            notice(f"{pending:,} of {2 * game.shadow_models:,} shadow models to train, in "
+                   f"{len(specs)} chunk(s) of up to {req.chunk_size}; the time estimate "
+                   "follows the first chunk")
         stats = execute(specs, store, engine, progress,
-                        f"{game.impl} vs {game.attack} on {game.dataset}")
+                        f"{game.impl} vs {game.attack} on {game.dataset}",
+                        estimator=Estimator(pending, engine, notice))
     ids = {t["trial_id"] for ts in per_world.values() for t in ts}
-    result = an.analyse(store.read("shadow"), trial_ids=ids, seed=game.seed, delta=game.delta)
+    check_models(store, ids, len(ids))
+    shadow = store.read("shadow")
+    result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
     rate = stats.units / stats.wall_s * 3600 if stats.units and stats.wall_s > 0 else None
     label = "worst-case" if req.target == "worst-case" or (
         req.target is None and "target_row" in ds.notes) else f"row:{game.target}"
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
                          models_per_hour=rate)
+    row["synthetic_protocol"] = game.synthetic_protocol
+    row["verdict"] = verdict(row)
+    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     _append_summary(store, row)
     return {**row, **selection, "out": str(out), "models_run": stats.units,
             "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
@@ -184,7 +316,7 @@ def _append_summary(store: ResultStore, row: dict) -> None:
     prev = prev[prev["audit_id"] == row["audit_id"]]
     if len(prev):
         last = prev.iloc[-1]
-        same = all(_same(last[k], row[k]) for k in ("models_ok", "missing", "eps_cp"))
+        same = all(_same(last[k], row[k]) for k in ("models_ok", "missing", "eps_cp", "auc"))
         if same:
             return
     store.append("summary", [row])

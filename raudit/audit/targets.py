@@ -21,11 +21,11 @@ import pandas as pd
 
 from raudit.attacks import outlier_candidates
 from raudit.audit.analyse import attack_scores, ok_rows
+from raudit import seeds
 from raudit.audit.game import Game, derive_seed, find_target, trials
 from raudit.errors import ConfigError
 
-SELECTION_STREAM = 1  # seed stream of the mini-MIAs (0 is the game's)
-_AUC_STREAM = 3
+SELECTION_STREAM = seeds.SELECTION  # the mini-MIAs' seed stream (0 is the game's)
 
 
 def resolve(requested: str | None, train: pd.DataFrame, notes: dict, dataset: str) -> Any:
@@ -78,7 +78,7 @@ def candidate_auc(shadow: pd.DataFrame, trial_ids: set[str], seed: int) -> float
     for part in (train, test):
         if part["world"].nunique() < 2:
             return math.nan
-    scores, labels = attack_scores(train, {"test": test}, derive_seed(seed, _AUC_STREAM) % 2**32)["test"]
+    scores, labels = attack_scores(train, {"test": test}, derive_seed(seed, seeds.AUC) % 2**32)["test"]
     return float(roc_auc_score(labels, scores))
 
 

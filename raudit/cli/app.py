@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from raudit import __version__
+from raudit.errors import RauditError
 
 app = typer.Typer(
     name="raudit",
@@ -48,8 +49,43 @@ def _mount() -> None:
 _mount()
 
 
-def main() -> None:
-    app()
+def _click_exceptions():
+    """Typer 0.2x vendors click as ``typer._click``; older releases use click itself."""
+    try:
+        from typer._click import exceptions
+    except ImportError:  # pragma: no cover - depends on the installed typer
+        from click import exceptions
+    return exceptions
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: usage errors (a bad number, an unknown flag) become one line on stderr
+    and exit 2, like raudit's own errors, instead of a usage box."""
+    import sys
+
+    exc_mod = _click_exceptions()
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except exc_mod.NoArgsIsHelpError as exc:
+        print(exc.ctx.get_help())
+        sys.exit(0)
+    except exc_mod.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "raudit"
+        print(f"error: {' '.join(exc.format_message().split())} (see `{where} --help`)",
+              file=sys.stderr)
+        sys.exit(2)
+    except typer.Abort:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except RauditError as exc:  # a command without its own boundary: still one line
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except FileNotFoundError as exc:
+        print(f"error: file not found: {exc.filename or exc}", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

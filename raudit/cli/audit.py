@@ -13,14 +13,16 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
-from raudit.cli.errors import user_errors
+from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import make_progress
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
 Target = Annotated[Optional[str], typer.Option("--target", "-t", help="auto (mini-MIAs over the most outlying records), worst-case (the planted target), or a row id of the training table. Default: worst-case where planted, else auto.")]
 Shadow = Annotated[int, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test).")]
-SynthRows = Annotated[Optional[int], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|; sampling each world's own size would give the world away).")]
+SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|), or `per-world`: each model samples its own training size, as the study's harness did (the one-row size difference can give the world away; use it to reproduce the study's figures).")]
+Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
+SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
 Out = Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
 Chunk = Annotated[int, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world).")]
 Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
@@ -29,7 +31,7 @@ PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (
 Retries = Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk before its models are recorded as failed.")]
 Neighbours = Annotated[str, typer.Option("--neighbours", help="add-remove (D_out = D minus the target) or replace (the target replaced by another row).")]
 Candidates = Annotated[int, typer.Option("--target-candidates", help="--target auto: outlying records to try.")]
-Pairs = Annotated[int, typer.Option("--target-pairs", help="--target auto: in/out model pairs per candidate.")]
+Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection per-candidate: in/out model pairs per candidate.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 
 
@@ -55,6 +57,8 @@ def audit(
     neighbours: Neighbours = "add-remove",
     target_candidates: Candidates = 64,
     target_pairs: Pairs = 100,
+    target_selection: Selection = "pool",
+    selection_models: SelModels = 200,
     out: Out = None,
     chunk_size: Chunk = 100,
     workers: Workers = None,
@@ -80,16 +84,23 @@ def audit(
                        options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
                        seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
                        chunk_size=chunk_size, target_candidates=target_candidates,
-                       target_pairs=target_pairs)
+                       target_pairs=target_pairs, target_selection=target_selection,
+                       selection_models=selection_models)
     ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
     out = out or Path("runs") / (f"audit-{impl.replace(':', '.')}-{attack}-{Path(ds_name).stem}"
                                  f"-S{shadow_models}-s{seed}")
-    with _bars(quiet=as_json) as progress:
-        result = run_audit(req, out, engine, progress)
+    # stdout carries only the result: Ray's and the workers' messages go to stderr.
+    with results_only_stdout(), _bars(quiet=as_json) as progress:
+        result = run_audit(req, out, engine, progress, notice=_notice)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
         _show(result)
+
+
+def _notice(message: str) -> None:
+    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
+          file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -129,6 +140,8 @@ def _show(r: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from raudit.audit.verdict import no_signal
+
     t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
               show_header=False, title_justify="left")
     t.add_column(style="bold")
@@ -136,8 +149,12 @@ def _show(r: dict) -> None:
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
     t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
     t.add_row("AUC (test)", _fmt(r["auc"]))
-    t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
-              f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
+    if no_signal(r):
+        t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
+                  "the worlds (the attack found no signal)")
+    else:
+        t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
+                  f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
     if r["eps_max"] is not None and r["eps_max"] == 0:  # the ceiling itself is 0
         sat = " [yellow]too few test models to certify any eps > 0: raise --shadow-models[/yellow]"
     elif r["saturated"]:
@@ -148,6 +165,11 @@ def _show(r: dict) -> None:
     t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    if r.get("first_error"):
+        t.add_row("first error", r["first_error"])
+    rows_txt = ("each world its own training size (the study's protocol)"
+                if r.get("synthetic_protocol") == "per-world" else "the same in both worlds")
+    t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
     rate = r.get("models_per_hour")
     if r["models_run"] or r.get("failed_chunks"):
         t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
@@ -156,8 +178,11 @@ def _show(r: dict) -> None:
         t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
     if "target_aucs" in r:
         best = r["target_aucs"].get(str(r["target_row"]))
-        t.add_row("target selection", f"{len(r['target_aucs'])} candidates, best AUC {_fmt(best)}")
+        t.add_row("target selection", f"{len(r['target_aucs'])} candidates scored by "
+                  f"{r.get('selection_models', 0)} models trained in this run, best AUC "
+                  f"{_fmt(best)} (row {r['target_row']})")
     for note in r.get("notes") or []:
         t.add_row("note", note)
     t.add_row("results", r["out"])
     Console().print(t)
+    Console().print(f"[bold]verdict:[/bold] {r['verdict']}")

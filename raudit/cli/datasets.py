@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from raudit import data
+from raudit.cli.errors import user_errors
 
 app = typer.Typer(
     help="List the registered datasets, show one in detail, or import a downloaded file.",
@@ -35,6 +36,7 @@ def _here(info: dict) -> str:
 
 
 @app.command("list")
+@user_errors
 def list_datasets() -> None:
     """A table of the registered datasets and whether their files are on this machine."""
     table = Table(title="datasets (rows, columns and positives of the full cleaned table)")
@@ -61,6 +63,7 @@ def _measured(ds: data.Dataset) -> dict:
 
 
 @app.command("info")
+@user_errors
 def info(
     name: Annotated[str, typer.Argument(help="A registered dataset name (see `raudit datasets list`).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
@@ -104,6 +107,7 @@ def info(
 
 
 @app.command("import")
+@user_errors
 def import_file(
     path: Annotated[Path, typer.Argument(help="A downloaded dataset file (e.g. creditcard.csv).")],
     name: Annotated[str | None, typer.Option(help="The dataset it belongs to; found by checksum if left out.")] = None,

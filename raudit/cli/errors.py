@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import typer
 
@@ -13,10 +15,35 @@ from raudit.errors import RauditError
 USER_ERROR = 2
 
 
-def fail(message: str) -> None:
-    """Print ``error: message`` on one line and exit 2."""
+def fail(message: str, code: int = USER_ERROR) -> None:
+    """Print ``error: message`` on one line and exit with ``code`` (2: bad input)."""
     print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
-    raise typer.Exit(USER_ERROR)
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def results_only_stdout() -> Iterator[None]:
+    """Send everything written to stdout meanwhile to stderr, at the descriptor level.
+
+    Ray's driver, raylet and workers print to file descriptor 1 ("(raylet) A worker
+    died ..."), and child processes inherit it; `--json` output must stay parseable.
+    The result is printed after the block, on the real stdout.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no real descriptor (a test runner)
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        os.dup2(sys.stderr.fileno(), fd)
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(saved, fd)
+        os.close(saved)
 
 
 def user_errors(fn: Callable) -> Callable:
@@ -26,7 +53,7 @@ def user_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except RauditError as exc:
-            fail(str(exc))
+            fail(str(exc), getattr(exc, "exit_code", USER_ERROR))
         except FileNotFoundError as exc:
             fail(f"file not found: {exc.filename or exc}")
         except KeyboardInterrupt:

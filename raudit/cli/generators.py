@@ -10,15 +10,23 @@ from raudit.cli.errors import user_errors
 from raudit.cli.options import option_names
 
 
+def _caps(c) -> str:
+    flags = [f for f, on in (("device", c.device), ("progress", c.progress),
+                             ("teachers-on-ray", c.teachers_on_ray)) if on]
+    if c.events:
+        flags.append("events: " + "/".join(c.events))
+    return ", ".join(flags)
+
+
 @user_errors
 def generators() -> None:
     """List the registered generators with their options."""
-    table = Table("name", "description", "options")
+    table = Table("name", "description", "options", "capabilities")
     for name in registry.names():
         try:
             cls = registry.get(name)
         except Exception as exc:  # a broken plugin should not hide the others
-            table.add_row(name, f"[red]cannot load: {exc}[/red]", "")
+            table.add_row(name, f"[red]cannot load: {exc}[/red]", "", "")
             continue
-        table.add_row(name, cls.description, ", ".join(option_names(cls)))
+        table.add_row(name, cls.description, ", ".join(option_names(cls)), _caps(cls.describe()))
     Console().print(table)

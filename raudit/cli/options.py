@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -40,10 +39,9 @@ def generator_kwargs(impl: str, *, preset: str | None, teachers: int | None, lam
                      max_iter: int | None, device: str | None, options: list[str] | None) -> dict:
     """Keyword arguments for the generator, keeping only what it accepts."""
     cls = generators.get(impl)
-    accepted = inspect.signature(cls.__init__).parameters
-    takes_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+    caps = cls.describe()
     given = {"preset": preset, "teachers": teachers, "lam": lam, "max_iter": max_iter, "device": device}
-    kwargs = {k: v for k, v in given.items() if v is not None and (k in accepted or takes_any)}
+    kwargs = {k: v for k, v in given.items() if v is not None and caps.accepts(k)}
     for k, flag in (("teachers", "--teachers"), ("lam", "--lambda"), ("max_iter", "--max-iter")):
         if given[k] is not None and k not in kwargs:
             raise ConfigError(f"{impl} has no option {flag}; its options: {', '.join(option_names(cls)) or 'none'}")
@@ -52,12 +50,11 @@ def generator_kwargs(impl: str, *, preset: str | None, teachers: int | None, lam
         if not sep or not key:
             raise ConfigError(f"--option {item!r} must be KEY=VALUE")
         key = key.replace("-", "_")
-        if key not in accepted and not takes_any:
+        if not caps.accepts(key):
             raise ConfigError(f"{impl} has no option {key!r}; its options: {', '.join(option_names(cls))}")
         kwargs[key] = parse_value(value)
     return kwargs
 
 
 def option_names(cls: type) -> list[str]:
-    params = inspect.signature(cls.__init__).parameters
-    return [n for n, p in params.items() if n != "self" and p.kind is p.KEYWORD_ONLY]
+    return cls.describe().option_names()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import time
 from pathlib import Path
@@ -15,7 +14,10 @@ from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
-from raudit.results.store import write_atomic
+from raudit.privacy import PrivacySpec
+from raudit.results.events import EventSink
+from raudit.results.store import check_writable, write_atomic
+from raudit.seeds import train_seeds
 
 FORMATS = ("parquet", "csv")
 
@@ -41,6 +43,7 @@ def train(
     fmt: Annotated[str, typer.Option("--format", help="Synthetic data file format: parquet or csv.")] = "parquet",
     parallel: Annotated[str, typer.Option("--parallel", help="none, or `teachers`: teacher shards on Ray actors.")] = "none",
     workers: Annotated[int, typer.Option("--workers", help="Ray actors for --parallel teachers.")] = 2,
+    events: Annotated[bool, typer.Option("--events", help="Record every training event (teacher batches, votes, accountant steps) to events.parquet in --out.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Fit one generator on a dataset; write synthetic data and summary.json to --out."""
@@ -58,43 +61,47 @@ def train(
     kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
                                   device=device, options=option)
     gen = generators.get(impl)(**kwargs)
+    privacy = PrivacySpec(epsilon, delta).resolve(gen, len(ds.train))  # the audit resolves it alike
+    delta = privacy.delta
+    fit_seed, sample_seed = train_seeds(seed)  # the audit's derivation (raudit.seeds)
     out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    check_writable(out)  # before training: a finished model must not be lost at the end
+    sink = EventSink(seeds=[fit_seed]) if events else None
     total = _expected_iterations(gen, len(ds.train), ds.train.shape[1])
     t0 = time.perf_counter()
     with iteration_bar(f"training {impl} on {ds.name}", total, quiet=as_json) as tick:
         if parallel == "teachers":
             from raudit.engine.teachers import fit_teacher_parallel
-            gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=seed,
-                                       columns=ds.columns, workers=workers, progress=tick)
+            gen = fit_teacher_parallel(gen, ds.train, epsilon=epsilon, delta=delta, seed=fit_seed,
+                                       columns=ds.columns, workers=workers, progress=tick,
+                                       observer=sink)
         elif hasattr(gen, "fit_many"):
-            gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[seed],
-                               columns=ds.columns, **({"progress": tick} if _takes_progress(gen) else {}))[0]
+            gen = gen.fit_many([ds.train], epsilon=epsilon, delta=delta, seeds=[fit_seed],
+                               columns=ds.columns, observer=sink, **({"progress": tick} if gen.describe().progress else {}))[0]
         else:
-            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=seed, columns=ds.columns)
-    synth = gen.sample(rows or len(ds.train), seed=seed + 1)
+            gen.fit(ds.train, epsilon=epsilon, delta=delta, seed=fit_seed, columns=ds.columns,
+                    observer=sink)
+    synth = gen.sample(rows or len(ds.train), seed=sample_seed)
     wall = time.perf_counter() - t0
     s = gen.summary()
     summary = {
         "impl": impl, "dataset": ds.name, "epsilon": epsilon,
-        "delta": s.get("delta", delta if delta is not None else gen.default_delta), "seed": seed,
+        "delta": privacy.delta, "delta_rule": privacy.delta_rule, "seed": seed,
+        "fit_seed": fit_seed, "sample_seed": sample_seed,
         "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
-        "synthetic": f"synthetic.{fmt}",
+        "synthetic": f"synthetic.{fmt}", "events": "events.parquet" if events else None,
     }
+    if sink is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        sink.write(out / "events.parquet")
     _write_outputs(out, synth, summary, fmt)
     if as_json:
         typer.echo(json.dumps(summary, default=str, indent=2))
     else:
         typer.echo(f"{impl} on {ds.name}: {summary['iterations']} iterations, eps_hat "
                    f"{summary['eps_hat']}, {summary['wall_s']} s -> {out}/")
-
-
-def _takes_progress(gen) -> bool:
-    import inspect
-    return "progress" in inspect.signature(gen.fit_many).parameters
 
 
 def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:

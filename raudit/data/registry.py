@@ -1,4 +1,4 @@
-"""The dataset registry: an explicit dict from name to reader, and ``load``/``info``.
+"""The dataset registry (a :class:`raudit.registry.Registry` of readers), and ``load``/``info``.
 
 Every registered dataset is cleaned as the reproduction study did, has an
 all-numeric table with its binary 0/1 label last, and is split 80/20 stratified
@@ -19,6 +19,7 @@ from raudit.data.dataset import ColumnMeta, Dataset
 from raudit.data.sources import SOURCES, Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
 from raudit.errors import ConfigError, DataError, UnknownNameError
+from raudit.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -29,28 +30,29 @@ class Entry:
     stratified_split: bool = True
 
 
-_REGISTRY: dict[str, Entry] = {
-    "cervical": Entry(readers.cervical),
-    "epileptic": Entry(readers.epileptic),
-    "isolet": Entry(readers.isolet),
-    "credit": Entry(readers.credit),
-    "mnist": Entry(readers.mnist),
-    "breast-cancer": Entry(lambda _: builtin.breast_cancer()),
-    "digits": Entry(lambda _: builtin.digits()),
-    "worst-case": Entry(lambda _: builtin.worst_case(), stratified_split=False),
-}
+DATASETS: Registry[Entry] = Registry("dataset")
+for _name, _entry in (
+    ("cervical", Entry(readers.cervical)),
+    ("epileptic", Entry(readers.epileptic)),
+    ("isolet", Entry(readers.isolet)),
+    ("credit", Entry(readers.credit)),
+    ("mnist", Entry(readers.mnist)),
+    ("breast-cancer", Entry(lambda _: builtin.breast_cancer())),
+    ("digits", Entry(lambda _: builtin.digits())),
+    ("worst-case", Entry(lambda _: builtin.worst_case(), stratified_split=False)),
+):
+    DATASETS.register(_name, _entry)
 _TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zip")
 
 
 def names() -> list[str]:
     """Every registered dataset name."""
-    return sorted(_REGISTRY)
+    return DATASETS.names()
 
 
 def source(name: str) -> Source:
     """Provenance of a registered dataset; UnknownNameError otherwise."""
-    if name not in _REGISTRY:
-        raise UnknownNameError("dataset", name, names())
+    DATASETS.get(name)  # UnknownNameError listing the known names
     return SOURCES[name]
 
 
@@ -71,7 +73,7 @@ def _stamp(paths: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
 
 @lru_cache(maxsize=8)
 def _table(name: str, stamp: tuple) -> tuple[Cleaned, tuple[ColumnMeta, ...]]:
-    cleaned = _REGISTRY[name].read(tuple(Path(s[0]) for s in stamp))
+    cleaned = DATASETS.get(name).read(tuple(Path(s[0]) for s in stamp))
     return cleaned, columns_of(cleaned)
 
 
@@ -96,7 +98,7 @@ def load(
     """
     check_seed(seed)
     text = str(name_or_path)
-    if text in _REGISTRY:
+    if text in DATASETS:
         if label is not None or bounds is not None:
             raise ConfigError(f"label= and bounds= apply to user files, not to the "
                               f"registered dataset {text!r}")
@@ -107,7 +109,7 @@ def load(
         if part:
             notes["fallback"] = part
         return make_dataset(text, Cleaned(cleaned.frame, cleaned.public, notes), columns,
-                            seed=seed, stratified_split=_REGISTRY[text].stratified_split,
+                            seed=seed, stratified_split=DATASETS.get(text).stratified_split,
                             source=src.homepage or src.title)
     path = Path(text).expanduser()
     if path.is_file():
@@ -143,7 +145,7 @@ def info(name: str) -> dict:
         "name": name, "title": src.title, "rows": src.rows, "columns": src.columns,
         "positives": src.positives, "label_rule": src.label_rule, "licence": src.licence,
         "homepage": src.homepage, "urls": list(src.urls), "status": where,
-        "available": available, "split": "none" if not _REGISTRY[name].stratified_split
+        "available": available, "split": "none" if not DATASETS.get(name).stratified_split
         else "stratified 80/20", "files": files,
     }
 

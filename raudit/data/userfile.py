@@ -80,6 +80,11 @@ def _encode(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, list]
         if col.isna().any():
             raise DataError(f"{path}: column {name!r} has {int(col.isna().sum())} missing "
                             "values; fill or drop them first")
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            infinite = int(np.isinf(col.to_numpy(dtype=float)).sum())
+            if infinite:
+                raise DataError(f"{path}: column {name!r} has {infinite} infinite value(s); "
+                                "replace or drop them first")
         if pd.api.types.is_bool_dtype(col):
             out[name] = col.astype("int64")
         elif pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_timedelta64_dtype(col):
@@ -104,6 +109,11 @@ def read_bounds(path: str | Path) -> dict[str, tuple[float, float]]:
             raw = json.loads(path.read_text())
             if not isinstance(raw, dict):
                 raise DataError(f"{path}: expected a JSON object {{\"column\": [lower, upper]}}")
+            for k, v in raw.items():
+                if not (isinstance(v, list) and len(v) == 2
+                        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)):
+                    raise DataError(f"{path}: bounds of column {k!r} must be a list of two "
+                                    f"numbers [lower, upper], got {json.dumps(v)}")
             items = [(str(k), *v) for k, v in raw.items()]
         else:
             table = pd.read_csv(path)

@@ -13,7 +13,6 @@ gives the same model as local training, up to float summation order.
 
 from __future__ import annotations
 
-import inspect
 import os
 
 import numpy as np
@@ -83,10 +82,9 @@ def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
 
 
 def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: int = 2,
-                         progress=None):
+                         progress=None, observer=None):
     """Fit ``gen`` on ``table`` with its teachers on ``workers`` Ray actors."""
-    train = getattr(gen, "train", None)
-    if train is None or "make_teachers" not in inspect.signature(train).parameters:
+    if not gen.describe().teachers_on_ray:
         raise ConfigError(f"{gen.name} has no teacher ensemble to spread; --parallel teachers "
                           "works for the PATE generators (paper, ...)")
     if workers < 1:
@@ -98,7 +96,7 @@ def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: 
                  include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         return gen.fit_many([table], epsilon=epsilon, delta=delta, seeds=[seed], columns=columns,
-                            progress=progress,
+                            progress=progress, observer=observer,
                             train_options={"make_teachers": _spawn_shards(workers, seed, gen.dtype)})[0]
     finally:
         if started:

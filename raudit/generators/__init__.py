@@ -1,6 +1,6 @@
 """Generator registry.
 
-An explicit dict from name to ``"module:Class"``; classes are imported on first
+A :class:`raudit.registry.Registry` of ``"module:Class"`` entries; classes are imported on first
 use so that commands that do not train (``raudit datasets list``) stay fast.
 User generators plug in three ways: ``register(cls)`` in code, ``module:Class``
 given where a name is expected, or the entry-point group ``raudit.generators``.
@@ -9,28 +9,38 @@ given where a name is expected, or the entry-point group ``raudit.generators``.
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
 
 from raudit.errors import ConfigError, UnknownNameError
 from raudit.generators.base import Generator
+from raudit.registry import Registry
 
-_BUILTIN: dict[str, str] = {
-    "paper": "raudit.generators.pategan.paper:PaperPateGan",
-    "borealis": "raudit.generators.pategan.borealis:BorealisPateGan",
-    "smartnoise": "raudit.generators.pategan.smartnoise:SmartNoisePateGan",
-    "original": "raudit.generators.pategan.original:OriginalPateGan",
-    "turing": "raudit.generators.pategan.turing:TuringPateGan",
-    "identity": "raudit.generators.debug:IdentityGenerator",
-    "independent": "raudit.generators.debug:IndependentGenerator",
-    "randomized-response": "raudit.generators.debug:RandomizedResponseGenerator",
-}
-_REGISTERED: dict[str, type[Generator]] = {}
 ENTRY_POINT_GROUP = "raudit.generators"
+
+
+def _is_generator(obj, name: str) -> None:
+    if not (isinstance(obj, type) and issubclass(obj, Generator)):
+        raise ConfigError(f"generator {name!r} does not name a subclass of "
+                          "raudit.generators.base.Generator")
+
+
+GENERATORS: Registry[type[Generator]] = Registry("generator", entry_point_group=ENTRY_POINT_GROUP,
+                                                 check=_is_generator)
+for _name, _path in (
+    ("paper", "raudit.generators.pategan.paper:PaperPateGan"),
+    ("borealis", "raudit.generators.pategan.borealis:BorealisPateGan"),
+    ("smartnoise", "raudit.generators.pategan.smartnoise:SmartNoisePateGan"),
+    ("original", "raudit.generators.pategan.original:OriginalPateGan"),
+    ("turing", "raudit.generators.pategan.turing:TuringPateGan"),
+    ("identity", "raudit.generators.debug:IdentityGenerator"),
+    ("independent", "raudit.generators.debug:IndependentGenerator"),
+    ("randomized-response", "raudit.generators.debug:RandomizedResponseGenerator"),
+):
+    GENERATORS.register(_name, _path)
 
 
 def _builtin(name: str, path: str) -> None:
     """Add a built-in generator by import path (used by the port modules' authors)."""
-    _BUILTIN[name] = path
+    GENERATORS.register(name, path, replace=True)
 
 
 def register(cls: type[Generator], *, name: str | None = None) -> type[Generator]:
@@ -38,19 +48,16 @@ def register(cls: type[Generator], *, name: str | None = None) -> type[Generator
     key = name or cls.name
     if not key:
         raise ConfigError(f"{cls.__name__} has no name; set the class attribute `name`")
-    if key in _BUILTIN or key in _REGISTERED:
+    _is_generator(cls, key)
+    if key in GENERATORS:
         raise ConfigError(f"a generator named {key!r} is already registered")
-    _REGISTERED[key] = cls
+    GENERATORS.register(key, cls)
     return cls
-
-
-def _entry_points() -> dict[str, object]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def names() -> list[str]:
     """Every generator name that ``get`` accepts (plus any ``module:Class``)."""
-    return sorted(set(_BUILTIN) | set(_REGISTERED) | set(_entry_points()))
+    return GENERATORS.names()
 
 
 def load_class(spec: str) -> type[Generator]:
@@ -69,19 +76,11 @@ def load_class(spec: str) -> type[Generator]:
 
 def get(name: str) -> type[Generator]:
     """The generator class registered as ``name`` (or the plugin ``module:Class``)."""
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    if name in _BUILTIN:
-        return load_class(_BUILTIN[name])
-    eps = _entry_points()
-    if name in eps:
-        cls = eps[name].load()
-        if not (isinstance(cls, type) and issubclass(cls, Generator)):
-            raise ConfigError(f"entry point {name!r} does not name a Generator subclass")
-        return cls
+    if name in GENERATORS:
+        return GENERATORS.get(name)
     if ":" in name:
         return load_class(name)
     raise UnknownNameError("generator", name, names())
 
 
-__all__ = ["Generator", "get", "names", "register", "load_class", "ENTRY_POINT_GROUP"]
+__all__ = ["GENERATORS", "Generator", "get", "names", "register", "load_class", "ENTRY_POINT_GROUP"]

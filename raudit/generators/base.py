@@ -27,6 +27,7 @@ import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
+from raudit.generators.capabilities import Capabilities, options_of
 from raudit.generators.events import Observer
 
 
@@ -70,6 +71,12 @@ class Generator(ABC):
     description: ClassVar[str] = ""
     allow_nan: ClassVar[bool] = False
     default_delta: ClassVar[float | None] = 1e-5
+    capabilities: ClassVar[Capabilities] = Capabilities()
+
+    @classmethod
+    def describe(cls) -> Capabilities:
+        """The declared capabilities, with the constructor's options (name, type, default)."""
+        return cls.capabilities.with_options(options_of(cls))
 
     def __init__(self, **options: Any) -> None:
         self.options = dict(options)
@@ -86,6 +93,21 @@ class Generator(ABC):
         self._fit(data, epsilon=epsilon, delta=delta, seed=seed,
                   columns=tuple(columns) if columns else None, observer=observer)
         return self
+
+    def check(self, data: pd.DataFrame, *, epsilon: float, delta: float | None = None,
+              columns: Sequence[ColumnMeta] | None = None) -> None:
+        """Raise a RauditError for settings that cannot train on ``data``, without training.
+
+        Audits call this on both worlds before any work starts. The default checks the
+        privacy parameters, the table, and the hyperparameters a generator resolves from
+        the table's shape (``resolve(n_rows, n_cols)``, e.g. more teachers than rows);
+        generators with other table-dependent limits extend it.
+        """
+        check_privacy(epsilon, self.default_delta if delta is None else delta)
+        check_table(data, allow_nan=self.allow_nan)
+        resolve = getattr(self, "resolve", None)
+        if callable(resolve):
+            resolve(len(data), data.shape[1])
 
     @abstractmethod
     def _fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None, seed: int,
@@ -109,6 +131,13 @@ class Generator(ABC):
     @abstractmethod
     def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
         """n synthetic rows in the fitted table's schema and scale."""
+
+    def delta_rule(self) -> float | str | None:
+        """How this generator picks delta when none is given: a number, the name of a
+        rule in :data:`raudit.privacy.DELTA_RULES` (e.g. ``"1/(N sqrt N)"``), or None for
+        a mechanism that ignores delta (pure DP). :class:`raudit.privacy.PrivacySpec`
+        resolves it once for train and audit alike."""
+        return self.default_delta
 
     def summary(self) -> dict[str, Any]:
         """What training did: at least ``iterations`` and ``eps_hat`` (NaN if none)."""

@@ -26,6 +26,7 @@ import torch
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
 from raudit.generators.base import Generator, check_privacy, check_table
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import Observer
 from raudit.generators.nn.device import pick_device
 from raudit.generators.nn.rng import CounterRNG
@@ -97,6 +98,7 @@ class BatchedGenerator(Generator):
     """A generator whose models train M at a time (see the module docstring)."""
 
     dtype: torch.dtype = torch.float32
+    capabilities = Capabilities(device=True, progress=True)
 
     def __init__(self, *, preset: str = "default", device: str | None = None,
                  dtype: str | None = None, **options: Any):

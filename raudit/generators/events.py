@@ -39,6 +39,8 @@ class Votes:
     labels: np.ndarray  # (M, B) the labels released to the student
     charged: np.ndarray  # (M,) bool: whether the accountant was charged for them
     active: np.ndarray  # (M,) bool
+    aggregation: str = "argmax"  # argmax (one noise per class) | threshold (one noise at k/2)
+    noise_kind: str = "laplace"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 3  # 2: shadow target..device, summary eps_jeffreys..models_per_hour; 3: utility
+SCHEMA_VERSION = 4  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+# 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -57,6 +58,8 @@ SHADOW: dict[str, pa.DataType] = {
     "synthetic_rows": _I64,  # rows sampled, the same in both worlds
     "chunk_models": _I64,  # models trained together in the chunk (the batch size M)
     "device": _STR,  # "cpu" | "cuda": where the chunk ran
+    # version 3 (one privacy spec)
+    "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
 }
 
 SUMMARY: dict[str, pa.DataType] = {
@@ -92,9 +95,13 @@ SUMMARY: dict[str, pa.DataType] = {
     "synthetic_rows": _I64,
     "models_ok": _I64,  # shadow models with status ok (of 2 x shadow_models)
     "models_per_hour": _F64,  # throughput of the run that wrote this row
+    # version 3 (the audit a user can trust)
+    "synthetic_protocol": _STR,  # "same" (both worlds sample synthetic_rows) | "per-world"
+    "verdict": _STR,  # one sentence: violated / not detected, with confidence and ceiling
+    "first_error": _STR,  # the first failed model's error when some failed (missing > 0)
 }
 
-# version 3 (the utility command): one row per fit x sample x classifier x setting x metric;
+# version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
 # a skipped or failed fit has one row with setting/classifier/metric null and the reason.
 UTILITY: dict[str, pa.DataType] = {
     "trial_id": _STR,  # content hash of one generator fit (all its rows share it)

@@ -6,19 +6,29 @@ Layout::
     root/shadow/part-<time>-<uuid>.parquet
     root/summary/part-<time>-<uuid>.parquet
 
-Every ``append`` writes one new part and never touches an existing one, so any
-number of writers (threads, processes, Ray workers on a shared disk) can append
-at once without locks. A part appears atomically: it is written to a hidden
+Every ``append`` writes one new part and never touches an existing one, so
+threads of one process can append at once. One *run* owns a folder at a time:
+:meth:`ResultStore.lock` takes an exclusive ``flock`` on ``root/.lock`` (two audits
+into one folder would both train every model), and readers deduplicate by trial
+id anyway. A part appears atomically: it is written to a hidden
 ``.<name>.tmp`` file in the same folder, fsynced, then renamed into place; a crash
 leaves at most a hidden temp file, which every reader (this one, and pyarrow's
 dataset reader behind ``pandas.read_parquet(root / "shadow")``) ignores. No
 writer is kept open between calls.
+
+Parts are verified when listed (their Parquet footer must parse, once per file
+version); a damaged part (truncated by a full disk, zeroed by a crash outside our
+rename) is moved to ``root/quarantine/<table>/`` with a one-line notice, so its
+trials count as not done and a resume retrains them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -36,6 +46,35 @@ from raudit.results.schema import (SCHEMA_VERSION, arrow_schema, conform, empty_
                                    to_pandas)
 
 MANIFEST = "raudit.json"
+LOCK = ".lock"
+QUARANTINE = "quarantine"
+
+
+def check_writable(folder: Path | str, flag: str = "--out") -> None:
+    """Raise ConfigError unless ``folder`` exists or can be created, and takes new files.
+
+    Called before any work starts, so that no finished training is lost to a
+    PermissionError at the end. Folders it had to create are removed again.
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{flag} {folder} is a file; give a folder")
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        for p in missing:  # leave no trace: the run creates the folder when it writes
+            p.rmdir()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot write to {flag} {folder} ({reason}); choose a folder you "
+                          "can write to") from exc
+
+
+def _notice(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -70,8 +109,10 @@ def write_atomic(path: Path, write) -> None:
 class ResultStore:
     """Result tables under ``root`` (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, *, notice=_notice):
         self.root = Path(root)
+        self.notice = notice  # one-line messages (damaged parts); print to stderr by default
+        self._verified: dict[Path, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r})"
@@ -95,11 +136,52 @@ class ResultStore:
 
     # -- reading ------------------------------------------------------------
     def parts(self, table: str) -> list[Path]:
-        """The finished parts of ``table`` in write order (temp files excluded)."""
+        """The finished, readable parts of ``table`` in write order (temp files excluded;
+        damaged parts are quarantined, see the module docstring)."""
         folder = self.root / table
         if not folder.is_dir():
             return []
-        return sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
+        found = sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
+        return [p for p in found if self._verify(table, p)]
+
+    def _verify(self, table: str, path: Path) -> bool:
+        """True if the part's footer parses; otherwise quarantine it and return False."""
+        try:
+            st = path.stat()
+        except FileNotFoundError:  # quarantined meanwhile by another reader
+            return False
+        stamp = (st.st_size, st.st_mtime_ns)
+        if self._verified.get(path) == stamp:
+            return True
+        try:
+            meta = pq.read_metadata(path)
+            if meta.num_columns == 0:
+                raise ValueError("no columns")
+        except Exception as exc:  # noqa: BLE001 - any unreadable footer is damage
+            self.quarantine(table, path, f"{type(exc).__name__}: {exc}")
+            return False
+        self._verified[path] = stamp
+        return True
+
+    def quarantine(self, table: str, path: Path, reason: str) -> Path | None:
+        """Move a damaged part to ``root/quarantine/<table>/`` and say so in one line."""
+        dest_dir = self.root / QUARANTINE / table
+        dest = dest_dir / path.name
+        try:
+            dest_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)
+        except FileNotFoundError:
+            return None
+        self._verified.pop(path, None)
+        short = " ".join(reason.split())[:160]
+        self.notice(f"damaged result part {path.relative_to(self.root)} ({short}) moved to "
+                    f"{dest.relative_to(self.root)}; its models will be rerun on resume")
+        return dest
+
+    # -- ownership ----------------------------------------------------------
+    def lock(self) -> "contextlib.AbstractContextManager[ResultStore]":
+        """Hold the folder exclusively for one run (ConfigError naming the holder if taken)."""
+        return _FolderLock(self)
 
     def _dataset(self, table: str) -> pds.Dataset | None:
         parts = self.parts(table)
@@ -116,8 +198,21 @@ class ResultStore:
         if ds is None:
             data = arrow_schema(table).empty_table()
         else:
-            data = conform(table, ds.to_table())
+            try:
+                data = conform(table, ds.to_table())
+            except (pa.ArrowException, OSError):
+                # A part whose footer parses but whose pages do not: find it, set it
+                # aside, and read the rest.
+                self._scan_pages(table)
+                return self.read_arrow(table, columns)
         return data.select(list(columns)) if columns is not None else data
+
+    def _scan_pages(self, table: str) -> None:
+        for p in self.parts(table):
+            try:
+                pq.read_table(p)
+            except (pa.ArrowException, OSError) as exc:
+                self.quarantine(table, p, f"{type(exc).__name__}: {exc}")
 
     def read(self, table: str) -> pd.DataFrame:
         """All rows of ``table`` (parts in write order); an empty frame if none."""
@@ -130,7 +225,11 @@ class ResultStore:
         ds = self._dataset(table)
         if ds is None:
             return set()
-        data = ds.to_table(columns=["trial_id"], filter=pds.field("status") == "ok")
+        try:
+            data = ds.to_table(columns=["trial_id"], filter=pds.field("status") == "ok")
+        except (pa.ArrowException, OSError):
+            self._scan_pages(table)
+            return self.done_ids(table)
         return {t for t in data.column("trial_id").to_pylist() if t is not None}
 
     # -- manifest -----------------------------------------------------------
@@ -191,6 +290,48 @@ class ResultStore:
             raise ConfigError(f"output folder {self.root} holds a different audit "
                               f"({_differences(current.get('spec'), wanted['spec'])}); "
                               "choose another --out or delete it")
+
+
+class _FolderLock:
+    """``flock`` on ``root/.lock``; the file names the holder for the error message."""
+
+    def __init__(self, store: ResultStore):
+        self.store = store
+        self.fh = None
+
+    def __enter__(self) -> ResultStore:
+        import fcntl
+
+        root = self.store.root
+        root.mkdir(parents=True, exist_ok=True)
+        fh = open(root / LOCK, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = " ".join(fh.read().split())[:200] or "another process"
+            fh.close()
+            raise ConfigError(f"output folder {root} is in use by {holder}; wait for it to "
+                              "finish or choose another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        cmd = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
+        fh.write(f"pid {os.getpid()} on {socket.gethostname()} since "
+                 f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC ({cmd[:120]})\n")
+        fh.flush()
+        self.fh = fh
+        return self.store
+
+    def __exit__(self, *exc) -> None:
+        import fcntl
+
+        if self.fh is not None:
+            fh, self.fh = self.fh, None
+            with contextlib.suppress(OSError):
+                fh.seek(0)
+                fh.truncate()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fh.close()
 
 
 def _differences(old: Any, new: Any) -> str:

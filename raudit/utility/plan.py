@@ -5,8 +5,8 @@ conditional); a *trial* is one generator fit of a config, scored on all its
 samples, classifiers and settings. Trial ids are content hashes of everything
 that decides their rows, so a rerun of the same request skips finished fits.
 
-Seeds come from the root seed through named SeedSequence streams (the spawn key's
-first entry names the stream), and do NOT depend on the sweep point: fit f uses
+Seeds come from the root seed through the UTILITY stream of :mod:`raudit.seeds`, keys
+(UTILITY, purpose, ...), and do NOT depend on the sweep point: fit f uses
 the same seed at every eps, so a sweep compares like with like.
 """
 
@@ -20,7 +20,8 @@ from typing import Any
 
 from raudit import classifiers as clf
 from raudit import data, generators
-from raudit.audit.game import data_digest, derive_seed
+from raudit.audit.game import data_digest
+from raudit.seeds import UTILITY, derive_seed
 from raudit.errors import ConfigError, DataError
 from raudit.results.ids import trial_id
 
@@ -29,7 +30,7 @@ STUDY_TEACHER_RATIOS = (50, 100, 500, 1000, 5000)  # k = N / ratio
 STUDY_DELTA = 1e-5
 STUDY_MAX_ITER = 10_000
 SETTINGS = ("A", "B", "C")
-# Named seed streams (first spawn-key entry).
+# Purposes within the UTILITY seed stream (second spawn-key entry): never renumber.
 FIT, SAMPLE, CLASSIFIER, SPLIT_C, REAL = 1, 2, 3, 4, 5
 
 
@@ -63,15 +64,15 @@ def _crc(name: str) -> int:
 
 def seeds(root: int, fit: int, sample: int | None = None) -> dict[str, int]:
     if sample is None:
-        return {"seed": derive_seed(root, FIT, fit)}
-    return {"sample_seed": derive_seed(root, SAMPLE, fit, sample),
-            "split_seed": derive_seed(root, SPLIT_C, fit, sample) % 2**32}
+        return {"seed": derive_seed(root, UTILITY, FIT, fit)}
+    return {"sample_seed": derive_seed(root, UTILITY, SAMPLE, fit, sample),
+            "split_seed": derive_seed(root, UTILITY, SPLIT_C, fit, sample) % 2**32}
 
 
 def classifier_seed(root: int, name: str, fit: int = -1, sample: int = -1) -> int:
     if fit < 0:
-        return derive_seed(root, REAL, _crc(name))
-    return derive_seed(root, CLASSIFIER, fit, sample, _crc(name))
+        return derive_seed(root, UTILITY, REAL, _crc(name))
+    return derive_seed(root, UTILITY, CLASSIFIER, fit, sample, _crc(name))
 
 
 def teachers_of(text: str, n_rows: int) -> int | None:

@@ -48,14 +48,34 @@ def test_rich_summary_and_training_options(tmp_path):
     assert opts["max_iter"] == 2 and opts["teachers"] == 2 and opts["preset"] == "default"
 
 
-def test_auto_target_runs_mini_mias(tmp_path):
+def test_auto_target_per_candidate_runs_mini_mias(tmp_path):
     r = _run(*FAST, "--attack", "groundhog", "-S", "5", "--target-candidates", "2",
-             "--target-pairs", "4", "--out", str(tmp_path), "--json")
+             "--target-selection", "per-candidate", "--target-pairs", "4",
+             "--out", str(tmp_path), "--json")
     assert r.exit_code == 0, r.output
     s = json.loads(r.stdout)
     assert s["dataset"] == "breast-cancer" and len(s["target_aucs"]) == 2
     assert s["target"] == f"row:{s['target_row']}" and s["selection_models"] == 16
     assert len(pd.read_parquet(tmp_path / "target-selection" / "shadow")) == 16
+
+
+def test_auto_target_pool_scores_every_candidate_with_one_pool(tmp_path):
+    r = _run(*FAST, "--attack", "querybased", "--dataset", "breast-cancer", "-S", "5",
+             "--target-candidates", "4", "--selection-models", "16", "--out", str(tmp_path),
+             "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert len(s["target_aucs"]) == 4 and s["selection_models"] == 16  # not 4 x 2 x pairs
+    rows = pd.read_parquet(tmp_path / "target-selection" / "shadow")
+    assert len(rows) == 16 * 4 and rows["trial_id"].is_unique
+    # every candidate: 8 in and 8 out models, half of each in the attack's train split
+    for _, part in rows.groupby("target"):
+        assert (part["world"] == "in").sum() == 8
+        assert ((part["world"] == "in") & (part["split"] == "train")).sum() == 4
+    # the identity generator copies its training data: counting queries around a
+    # candidate see it exactly when it was in, so the best candidate is separated
+    assert max(s["target_aucs"].values()) == 1.0
+    assert s["target_aucs"][s["target"].removeprefix("row:")] == 1.0
 
 
 @pytest.mark.parametrize("args,needles", [

@@ -27,10 +27,9 @@ def small_table(binary: bool = False, n: int = 80, seed: int = 0) -> pd.DataFram
 
 def make(name: str) -> Generator:
     cls = generators.get(name)
-    import inspect
-    params = inspect.signature(cls.__init__).parameters
-    kwargs = {k: v for k, v in FAST.items() if k in params}
-    if "teachers" in params:
+    caps = cls.describe()
+    kwargs = {k: v for k, v in FAST.items() if caps.options is not None and caps.accepts(k)}
+    if caps.options is not None and caps.accepts("teachers"):
         kwargs["teachers"] = 2
     return cls(**kwargs)
 

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from raudit.cli.datasets import app
 from raudit.data import fetch
-from raudit.errors import ChecksumError, UnknownNameError
 
 runner = CliRunner()
 
@@ -55,9 +54,22 @@ def test_info_of_missing_files_does_not_download(monkeypatch):
     assert result.exit_code == 0 and "not here" in result.output
 
 
-def test_unknown_name_raises_for_the_main_app():
-    result = invoke("info", "nope")
-    assert isinstance(result.exception, UnknownNameError)
+def _one_line(result, needle):
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err and needle in err, err
+    assert "Traceback" not in result.output
+
+
+def test_unknown_name_is_one_line_exit_2():
+    _one_line(invoke("info", "nope"), "unknown dataset 'nope'; known:")
+
+
+def test_import_errors_are_one_line_exit_2(tmp_path):
+    _one_line(invoke("import", str(tmp_path / "absent.csv")), "absent.csv")
+    stray = tmp_path / "stray.csv"
+    stray.write_text("a,b\n1,0\n")
+    _one_line(invoke("import", str(stray)), "matches no known dataset file")
 
 
 def test_import_with_and_without_a_checksum(tmp_path):
@@ -68,4 +80,4 @@ def test_import_with_and_without_a_checksum(tmp_path):
     assert (fetch.cache_dir() / "credit_card" / "creditcard.csv").read_text() == "Time,Class\n0,0\n"
     bad = tmp_path / "risk_factors_cervical_cancer.csv"
     bad.write_text("x\n")
-    assert isinstance(invoke("import", str(bad), "--name", "cervical").exception, ChecksumError)
+    _one_line(invoke("import", str(bad), "--name", "cervical"), "sha256")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import MomentsAccountant, eps_from_moments
+from raudit.accountants import Accountant, PateVote, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, Observer, TeacherBatch, Votes
@@ -78,15 +78,9 @@ class PateNets:
         return self.generator(p, z)
 
 
-def model_eps(acct: MomentsAccountant, delta) -> np.ndarray:
+def model_eps(acct: Accountant, delta) -> np.ndarray:
     """eps_hat per model; ``delta`` is one number or one per model (smartnoise's 1/(N sqrt N))."""
-    if np.ndim(delta) == 0:
-        return acct.eps(float(delta))
-    delta = np.asarray(delta, dtype=np.float64)
-    out = np.empty(len(delta))
-    for d in np.unique(delta):  # few distinct values (neighbouring tables differ by a row)
-        out[delta == d] = eps_from_moments(acct.alpha[delta == d], float(d))
-    return out
+    return acct.eps(delta)
 
 
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
@@ -115,11 +109,12 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                                  lr=cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
                                  partial_batch=cfg.partial_batch)
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
-    acct = MomentsAccountant(cfg.accountant, lam=cfg.lam, orders=cfg.orders, k=cfg.k, models=m)
+    # The loop only emits votes and asks for eps; the accountant does the math.
+    acct = create(cfg.accountant, models=m, lam=cfg.lam, orders=cfg.orders, k=cfg.k)
     aggregate = AGGREGATIONS[cfg.aggregation]
     active = torch.ones(m, dtype=torch.bool, device=dev)
     iters = np.zeros(m, dtype=np.int64)
-    eps_hat = model_eps(acct, delta)
+    eps_hat = acct.eps(delta)
     it = 0
     while cfg.max_iter is None or it < cfg.max_iter:
         if cfg.check == "top":
@@ -151,10 +146,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 n1 = teachers.votes(fake)
                 labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
             n1_np = n1.cpu().numpy()
-            acct.charge(n1_np, mask=act_np)
+            acct.compose(PateVote(n1_np, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, act_np))
             if observer is not None:
                 observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
-                               labels.cpu().numpy(), act_np.copy(), act_np))
+                               labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation))
             s_opt.zero_grad()
             bce_logits(nets.student(student, fake, logits=True), labels.to(fake.dtype)[..., None]).backward()
             s_opt.step(upd)
@@ -169,7 +164,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         g_opt.step(upd)
         iters += act_np
         it += 1
-        eps_hat = model_eps(acct, delta)
+        eps_hat = acct.eps(delta)
         if observer is not None:
             observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), act_np))
         if progress is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from raudit.errors import ConfigError
 
 PRESETS = ("default", "paper")
@@ -56,3 +58,22 @@ def pate_schedule(preset: str, n_rows: int, *, teachers: int | None, batch: int 
     if preset == "paper":
         return k, batch or batch_cap, max_iter
     return k, batch or max(1, min(batch_cap, n_rows // k)), max_iter or iteration_cap
+
+
+@dataclass(frozen=True)
+class PateHP:
+    """Hyperparameters of the PATE-GAN family resolved for one table size (paper and
+    the ports alike); tables whose values agree train together in one batched call."""
+
+    teachers: int
+    batch: int
+    lam: float
+    orders: int
+    max_iter: int | None
+    lr: float
+    teacher_steps: int
+    student_steps: int
+    noise_scale: str = "inverse"  # Lap(1/lambda) (every port) | "direct" Lap(lambda)
+    aggregation: str = "argmax"
+    generator_loss: str = "saturating"
+    paper_delta: bool = False  # preset "paper": delta=None means the paper's 1e-5

@@ -23,36 +23,26 @@ iteration cap (stop on eps only).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import PateHP, check_preset, choice, pate_schedule, positive
 from raudit.generators.pategan.teachers import shuffled_partition
 
 
-@dataclass(frozen=True)
-class PaperHP:
-    teachers: int
-    batch: int
-    lam: float
-    orders: int
-    max_iter: int | None
-    lr: float
-    teacher_steps: int
-    student_steps: int
-    noise_scale: str
-    aggregation: str
-    generator_loss: str
+PaperHP = PateHP  # one hyperparameter class for the PATE family (kept for importers)
 
 
 class PaperPateGan(BatchedGenerator):
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     default_delta = 1e-5
+    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+                                events=("teacher_batch", "votes", "accountant_step"),
+                                privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  batch: int | None = None, lam: float = 1e-3, orders: int = 100,
@@ -78,12 +68,13 @@ class PaperPateGan(BatchedGenerator):
                          student_steps=student_steps, noise_scale=noise_scale,
                          aggregation=aggregation, generator_loss=generator_loss)
 
-    def resolve(self, n_rows: int, n_cols: int) -> PaperHP:
+    def resolve(self, n_rows: int, n_cols: int) -> PateHP:
         o = self.options
         k, batch, max_iter = pate_schedule(self.preset, n_rows, teachers=o["teachers"],
                                            batch=o["batch"], max_iter=o["max_iter"])
-        return PaperHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
-                       o["student_steps"], o["noise_scale"], o["aggregation"], o["generator_loss"])
+        return PateHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
+                      o["student_steps"], o["noise_scale"], o["aggregation"], o["generator_loss"],
+                      paper_delta=self.preset == "paper")
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -96,7 +87,7 @@ class PaperPateGan(BatchedGenerator):
             teacher=MLP([d, 1], ["sigmoid"]),
         )
 
-    def loop_config(self, hp: PaperHP, d: int) -> LoopConfig:
+    def loop_config(self, hp: PateHP, d: int) -> LoopConfig:
         return LoopConfig(
             k=hp.teachers, batch=hp.batch, lam=hp.lam,
             noise_scale=laplace_scale(hp.lam, hp.noise_scale), aggregation=hp.aggregation,
@@ -104,7 +95,7 @@ class PaperPateGan(BatchedGenerator):
             student_steps=hp.student_steps, check="after", max_iter=hp.max_iter, z_dim=d,
             z_train="uniform", generator_loss=hp.generator_loss, lr=hp.lr)
 
-    def train(self, batch: TrainBatch, hp: PaperHP, *, epsilon, delta, observer, progress,
+    def train(self, batch: TrainBatch, hp: PateHP, *, epsilon, delta, observer, progress,
               make_teachers=None) -> Trained:
         cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
         gen, iters, eps_hat = train_pate_gan(

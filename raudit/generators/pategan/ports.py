@@ -20,33 +20,20 @@ Presets (one rule for both ports):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
 from raudit.accountants import MOMENTS
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import PateHP, check_preset, choice, pate_schedule, positive
 from raudit.generators.pategan.teachers import partition_from_order
 
 
-@dataclass(frozen=True)
-class PortHP:
-    """Hyperparameters resolved for one table size (tables sharing them train together)."""
-
-    teachers: int
-    batch: int
-    lam: float
-    orders: int
-    max_iter: int | None
-    lr: float
-    teacher_steps: int
-    student_steps: int
-    paper_delta: bool  # preset "paper": delta=None means the paper's 1e-5
+PortHP = PateHP  # one hyperparameter class for the PATE family (kept for importers)
 
 
 class PortPateGan(BatchedGenerator):
@@ -54,6 +41,9 @@ class PortPateGan(BatchedGenerator):
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     default_delta: float | None = 1e-5
+    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+                                events=("teacher_batch", "votes", "accountant_step"),
+                                privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):
         check_preset(preset)
@@ -92,22 +82,23 @@ class PortPateGan(BatchedGenerator):
         return 1e-5
 
     # -- BatchedGenerator --------------------------------------------------------
-    def resolve(self, n_rows: int, n_cols: int) -> PortHP:
+    def resolve(self, n_rows: int, n_cols: int) -> PateHP:
         o = self.options
         k, batch, max_iter = pate_schedule(self.preset, n_rows, teachers=o["teachers"],
                                            batch=o["batch"], max_iter=o["max_iter"])
-        return PortHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
-                      o["student_steps"], self.preset == "paper")
+        return PateHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
+                      o["student_steps"], "inverse", o["aggregation"], o["generator_loss"],
+                      paper_delta=self.preset == "paper")
 
-    def loop_config(self, hp: PortHP, d: int) -> LoopConfig:
+    def loop_config(self, hp: PateHP, d: int) -> LoopConfig:
         o = self.options
         return LoopConfig(
             k=hp.teachers, batch=hp.batch, lam=hp.lam,
-            noise_scale=laplace_scale(hp.lam, "inverse"),  # both upstreams: Lap(1/lambda)
-            aggregation=o["aggregation"], accountant=o["accountant"], orders=hp.orders,
+            noise_scale=laplace_scale(hp.lam, hp.noise_scale),  # both upstreams: Lap(1/lambda)
+            aggregation=hp.aggregation, accountant=o["accountant"], orders=hp.orders,
             teacher_steps=hp.teacher_steps, student_steps=hp.student_steps, check=o["check"],
             max_iter=hp.max_iter, z_dim=self.z_dim(d), z_train="uniform",
-            generator_loss=o["generator_loss"], teacher_sample="first-shuffled", lr=hp.lr,
+            generator_loss=hp.generator_loss, teacher_sample="first-shuffled", lr=hp.lr,
             teacher_fakes=o["teacher_fakes"], teacher_update=o["teacher_update"],
             partial_batch=True)
 
@@ -119,7 +110,7 @@ class PortPateGan(BatchedGenerator):
             order = torch.arange(n, device=batch.rows.device).expand(batch.models, n)
         return partition_from_order(order, batch.rows, k, self.partition_sizes(batch.rows, k))
 
-    def train(self, batch: TrainBatch, hp: PortHP, *, epsilon, delta, observer, progress,
+    def train(self, batch: TrainBatch, hp: PateHP, *, epsilon, delta, observer, progress,
               make_teachers=None, preprocessor_spent: float = 0.0) -> Trained:
         cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
         if make_teachers is not None:

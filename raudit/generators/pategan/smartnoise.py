@@ -58,6 +58,7 @@ import torch
 
 from raudit.errors import ConfigError
 from raudit.generators.base import check_privacy, check_table
+from raudit.privacy import delta_for
 from raudit.generators.pategan.loop import PateNets
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.ports import PortPateGan
@@ -111,9 +112,12 @@ class SmartNoisePateGan(PortPateGan):
         return PateNets(generator=ResidualGenerator(self.options["latent_dim"], d, self.options["binary"]),
                         student=discriminator(d), teacher=discriminator(d))
 
+    def delta_rule(self) -> float | str:
+        """Upstream's 1/(N sqrt N); the paper's 1e-5 under preset ``paper``."""
+        return 1e-5 if self.preset == "paper" else "1/(N sqrt N)"
+
     def implementation_delta(self, rows: torch.Tensor) -> np.ndarray:
-        n = rows.cpu().numpy().astype(np.float64)
-        return 1.0 / (n * np.sqrt(n))
+        return delta_for("1/(N sqrt N)", rows.cpu().numpy().astype(np.float64))
 
     def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
                  progress=None, train_options=None):

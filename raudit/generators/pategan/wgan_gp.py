@@ -31,6 +31,7 @@ import torch.nn.functional as F
 
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import LabelNoise, Observer, TeacherBatch
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -239,6 +240,7 @@ class WganGpGenerator(BatchedGenerator):
     """
 
     default_delta = 1e-5
+    capabilities = Capabilities(device=True, progress=True, events=("teacher_batch", "label_noise"))
     default_max_iter: ClassVar[int] = 10_000
     default_gp_coef: ClassVar[float | None] = 10.0
     delta_bugs: ClassVar[tuple[str, ...]] = ("xor", "correct")

@@ -1,0 +1,120 @@
+"""Guards around an audit run: reject what cannot work before any work, explain what failed.
+
+* :func:`validate_generator`: the options and table-dependent settings, on both worlds;
+* :func:`probe`: the whole pipeline once, on one model capped at one iteration;
+* :class:`AuditFailed`: every model failed (exit code 1, the first error and its count);
+* :class:`Estimator`: the run's total time, from the first finished chunk.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pandas as pd
+
+from raudit import generators
+from raudit.audit import chunk
+from raudit.audit.game import Game, trials, worlds
+from raudit.engine.driver import EngineConfig
+from raudit.errors import RauditError
+from raudit.results import ResultStore
+
+
+def validate_generator(cls, options: dict, train, target, neighbours: str, epsilon: float,
+                       delta: float | None, columns) -> None:
+    """Reject generator settings that `raudit train` would reject, on the audit's own worlds,
+    before Ray starts or anything is written (the constructor checks the options; the
+    generator's ``check`` its table-dependent settings, e.g. more teachers than rows)."""
+    gen = cls(**options)
+    tables = [train] if target == "auto" else list(worlds(train, target, neighbours).values())
+    for table in tables:
+        generators.base.check_table(table, allow_nan=cls.allow_nan)
+        gen.check(table, epsilon=epsilon, delta=delta, columns=columns)
+
+
+def probe(game: Game, audit_id: str) -> None:
+    """Run the whole pipeline once, on one model capped at one iteration, in this process.
+
+    ``check`` covers what can be foreseen from the options and the table; this covers
+    the rest (an eps below an implementation's floor, a failure in sampling or feature
+    extraction) in about a second, before Ray starts or the output folder is written.
+    A generator without a ``max_iter`` option is probed with its full training.
+    """
+    cls = generators.get(game.impl)
+    options = dict(game.options)
+    caps = cls.describe()
+    if caps.options is not None and "max_iter" in caps.option_names():
+        options["max_iter"] = 1
+    spec = {"audit_id": audit_id, "game": {**game.spec(), "options": options}, "world": "in",
+            "trials": trials(game, world="in", count=1), "device": "cpu"}
+    try:
+        chunk.run_chunk(spec)  # the module's, not this module's name (tests patch that one)
+    except RauditError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a bug or a numerical failure: say what and where
+        raise AuditFailed(f"{game.impl} failed on the audit's data before any work started: "
+                          f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+
+
+class AuditFailed(RauditError):
+    """The audit could not produce a result (every model failed, or the probe did)."""
+
+    exit_code = 1
+
+
+def check_models(store: ResultStore, ids: set[str], total: int) -> None:
+    """Raise AuditFailed when no model of the audit trained, with the first error and count."""
+    shadow = store.read("shadow")
+    mine = shadow[shadow["trial_id"].isin(ids)]
+    if (mine["status"] == "ok").any():
+        return
+    errors = mine.loc[mine["status"] == "failed", "error"].dropna()
+    if errors.empty:
+        raise AuditFailed(f"no shadow model of the {total} finished; nothing to analyse")
+    heads = errors.map(headline)
+    count = int((heads == heads.iloc[0]).sum())
+    raise AuditFailed(f"all {total} shadow models failed ({count} with: {heads.iloc[0]}); "
+                      "nothing to analyse")
+
+
+def headline(error: str) -> str:
+    """The line of a recorded error that says what happened (a traceback's last line)."""
+    lines = [ln.strip() for ln in str(error).strip().splitlines() if ln.strip()]
+    if not lines:
+        return "unknown error"
+    return (lines[-1] if lines[0].startswith("Traceback") else lines[0])[:300]
+
+
+class Estimator:
+    """Prints, once the first chunk has finished, the run's estimated total time."""
+
+    def __init__(self, total_models: int, engine: EngineConfig, notice):
+        self.total, self.notice, self.t0, self.done = total_models, notice, time.perf_counter(), False
+        self.workers = engine.workers or (1 if engine.backend == "local" else (os.cpu_count() or 1))
+
+    def __call__(self, rows: list[dict]) -> None:
+        models = len({r["shadow_index"] for r in rows})  # pool chunks: a row per candidate
+        if self.done or not rows or self.total <= models:
+            return
+        self.done = True
+        per_model = sum(r.get("wall_s") or 0.0 for r in rows) / len(rows)
+        secs = per_model * self.total / self.workers
+        self.notice(f"the first chunk trained {models} models at {per_model:.2f} s each: the "
+                    f"{self.total:,} models should take about {duration(secs)} on "
+                    f"{self.workers} worker(s)")
+
+
+def duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
+
+
+def first_error(shadow: pd.DataFrame, ids: set[str]) -> str | None:
+    bad = shadow[shadow["trial_id"].isin(ids) & (shadow["status"] == "failed")]["error"].dropna()
+    if bad.empty:
+        return None
+    return headline(bad.iloc[0])
+
+

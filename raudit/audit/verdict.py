@@ -1,0 +1,61 @@
+"""One sentence a non-specialist can read, from an audit's summary row.
+
+The bound eps_cp is a one-sided lower bound: with probability at least 1 - alpha
+(90 % at raudit's alpha = 0.1) the generator's true eps is at least eps_cp. So a
+claim is *violated* when eps_cp exceeds it, and *not contradicted* otherwise: an
+audit can never prove a claim, and it cannot show more than its ceiling eps_max
+(the bound a perfect attack would reach with this many test models).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+ALPHA = 0.1  # the audit's alpha (raudit.audit.analyse.analyse's default)
+_NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold separates nothing
+
+
+def _num(x: Any) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return x
+
+
+def no_signal(row: Mapping[str, Any]) -> bool:
+    """True when the chosen threshold calls (almost) every model the same world."""
+    tpr, fpr = _num(row.get("tpr")), _num(row.get("fpr"))
+    if math.isnan(tpr) or math.isnan(fpr):
+        return False
+    return (tpr >= 1 - _NO_SIGNAL and fpr >= 1 - _NO_SIGNAL) or (
+        tpr <= _NO_SIGNAL and fpr <= _NO_SIGNAL)
+
+
+def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
+    """The audit's conclusion in one sentence (see the module docstring)."""
+    eps = _num(row.get("epsilon"))
+    lo, ceiling, auc = _num(row.get("eps_cp")), _num(row.get("eps_max")), _num(row.get("auc"))
+    conf = f"{100 * (1 - alpha):.0f}% confidence"
+    if math.isnan(lo) or math.isnan(auc):
+        return ("no result: too few shadow models finished in some split to run the attack "
+                f"({row.get('missing')} missing); rerun the same command to retry them")
+    if lo > eps:
+        return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}: "
+                "the claim is VIOLATED")
+    if not math.isnan(ceiling) and ceiling <= eps:
+        limit = (f"this audit cannot detect a violation: with this many shadow models it could "
+                 f"not have shown more than eps_max = {ceiling:.2f}, at most the claimed "
+                 f"{eps:g}; raise --shadow-models")
+        return ("no violation detected, but " + limit) if lo <= 0 else (
+            f"eps >= {lo:.2f} at {conf}, within the claimed {eps:g}; but " + limit)
+    ceiling_txt = (f"with this many shadow models the audit could not have shown more than "
+                   f"eps_max = {ceiling:.2f}")
+    if lo <= 0:
+        signal = ("the attack found no signal (AUC {:.2f})".format(auc) if no_signal(row)
+                  or abs(auc - 0.5) < 0.05 else f"the attack's AUC is {auc:.2f}")
+        return f"no violation detected of claimed eps = {eps:g}: {signal}; {ceiling_txt}"
+    return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}, within the "
+            f"claim: no violation detected; {ceiling_txt}")

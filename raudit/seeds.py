@@ -1,0 +1,58 @@
+"""The named random streams, declared in one place.
+
+Every seed in raudit derives from a user's root seed through
+``SeedSequence(root, spawn_key=key)`` (:func:`derive_seed`); a key starts with a
+*stream* saying what the randomness is for, so two purposes never share numbers
+and adding a purpose never shifts another's. The values below are part of every
+audit's identity (trial ids hash the seeds): never renumber them, only add.
+
+========  =====  ==============================================================
+stream    value  used by
+========  =====  ==============================================================
+GAME      0      the distinguishing game's shadow models: (GAME, world, i, FIT|SAMPLE)
+SELECTION 1      target selection's mini-MIAs: (SELECTION, world, i, FIT|SAMPLE)
+ATTACK    2      the attack classifier (its random forest)
+AUC       3      target selection's per-candidate AUC classifier
+CONTEXT   4      the attack context (query sampling of the querybased features)
+UTILITY   6      the utility benchmark: (UTILITY, purpose, ...), purposes in
+                 raudit.utility.plan (fits, samples, classifiers, Setting C splits)
+========  =====  ==============================================================
+
+The pooled target selection draws its in/out design from the key
+(SELECTION, POOL_DESIGN), which no model key (four elements long) can equal.
+
+A model's key ends with its purpose, FIT (training) or SAMPLE (generation), and
+worlds are numbered OUT = 0, IN = 1. ``raudit train --seed S`` trains the model
+the game calls (GAME, IN, 0) under root S (:func:`train_seeds`): the first
+in-world shadow model of an audit with the same root, data and options.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["AUC", "ATTACK", "CONTEXT", "FIT", "GAME", "POOL_DESIGN", "SAMPLE", "SELECTION", "UTILITY", "WORLDS",
+           "derive_seed", "model_seeds", "train_seeds"]
+
+GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
+POOL_DESIGN = 5
+UTILITY = 6
+FIT, SAMPLE = 0, 1
+WORLDS = {"out": 0, "in": 1}
+
+
+def derive_seed(root: int, *key: int) -> int:
+    """A 63-bit seed for ``key`` under ``root`` (SeedSequence spawn keys; no global state)."""
+    ss = np.random.SeedSequence(int(root), spawn_key=tuple(int(k) for k in key))
+    return int(ss.generate_state(1, np.uint64)[0] & np.uint64(2**63 - 1))
+
+
+def model_seeds(root: int, world: str, index: int, *, stream: int = GAME) -> tuple[int, int]:
+    """(fit seed, sample seed) of model ``index`` of ``world`` in ``stream``."""
+    w = WORLDS[world]
+    return derive_seed(root, stream, w, index, FIT), derive_seed(root, stream, w, index, SAMPLE)
+
+
+def train_seeds(root: int) -> tuple[int, int]:
+    """(fit seed, sample seed) of ``raudit train --seed root``: the game's model (in, 0)."""
+    return model_seeds(root, "in", 0, stream=GAME)
