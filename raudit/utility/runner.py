@@ -80,6 +80,16 @@ def plan_chunks(req: plan.UtilityRequest, ds, run_id: str, done: set[str]
     return specs, skipped
 
 
+def planned_ids(req: plan.UtilityRequest, ds) -> set[str]:
+    """Every trial id of the request (done or not)."""
+    names = plan.classifier_names(req, ds.name)
+    ids = {plan.real_trial(req, ds, names)["trial_id"]}
+    if not req.real_only:
+        ids |= {t["trial_id"] for cfg, _ in plan.configs(req, ds)
+                for t in plan.fit_trials(req, cfg, names)}
+    return ids
+
+
 def _weight(spec: dict) -> int:
     return 1 if spec.get("real") else len(spec["trials"])
 
@@ -114,7 +124,8 @@ def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig 
         stats = run_chunks(run_chunk, specs, on_done=on_done, config=engine, weight=_weight,
                            progress=tick) if specs else RunStats()
     rows = store.read(TABLE)
-    rows = rows[rows["run_id"] == run_id]
+    # Only this request's trials: rows of another seed scheme in the same folder never mix in.
+    rows = rows[(rows["run_id"] == run_id) & rows["trial_id"].isin(planned_ids(req, ds))]
     result = an.analyse(rows, reference=reference)
     return {**result, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
             "out": str(out), "run_id": run_id, "fits_run": stats.units - len(real_ok),
