@@ -25,6 +25,7 @@ import pandas as pd
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
+from raudit.results.store import check_writable
 from raudit.results.ids import trial_id
 from raudit.utility import analyse as an
 from raudit.utility import plan
@@ -105,7 +106,13 @@ def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig 
     ds = plan.check(req)
     names = plan.classifier_names(req, ds.name)
     manifest = manifest_of(req, ds, names)
+    check_writable(out)
     store = ResultStore(out)
+    with store.lock():  # one run per folder, as for audits
+        return _run_locked(req, ds, names, manifest, store, out, engine, progress, reference)
+
+
+def _run_locked(req, ds, names, manifest, store, out, engine, progress, reference):
     store.ensure_manifest(manifest)
     run_id = spec_hash(manifest)[:16]
     specs, skipped = plan_chunks(req, ds, run_id, finished(store))
