@@ -68,3 +68,17 @@ def test_train_and_audit_of_smartnoise_use_the_same_delta(tmp_path):
                 "trials": g.trials(game, world=world)[:1]}
         (row,) = run_chunk(spec)
         assert row["delta"] == trained["delta"]
+
+
+def test_utility_trains_smartnoise_with_the_same_delta_as_train():
+    from raudit import data
+    from raudit.utility import plan
+
+    ds = data.load("breast-cancer")
+    req = plan.UtilityRequest(impl="smartnoise", dataset="breast-cancer", epsilons=(1.0,))
+    (cfg, reason), = plan.configs(req, ds)
+    n = len(ds.train)
+    assert reason is None and cfg["delta"] == pytest.approx(1 / (n * n ** 0.5), rel=1e-12)
+    study = plan.UtilityRequest(impl="smartnoise", dataset="breast-cancer", epsilons=(1.0,),
+                                delta=1e-5)
+    assert plan.configs(study, ds)[0][0]["delta"] == 1e-5

@@ -23,11 +23,12 @@ from raudit import data, generators
 from raudit.audit.game import data_digest
 from raudit.seeds import UTILITY, derive_seed
 from raudit.errors import ConfigError, DataError
+from raudit.privacy import PrivacySpec
 from raudit.results.ids import trial_id
 
 STUDY_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0)
 STUDY_TEACHER_RATIOS = (50, 100, 500, 1000, 5000)  # k = N / ratio
-STUDY_DELTA = 1e-5
+STUDY_DELTA = 1e-5  # for checks before the generator's own rule is known
 STUDY_MAX_ITER = 10_000
 SETTINGS = ("A", "B", "C")
 # Purposes within the UTILITY seed stream (second spawn-key entry): never renumber.
@@ -44,7 +45,7 @@ class UtilityRequest:
     bounds: str | None = None
     options: dict = field(default_factory=dict)  # generator kwargs (not the swept ones)
     epsilons: tuple[float, ...] = (1.0,)
-    delta: float | None = None  # default: the study's 1e-5 for every generator
+    delta: float | None = None  # default: the generator's own rule (raudit.privacy)
     teachers: tuple[str, ...] = ()  # "" = the preset's rule, "N/100" = len(train)//100, "7"
     presets: tuple[str, ...] = ("default",)
     conditional: tuple[bool, ...] = ()  # () = the generator's default
@@ -176,9 +177,12 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
                "conditional": cond, "teachers_request": teach}
         if reason is None:
             try:  # options the generator rejects are the user's error: before any work
-                cls(**opts)
+                gen = cls(**opts)
             except TypeError as exc:
                 raise ConfigError(f"{req.impl}: {exc}") from None
+            # one delta rule for train, audit and utility (raudit.privacy); the study's
+            # sweeps used 1e-5 for every generator: pass --delta 1e-5 to reproduce them
+            cfg["delta"] = float(PrivacySpec(float(eps), req.delta).resolve(gen, len(ds.train)).delta)
         out.append((cfg, reason))
     return out
 

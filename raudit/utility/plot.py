@@ -38,7 +38,7 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
     if metric == "auroc":
         ax.axhline(0.5, color="grey", lw=0.8, label="random")
     ax.set_xscale("log")
-    ax.set_xlabel("epsilon (delta = 1e-5)")
+    ax.set_xlabel("epsilon")
     ax.set_ylabel(f"{metric.upper()}: best of fits x samples, mean over classifiers")
     ax.set_title(f"{result.get('impl')} on {result.get('dataset')}")
     ax.legend(fontsize=7)
