@@ -31,6 +31,8 @@ for _name, _path in (
     ("smartnoise", "raudit.generators.pategan.smartnoise:SmartNoisePateGan"),
     ("original", "raudit.generators.pategan.original:OriginalPateGan"),
     ("turing", "raudit.generators.pategan.turing:TuringPateGan"),
+    ("updated", "raudit.generators.pategan.updated:UpdatedPateGan"),
+    ("synthcity", "raudit.generators.pategan.synthcity:SynthcityPateGan"),
     ("identity", "raudit.generators.debug:IdentityGenerator"),
     ("independent", "raudit.generators.debug:IndependentGenerator"),
     ("randomized-response", "raudit.generators.debug:RandomizedResponseGenerator"),

@@ -1,0 +1,67 @@
+"""What `updated` and `synthcity` share: logistic-regression teachers refit from scratch
+every iteration (M models x k teachers in one batched fit), their votes, and a moments
+accountant charged per query with a validity mask.
+
+Both upstreams keep their own accountant inline; raudit charges the named variant
+from :mod:`raudit.accountants.pate` through its per-vote-gap table, so a NaN of the
+``updated`` formula reaches exactly the models that cast such a vote.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from raudit.accountants.pate import eps_from_moments, vote_gap_table
+from raudit.generators.pategan.logreg import fit_logreg
+
+
+class RefitTeachers:
+    """k logistic regressions per model, refit on each call of :meth:`fit`."""
+
+    def __init__(self, models: int, k: int):
+        self.models, self.k = models, k
+        self.w: torch.Tensor | None = None
+        self.b: torch.Tensor | None = None
+
+    def fit(self, real: torch.Tensor, real_ok: torch.Tensor, fake: torch.Tensor,
+            fake_ok: torch.Tensor) -> None:
+        """real (M, k, R, d) labelled 1, fake (M, k, F, d) labelled 0; *_ok mark valid rows."""
+        m, k = self.models, self.k
+        x = torch.cat([real, fake], dim=2).reshape(m * k, -1, real.shape[-1])
+        y = torch.cat([torch.ones(real.shape[:3]), torch.zeros(fake.shape[:3])], dim=2)
+        ok = torch.cat([real_ok, fake_ok], dim=2).reshape(m * k, -1)
+        self.w, self.b = fit_logreg(x, y.reshape(m * k, -1).to(x.device), ok)
+
+    @torch.no_grad()
+    def votes(self, x: torch.Tensor) -> torch.Tensor:
+        """n1 (M, B): how many of each model's teachers ``predict`` 1 on its rows x (M, B, d)."""
+        m, b, d = x.shape
+        w = self.w.view(m, self.k, d).transpose(1, 2)  # (M, d, k)
+        z = torch.bmm(x.to(torch.float64), w) + self.b.view(m, 1, self.k)
+        return (z > 0).sum(2)
+
+
+class QueryAccountant:
+    """Running moments (M, L) of one accountant variant; queries charged under a mask."""
+
+    def __init__(self, variant: str, *, k: int, lam: float, orders: int, models: int):
+        self.table = vote_gap_table(variant, k, lam, orders)  # (k + 1, L)
+        self.k = k
+        self.alpha = np.zeros((models, orders))
+        self.charged = np.zeros(models, dtype=np.int64)
+
+    def charge(self, n1: np.ndarray, valid: np.ndarray) -> None:
+        """Add the moments of the queries n1 (M, B) where ``valid`` (M, B)."""
+        gap = np.abs(2 * n1.astype(np.int64) - self.k)
+        inc = np.where(valid[..., None], self.table[gap], 0.0)  # NaN only where charged
+        self.alpha += inc.sum(1)
+        self.charged += valid.sum(1)
+
+    def eps(self, delta: np.ndarray) -> np.ndarray:
+        """eps_hat per model; ``delta`` (M,) (one value per model)."""
+        out = np.empty(self.alpha.shape[0])
+        for d in np.unique(delta):
+            sel = delta == d
+            out[sel] = eps_from_moments(self.alpha[sel], float(d))
+        return out

@@ -1,0 +1,71 @@
+"""Batched logistic regression against scikit-learn's LogisticRegression (L2, C = 1, intercept)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.linear_model import LogisticRegression
+
+from raudit.generators.pategan.logreg import fit_logreg, predict_logreg
+
+
+def problems(g=4, n=100, p=12, shift=0.7, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(g, n, p))
+    x[:, : n // 2] += shift
+    y = np.zeros((g, n))
+    y[:, : n // 2] = 1
+    return x, y
+
+
+def sklearn_fit(x, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LogisticRegression(**kw).fit(x, y)
+    return m.coef_[0], m.intercept_[0], m.predict(x)
+
+
+def test_matches_sklearn_exact_optimum():
+    """Both solve the same strictly convex problem: at tight tolerance they agree to 1e-5."""
+    x, y = problems()
+    w, b = fit_logreg(torch.tensor(x), torch.tensor(y))
+    for g in range(len(x)):
+        coef, icpt, _ = sklearn_fit(x[g], y[g], tol=1e-12, max_iter=10_000)
+        np.testing.assert_allclose(w[g].numpy(), coef, atol=1e-5)
+        assert abs(b[g].item() - icpt) < 1e-5
+
+
+@pytest.mark.parametrize("kw", [{}, {"solver": "sag", "max_iter": 10_000}],
+                            ids=["updated-lbfgs-default", "synthcity-sag"])
+def test_matches_the_upstream_solvers_within_their_tolerance(kw):
+    """updated: LogisticRegression(); synthcity: solver='sag', max_iter=10000 (both tol 1e-4).
+    Stated tolerance: coefficients within 0.05, predictions agree on >= 99 % of rows."""
+    x, y = problems(seed=1, shift=1.0)
+    w, b = fit_logreg(torch.tensor(x), torch.tensor(y))
+    pred = predict_logreg(w, b, torch.tensor(x)).numpy()
+    for g in range(len(x)):
+        coef, icpt, sk_pred = sklearn_fit(x[g], y[g], **kw)
+        assert np.abs(w[g].numpy() - coef).max() < 0.05
+        assert abs(b[g].item() - icpt) < 0.05
+        assert (pred[g] == sk_pred).mean() >= 0.99
+
+
+def test_separable_data_converges_to_the_regularised_solution():
+    x, y = problems(g=2, shift=4.0, seed=2)
+    w, b = fit_logreg(torch.tensor(x), torch.tensor(y))
+    for g in range(2):
+        coef, icpt, _ = sklearn_fit(x[g], y[g], tol=1e-12, max_iter=10_000)
+        np.testing.assert_allclose(w[g].numpy(), coef, atol=1e-4)
+
+
+def test_masked_rows_are_ignored():
+    """Padding rows (mask False) change nothing: equal to fitting the valid rows alone."""
+    x, y = problems(g=2, n=80, seed=3)
+    mask = np.ones((2, 80), dtype=bool)
+    mask[1, 60:] = False
+    x[1, 60:] = 100.0  # garbage in the padding
+    w, b = fit_logreg(torch.tensor(x), torch.tensor(y), torch.tensor(mask))
+    w1, b1 = fit_logreg(torch.tensor(x[1:, :60]), torch.tensor(y[1:, :60]))
+    np.testing.assert_allclose(w[1].numpy(), w1[0].numpy(), atol=1e-9)
+    assert abs(b[1].item() - b1[0].item()) < 1e-9
