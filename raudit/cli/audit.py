@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,7 +12,7 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
-from raudit.cli.progress import make_progress
+from raudit.cli.progress import phase_bars
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
@@ -90,7 +88,7 @@ def audit(
     out = out or Path("runs") / (f"audit-{impl.replace(':', '.')}-{attack}-{Path(ds_name).stem}"
                                  f"-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
-    with results_only_stdout(), _bars(quiet=as_json) as progress:
+    with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         result = run_audit(req, out, engine, progress, notice=_notice)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
@@ -103,21 +101,6 @@ def _notice(message: str) -> None:
           file=sys.stderr, flush=True)
 
 
-@contextlib.contextmanager
-def _bars(quiet: bool) -> Iterator[Callable]:
-    """A progress factory: one rich bar per phase, counting shadow models (ETA included)."""
-    if quiet or not sys.stderr.isatty():
-        @contextlib.contextmanager
-        def none(description, total):
-            yield lambda n: None
-        yield none
-        return
-    with make_progress() as bar:
-        @contextlib.contextmanager
-        def phase(description, total):
-            task = bar.add_task(description, total=total)
-            yield lambda n: bar.advance(task, n)
-        yield phase
 
 
 def _jsonable(d: dict) -> dict:

@@ -26,3 +26,21 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
     with make_progress(transient=True) as bar:
         task = bar.add_task(description, total=total)
         yield lambda done: bar.update(task, completed=done)
+
+
+@contextlib.contextmanager
+def phase_bars(quiet: bool) -> Iterator[Callable]:
+    """A progress factory ``phase(description, total) -> tick(n)``: one rich bar per phase
+    (with ETA) on a terminal, nothing otherwise or when ``quiet``."""
+    if quiet or not sys.stderr.isatty():
+        @contextlib.contextmanager
+        def none(description, total):
+            yield lambda n: None
+        yield none
+        return
+    with make_progress() as bar:
+        @contextlib.contextmanager
+        def phase(description, total):
+            task = bar.add_task(description, total=total)
+            yield lambda n: bar.advance(task, n)
+        yield phase

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,7 +11,7 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
-from raudit.cli.progress import make_progress
+from raudit.cli.progress import phase_bars
 from raudit.errors import ConfigError
 
 SWEEPS = ("eps", "teachers", "presets", "conditional")
@@ -90,7 +87,7 @@ def utility(
         max_iter=max_iter)
     name = "real" if real_only else impl.replace(":", ".")
     out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
-    with _bars(quiet=as_json) as progress:
+    with phase_bars(quiet=as_json) as progress:
         result = run_utility(req, out, engine, progress, reference=reference)
     png = None if real_only else utility_vs_eps(result, Path(out) / "utility_vs_eps.png")
     result["plot"] = None if png is None else str(png)
@@ -107,18 +104,3 @@ def _plain(v):
     return str(v)
 
 
-@contextlib.contextmanager
-def _bars(quiet: bool) -> Iterator[Callable]:
-    """A progress factory: one rich bar (fits done, with ETA), nothing when not a terminal."""
-    if quiet or not sys.stderr.isatty():
-        @contextlib.contextmanager
-        def none(description, total):
-            yield lambda n: None
-        yield none
-        return
-    with make_progress() as bar:
-        @contextlib.contextmanager
-        def phase(description, total):
-            task = bar.add_task(description, total=total)
-            yield lambda n: bar.advance(task, n)
-        yield phase
