@@ -100,6 +100,8 @@ class Estimator:
         self.done = True
         per_model = sum(r.get("wall_s") or 0.0 for r in rows) / len(rows)
         secs = per_model * self.total / self.workers
+        if secs < 30:  # a short run: the bar says enough
+            return
         self.notice(f"the first chunk trained {models} models at {per_model:.2f} s each: the "
                     f"{self.total:,} models should take about {duration(secs)} on "
                     f"{self.workers} worker(s)")
