@@ -41,7 +41,11 @@ def ok_rows(shadow: pd.DataFrame, trial_ids: set[str] | None = None) -> pd.DataF
         df = df[df["trial_id"].isin(trial_ids)]
     if df.empty:
         return df
-    digest = df["features_vec"].map(_vec_digest) if "features_vec" in df else ""
+    # Content digests only where a trial has several copies (rare), not on every row.
+    digest = pd.Series("", index=df.index)
+    dup = df["trial_id"].duplicated(keep=False).to_numpy()
+    if dup.any() and "features_vec" in df:
+        digest[dup] = df.loc[dup, "features_vec"].map(_vec_digest)
     df = df.assign(_digest=digest).sort_values(
         ["world", "shadow_index", "trial_id", "_digest"], kind="mergesort")
     return df.drop_duplicates("trial_id", keep="first").drop(columns="_digest")

@@ -244,10 +244,7 @@ def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineC
         raise ConfigError(f"--out {out} is a file; give a folder")
     game, manifest, ds = prepare(req)
     audit_id = spec_hash(manifest)[:16]
-    existing = ResultStore(out).manifest() if out.is_dir() else None
-    if existing is not None:  # a different audit: refuse before any work
-        ResultStore(out)._check(existing, {"spec_hash": spec_hash(manifest),
-                                           "spec": manifest, "schema_version": 0})
+    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()
     check_writable(out)
     store = ResultStore(out, notice=notice)

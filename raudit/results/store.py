@@ -254,15 +254,26 @@ class ResultStore:
         resume never mixes results of two specs) or was written by a newer schema.
         Returns the manifest.
         """
-        wanted = {"schema_version": SCHEMA_VERSION, "spec_hash": spec_hash(spec),
-                  "spec": json.loads(canonical_json(spec)),
-                  "created_at": datetime.now(timezone.utc).isoformat()}
+        wanted = self._wanted(spec)
         current = self.manifest()
         if current is None:
             self.root.mkdir(parents=True, exist_ok=True)
             current = self._create_manifest(wanted)
         self._check(current, wanted)
         return current
+
+    def check_manifest(self, spec: Mapping[str, Any]) -> None:
+        """:meth:`ensure_manifest`'s checks without writing anything (a folder without a
+        manifest passes): lets a run refuse a folder of another audit before any work."""
+        current = self.manifest() if self.root.is_dir() else None
+        if current is not None:
+            self._check(current, self._wanted(spec))
+
+    @staticmethod
+    def _wanted(spec: Mapping[str, Any]) -> dict[str, Any]:
+        return {"schema_version": SCHEMA_VERSION, "spec_hash": spec_hash(spec),
+                "spec": json.loads(canonical_json(spec)),
+                "created_at": datetime.now(timezone.utc).isoformat()}
 
     def _create_manifest(self, wanted: dict[str, Any]) -> dict[str, Any]:
         """Create the manifest unless another writer just did; return the winner's."""
