@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
+from raudit.generators.events import AccountantStep
 from raudit.generators.pategan.logreg import fit_logreg
 
 
@@ -65,3 +66,21 @@ class QueryAccountant:
             sel = delta == d
             out[sel] = eps_from_moments(self.alpha[sel], float(d))
         return out
+
+
+def account_iteration(acct: "QueryAccountant", deltas: np.ndarray, epsilon: float, it: int,
+                      active: np.ndarray, eps_hat: np.ndarray, stopped: list,
+                      observer=None, progress=None) -> np.ndarray:
+    """The end of outer iteration ``it`` (counted from 1) of both ports: eps_hat of the
+    active models, the AccountantStep event, the progress tick, and stopping. A NaN
+    eps_hat stops its model (NaN < eps is False) with reason "nan", as upstream's loop
+    silently does. Updates ``active`` and ``stopped`` in place; returns eps_hat."""
+    eps_hat = np.where(active, acct.eps(deltas), eps_hat)
+    if observer is not None:
+        observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), active.copy()))
+    if progress is not None:
+        progress(it)
+    for i in np.flatnonzero(active & ~(eps_hat < epsilon)):
+        stopped[i] = "nan" if np.isnan(eps_hat[i]) else "epsilon"
+    active &= eps_hat < epsilon
+    return eps_hat

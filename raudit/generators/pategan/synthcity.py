@@ -62,14 +62,14 @@ from raudit.accountants import MOMENTS
 from raudit.errors import ConfigError
 from raudit.generators.base import check_privacy, check_table
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.events import AccountantStep, TeacherBatch, Votes
+from raudit.generators.events import TeacherBatch, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.bgm import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
-from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers
+from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.synthcity_nets import DropoutCritic, SkipGenerator
 from raudit.generators.pategan.wgan_gp import gather_rows
 
@@ -272,14 +272,8 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
             g_opt.step(upd)
         iters += active
         it += 1
-        eps_hat = np.where(active, acct.eps(deltas), eps_hat)
-        if observer is not None:
-            observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), active.copy()))
-        if progress is not None:
-            progress(it)
-        for i in np.flatnonzero(active & ~(eps_hat < epsilon)):
-            stopped[i] = "nan" if np.isnan(eps_hat[i]) else "epsilon"
-        active &= eps_hat < epsilon
+        eps_hat = account_iteration(acct, deltas, epsilon, it, active, eps_hat, stopped,
+                                    observer, progress)
     extra = [{"stopped": st, "charged_queries": int(q), "uncharged_batches": int(u), "delta": float(dl)}
              for st, q, u, dl in zip(stopped, acct.charged, uncharged, deltas)]
     return _trained(gen, g_net, sampler, hp, iters, eps_hat, extra)

@@ -61,13 +61,13 @@ import torch
 
 from raudit.accountants import MOMENTS
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.events import AccountantStep, TeacherBatch, Votes
+from raudit.generators.events import TeacherBatch, Votes
 from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
-from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers
+from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.teachers import partition_from_order
 from raudit.generators.pategan.wgan_gp import gather_rows
 
@@ -209,14 +209,8 @@ class UpdatedPateGan(BatchedGenerator):
             g_opt.step(upd)
             iters += active
             it += 1
-            eps_hat = np.where(active, acct.eps(deltas), eps_hat)
-            if observer is not None:
-                observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), active.copy()))
-            if progress is not None:
-                progress(it)
-            for i in np.flatnonzero(active & ~(eps_hat < epsilon)):  # NaN < eps is False
-                stopped[i] = "nan" if np.isnan(eps_hat[i]) else "epsilon"
-            active &= eps_hat < epsilon
+            eps_hat = account_iteration(acct, deltas, epsilon, it, active, eps_hat, stopped,
+                                        observer, progress)
         return _trained(gen, g_net, d, iters, eps_hat, stopped, acct, delta)
 
 
