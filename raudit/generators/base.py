@@ -64,6 +64,21 @@ def check_table(data: pd.DataFrame, *, allow_nan: bool = False) -> None:
                         "need both classes")
 
 
+def group_tables(tables: Sequence[pd.DataFrame], seeds: Sequence[int], *, epsilon: float,
+                 delta: float | None, allow_nan: bool, key) -> dict[Any, list[int]]:
+    """Check a ``fit_many`` call, then group its tables by ``key(table)`` (index lists in
+    order): for generators whose encoded layout depends on the records (one-hot widths),
+    so that only tables of one layout train together in a batched call."""
+    check_privacy(epsilon, delta)
+    if len(tables) != len(seeds):
+        raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
+    groups: dict[Any, list[int]] = {}
+    for i, t in enumerate(tables):
+        check_table(t, allow_nan=allow_nan)
+        groups.setdefault(key(t), []).append(i)
+    return groups
+
+
 class Generator(ABC):
     """A synthetic-data generator; subclasses register under ``name``."""
 

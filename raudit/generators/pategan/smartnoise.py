@@ -57,7 +57,7 @@ import numpy as np
 import torch
 
 from raudit.errors import ConfigError
-from raudit.generators.base import check_privacy, check_table
+from raudit.generators.base import group_tables
 from raudit.privacy import delta_for
 from raudit.generators.pategan.loop import PateNets
 from raudit.generators.pategan.options import choice, positive
@@ -126,13 +126,9 @@ class SmartNoisePateGan(PortPateGan):
         One-hot widths come from the records (snsynth fits its label encoders on
         them), so neighbouring tables may differ; each layout trains in its own call.
         """
-        check_privacy(epsilon, delta)
-        if len(tables) != len(seeds):
-            raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
-        groups: dict[tuple, list[int]] = {}
-        for i, t in enumerate(tables):
-            check_table(t, allow_nan=self.allow_nan)
-            groups.setdefault(column_plan(t, self.options["encoding"]), []).append(i)
+        groups = group_tables(tables, seeds, epsilon=epsilon, delta=delta,
+                              allow_nan=self.allow_nan,
+                              key=lambda t: column_plan(t, self.options["encoding"]))
         out: list = [None] * len(tables)
         for plan, idx in groups.items():
             part = [tables[i] for i in idx]

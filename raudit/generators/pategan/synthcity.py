@@ -60,7 +60,7 @@ import torch
 
 from raudit.accountants import MOMENTS
 from raudit.errors import ConfigError
-from raudit.generators.base import check_privacy, check_table
+from raudit.generators.base import group_tables
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.events import TeacherBatch, Votes
 from raudit.generators.nn.optim import Adam
@@ -144,13 +144,8 @@ class SynthcityPateGan(BatchedGenerator):
                  progress=None, train_options=None):
         """Tables train together only when they encode to the same layout (one-hot widths
         come from the records, so neighbouring tables may differ)."""
-        check_privacy(epsilon, delta)
-        if len(tables) != len(seeds):
-            raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
-        groups: dict[tuple, list[int]] = {}
-        for i, t in enumerate(tables):
-            check_table(t, allow_nan=self.allow_nan)
-            groups.setdefault(column_kinds(t), []).append(i)
+        groups = group_tables(tables, seeds, epsilon=epsilon, delta=delta,
+                              allow_nan=self.allow_nan, key=column_kinds)
         out: list = [None] * len(tables)
         for idx in groups.values():
             fitted = super().fit_many([tables[i] for i in idx], epsilon=epsilon, delta=delta,
