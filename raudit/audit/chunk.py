@@ -51,7 +51,7 @@ def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
                                **dict(game_spec.get("context") or {}))
 
 
-def _generator(game_spec: Mapping[str, Any], device: str | None):
+def build_generator(game_spec: Mapping[str, Any], device: str | None):
     cls = generators.get(game_spec["impl"])
     kwargs = dict(game_spec.get("options") or {})
     # The slot decides the device, not the audit spec (trial ids stay device-free).
@@ -60,7 +60,7 @@ def _generator(game_spec: Mapping[str, Any], device: str | None):
     return cls(**kwargs)
 
 
-def _sample(models: Sequence[Any], n: int, seeds: Sequence[int]):
+def sample_models(models: Sequence[Any], n: int, seeds: Sequence[int]):
     sample_many = getattr(type(models[0]), "sample_many", None)
     if sample_many is not None and all(type(m) is type(models[0]) for m in models):
         return sample_many(models, n, seeds)  # one forward pass per training batch
@@ -76,35 +76,35 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     ds = load_train(gs)
     table = g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world]
     ctx = attack_context(ds.train, gs)
-    gen = _generator(gs, spec.get("device"))
+    gen = build_generator(gs, spec.get("device"))
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
     n_rows = g.sample_size(gs, table)
-    synths = _sample(models, n_rows, [t["sample_seed"] for t in trials])
+    synths = sample_models(models, n_rows, [t["sample_seed"] for t in trials])
     X = extract(gs["features"], synths, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
-    base = {**_row_base(spec), "synthetic_rows": n_rows}
+    base = {**row_base(spec), "synthetic_rows": n_rows}
     rows = []
     for t, m, x in zip(trials, models, X):
         s = m.summary()
         rows.append({**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
                      "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]),
                      "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
-                     "eps_hat": _num(s.get("eps_hat")), "wall_s": wall, "status": "ok",
+                     "eps_hat": as_float(s.get("eps_hat")), "wall_s": wall, "status": "ok",
                      "error": None, "features_vec": np.asarray(x, dtype=float),
-                     "delta": _num(s.get("delta", gs.get("delta")))})
+                     "delta": as_float(s.get("delta", gs.get("delta")))})
     return rows
 
 
 def failed_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
     """Rows recording every trial of a chunk that failed for good, with its error."""
-    base = _row_base(spec)
+    base = row_base(spec)
     return [{**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
              "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]), "split": t["split"],
              "status": "failed", "error": error[-2000:]} for t in spec["trials"]]
 
 
-def _row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
+def row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
     gs = spec["game"]
     return {"audit_id": spec["audit_id"], "impl": gs["impl"], "dataset": gs["dataset"],
             "attack": gs["attack"], "features": gs["features"], "world": spec["world"],
@@ -114,7 +114,7 @@ def _row_base(spec: Mapping[str, Any]) -> dict[str, Any]:
             "options_json": canonical_json(gs.get("options") or {})}
 
 
-def _num(x: Any) -> float:
+def as_float(x: Any) -> float:
     try:
         return float(x)
     except (TypeError, ValueError):

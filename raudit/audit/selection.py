@@ -32,7 +32,8 @@ import numpy as np
 from raudit import seeds
 from raudit.attacks import extract
 from raudit.audit import game as g
-from raudit.audit.chunk import _generator, _num, _row_base, _sample, attack_context, load_train
+from raudit.audit.chunk import (as_float, attack_context, build_generator, load_train, row_base,
+                               sample_models)
 from raudit.errors import ConfigError
 from raudit.results.ids import trial_id
 
@@ -100,41 +101,35 @@ def run_pool_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         table = ds.train.drop(index=dropped)
         table.attrs[g.SINGLE_CLASS_OK] = True
         tables.append(table)
-    gen = _generator(gs, spec.get("device"))
+    gen = build_generator(gs, spec.get("device"))
     models = gen.fit_many(tables, epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
-    synths = _sample(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
+    synths = sample_models(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
     wall = (time.perf_counter() - t0) / len(trials)
     rows = []
     for j, c in enumerate(cands):
-        cgs = {**gs, "target": c}
-        X = extract(gs["features"], synths, attack_context(ds.train, cgs))
+        X = extract(gs["features"], synths, attack_context(ds.train, {**gs, "target": c}))
         for t, m, x in zip(trials, models, X):
             s = m.summary()
-            world = "in" if t["inside"][j] else "out"
-            rows.append({**_row_base({**spec, "game": cgs, "world": world}),
-                         "trial_id": candidate_trial_id(t["trial_id"], c),
-                         "shadow_index": int(t["shadow_index"]), "seed": int(t["seed"]),
-                         "sample_seed": int(t["sample_seed"]), "split": t["split"],
-                         "iterations": int(s.get("iterations", 0) or 0),
-                         "eps_hat": _num(s.get("eps_hat")), "wall_s": wall, "status": "ok",
+            rows.append({**_row(spec, j, c, t), "iterations": int(s.get("iterations", 0) or 0),
+                         "eps_hat": as_float(s.get("eps_hat")), "wall_s": wall, "status": "ok",
                          "error": None, "features_vec": np.asarray(x, dtype=float)})
     return rows
 
 
 def failed_pool_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
     """Failed rows for every (model, candidate) of a chunk that failed for good."""
-    gs = spec["game"]
-    rows = []
-    for j, c in enumerate(spec["candidates"]):
-        for t in spec["trials"]:
-            world = "in" if t["inside"][j] else "out"
-            rows.append({**_row_base({**spec, "game": {**gs, "target": c}, "world": world}),
-                         "trial_id": candidate_trial_id(t["trial_id"], c),
-                         "shadow_index": int(t["shadow_index"]), "seed": int(t["seed"]),
-                         "sample_seed": int(t["sample_seed"]), "split": t["split"],
-                         "status": "failed", "error": error[-2000:]})
-    return rows
+    return [{**_row(spec, j, c, t), "status": "failed", "error": error[-2000:]}
+            for j, c in enumerate(spec["candidates"]) for t in spec["trials"]]
+
+
+def _row(spec: Mapping[str, Any], j: int, candidate: Any, t: Mapping[str, Any]) -> dict:
+    """What every row of (pool model ``t``, candidate number ``j``) carries."""
+    world = "in" if t["inside"][j] else "out"
+    return {**row_base({**spec, "game": {**spec["game"], "target": candidate}, "world": world}),
+            "trial_id": candidate_trial_id(t["trial_id"], candidate),
+            "shadow_index": int(t["shadow_index"]), "seed": int(t["seed"]),
+            "sample_seed": int(t["sample_seed"]), "split": t["split"]}
 
 
 def pool_chunks(game: g.Game, audit_id: str, candidates: Sequence[Any], trials: list[dict],

@@ -31,7 +31,7 @@ from sklearn.preprocessing import MinMaxScaler
 from threadpoolctl import threadpool_limits
 
 from raudit import classifiers as clf
-from raudit.audit.chunk import _generator, _num, _sample, load_train
+from raudit.audit.chunk import as_float, build_generator, load_train, sample_models
 from raudit.errors import ConfigError
 from raudit.results.ids import canonical_json
 from raudit.utility import metrics as mt
@@ -108,7 +108,7 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     ds = load_train(c)
     t0 = time.perf_counter()
     try:
-        gen = _generator(c, spec.get("device"))
+        gen = build_generator(c, spec.get("device"))
         models = gen.fit_many([ds.train] * len(trials), epsilon=c["epsilon"], delta=c["delta"],
                               seeds=[t["seed"] for t in trials], columns=ds.columns)
     except ConfigError as exc:  # the generator cannot train this setting: record why
@@ -121,10 +121,10 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         s = model.summary()
         f = int(t["fit_index"])
         fit_base = {**base, "trial_id": t["trial_id"], "fit_index": f, "seed": int(t["seed"]),
-                    "iterations": int(s.get("iterations", 0) or 0), "eps_hat": _num(s.get("eps_hat")),
+                    "iterations": int(s.get("iterations", 0) or 0), "eps_hat": as_float(s.get("eps_hat")),
                     "train_wall_s": train_wall, "status": "ok"}
         ss = [plan.seeds(root, f, j) for j in range(int(spec["samples"]))]
-        synths = _sample([model] * len(ss), len(ds.train), [x["sample_seed"] for x in ss])
+        synths = sample_models([model] * len(ss), len(ds.train), [x["sample_seed"] for x in ss])
         for j, (sd, synth) in enumerate(zip(ss, synths)):
             b = {**fit_base, "sample_index": j, "sample_seed": int(sd["sample_seed"])}
             seed_of = (lambda n, j=j: plan.classifier_seed(root, n, f, j))
