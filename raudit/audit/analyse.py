@@ -101,7 +101,7 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
                            derive_seed(seed, seeds.ATTACK) % 2**32)
     (vs, vl), (ts, tl) = scored["val"], scored["test"]
     out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
-    out.update(tradeoff_bounds(ts, tl, delta=delta or 0.0, alpha=alpha))
+    out.update(tradeoff_bounds(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
     # Both bounds hold with probability >= 1 - alpha/2 each, so the larger holds with
     # >= 1 - alpha: the audit's stated confidence. eps_gdp is not a candidate (its eps
     # needs a Gaussian-shaped mechanism; see raudit.audit.fdp).

@@ -10,8 +10,8 @@ statement about that whole curve (Dong, Roth & Su 2022). Two readings of it:
   Bonferroni correction over a grid of thresholds fixed before the scores are
   seen. Valid for ANY mechanism: with probability >= 1 - alpha/2 every band holds
   at once, so no (eps, delta)-DP mechanism gives eps_curve > eps.
-* ``mu_gdp``: the largest mu for which the curve rules out mu-Gaussian DP
-  (Nasr et al. 2023): under mu-GDP every test has
+* ``mu_gdp``: the largest mu for which the attack rules out mu-Gaussian DP
+  (Nasr et al. 2023; one threshold, chosen on validation as for CP): under mu-GDP every test has
   ``Phi^-1(1 - FPR) - Phi^-1(FNR) <= mu``, so upper limits a >= FPR, b >= FNR give
   ``mu >= Phi^-1(1 - a) - Phi^-1(b)``. Valid for any mechanism AS A STATEMENT ABOUT
   GDP. ``eps_gdp`` is the eps at the run's delta of a mu_gdp-GDP mechanism: it
@@ -30,10 +30,11 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from raudit.audit.epsilon import _check, _eps_from_upper, _prepare, _upper_cp
+from raudit.audit.epsilon import (_DIRECTIONS, _check, _eps_from_upper, _oriented, _prepare,
+                                  _scan, _upper_cp, evaluate_threshold)
 from raudit.errors import ConfigError
 
-__all__ = ["GRID", "curve_counts", "eps_from_mu", "gdp_delta", "mu_from_upper",
+__all__ = ["GRID", "curve_counts", "eps_curve", "eps_from_mu", "gdp_delta", "mu_from_upper",
            "mu_gdp", "tradeoff_bounds"]
 
 # Thresholds fixed in advance (attack scores are probabilities in [0, 1]; the random
@@ -93,32 +94,56 @@ def curve_counts(scores, labels, grid=GRID):
     return np.concatenate(rows).astype(np.float64)
 
 
-def tradeoff_bounds(scores, labels, *, delta: float = 1e-5, alpha: float = 0.1,
-                    grid=GRID) -> dict:
-    """eps_curve, mu_gdp and eps_gdp from the test split's scores (see the module doc).
+def eps_curve(scores, labels, *, delta: float = 1e-5, alpha: float = 0.1, grid=GRID) -> float:
+    """The largest eps any threshold of the grid rules out, from the test split's scores.
 
     Each of the T = 2 len(grid) thresholds gets CP upper limits on FPR and FNR at
     tail alpha / (4 T), so all 2T limits hold together with probability
     >= 1 - alpha/2, the same confidence as :func:`eps_clopper_pearson`'s
-    single-threshold bound. Returns also the point (fpr, fnr) that gave mu_gdp.
+    single-threshold bound. The correction costs power on small test sets and
+    pays off on large ones, where the best threshold is not the one validation chose.
     """
     counts = curve_counts(scores, labels, grid)
     tp, fn, tn, fp = _check(counts.T, delta, alpha)
     tail = alpha / (4.0 * len(counts))
-    a = _upper_cp(fp, fp + tn, tail)
-    b = _upper_cp(fn, fn + tp, tail)
-    eps = _eps_from_upper(a, b, delta)
-    mu = mu_from_upper(a, b)
-    i = int(np.argmax(mu))
-    n_pos, n_neg = tp[0] + fn[0], tn[0] + fp[0]
+    return float(_eps_from_upper(_upper_cp(fp, fp + tn, tail), _upper_cp(fn, fn + tp, tail),
+                                 delta).max())
+
+
+def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: float = 1e-5,
+                    alpha: float = 0.1) -> dict:
+    """eps_curve (test split, corrected) and the GDP bound (threshold chosen on validation).
+
+    mu_gdp uses the protocol of the CP bound: the threshold and direction that
+    maximise the mu bound on validation, then one threshold's counts on test (no
+    correction needed). eps_gdp converts it at ``delta`` (NaN for delta = 0: a GDP
+    mechanism has delta > 0 at every finite eps).
+    """
+    threshold, direction = _choose_mu_threshold(val_scores, val_labels, alpha)
+    tp, fn, tn, fp = evaluate_threshold(test_scores, test_labels, threshold, direction)
+    mu = mu_gdp(tp, fn, tn, fp, alpha=alpha)
     return {
-        "eps_curve": float(eps.max()),
-        "mu_gdp": float(mu[i]),
-        "eps_gdp": eps_from_mu(float(mu[i]), delta) if delta > 0 else float("nan"),
-        "gdp_fpr": float(fp[i] / n_neg) if n_neg else float("nan"),
-        "gdp_fnr": float(fn[i] / n_pos) if n_pos else float("nan"),
-        "thresholds": int(len(counts)),
+        "eps_curve": eps_curve(test_scores, test_labels, delta=delta, alpha=alpha),
+        "mu_gdp": mu,
+        "eps_gdp": eps_from_mu(mu, delta) if delta > 0 else float("nan"),
     }
+
+
+def _choose_mu_threshold(scores, labels, alpha: float):
+    """choose_threshold's rule (every validation score, both directions, ties to
+    "scores" then to the smallest threshold) with the mu bound as the objective,
+    vectorised over the candidates."""
+    scores, labels = _prepare(scores, labels)
+    best = (-np.inf, None, None)
+    for direction in _DIRECTIONS:
+        cand, tp, fn, tn, fp = _scan(_oriented(scores, direction), labels)
+        tail = alpha / 4.0
+        mu = mu_from_upper(_upper_cp(fp.astype(float), (fp + tn).astype(float), tail),
+                           _upper_cp(fn.astype(float), (fn + tp).astype(float), tail))
+        i = int(np.argmax(mu))
+        if mu[i] > best[0]:
+            best = (float(mu[i]), float(cand[i]), direction)
+    return best[1], best[2]
 
 
 def mu_gdp(tp, fn, tn, fp, *, alpha: float = 0.1) -> float:
