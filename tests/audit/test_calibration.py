@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats
 
 from raudit import data
 from raudit.attacks import outlier_candidates
@@ -29,6 +30,12 @@ def test_identity_leaks_everything(tmp_path):
     # EVALUATION.md s. 3 closed form, n = 40 per class, beta = 0.025: log((b - delta) / (1 - b))
     b = 0.025 ** (1 / 40)
     assert r["eps_max"] == pytest.approx(math.log((b - 1e-5) / (1 - b)), abs=1e-6)
+    # the trade-off bounds reach their own ceilings: the corrected CP limit for the
+    # curve (202 thresholds), one threshold's limits for the GDP mu
+    bc = (0.1 / (4 * 202)) ** (1 / 40)
+    assert r["eps_curve"] == pytest.approx(math.log((bc - 1e-5) / (1 - bc)), abs=1e-6)
+    assert r["mu_gdp"] == pytest.approx(-2 * stats.norm.ppf(1 - b), abs=1e-6)
+    assert r["best_estimator"] == "cp"
 
 
 def test_independent_leaks_nothing(tmp_path):
