@@ -20,11 +20,13 @@ import pandas as pd
 
 from raudit.attacks import fit_attack, score
 from raudit.audit.epsilon import audit_bound
+from raudit.audit.fdp import tradeoff_bounds
 from raudit import seeds
 from raudit.audit.game import derive_seed
 from raudit.results.ids import canonical_json
 
-_NAN_KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max")
+_NAN_KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max",
+             "eps_curve", "mu_gdp", "eps_gdp")
 
 
 def ok_rows(shadow: pd.DataFrame, trial_ids: set[str] | None = None) -> pd.DataFrame:
@@ -99,6 +101,11 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
                            derive_seed(seed, seeds.ATTACK) % 2**32)
     (vs, vl), (ts, tl) = scored["val"], scored["test"]
     out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
+    out.update(tradeoff_bounds(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
+    # Both bounds hold with probability >= 1 - alpha/2 each, so the larger holds with
+    # >= 1 - alpha: the audit's stated confidence. eps_gdp is not a candidate (its eps
+    # needs a Gaussian-shaped mechanism; see raudit.audit.fdp).
+    out["best_estimator"] = "curve" if out["eps_curve"] > out["eps_cp"] else "cp"
     return out
 
 
@@ -120,7 +127,8 @@ def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audi
         "threshold": f("threshold"), "direction": result.get("direction"),
         "tp": i("tp"), "fn": i("fn"), "tn": i("tn"), "fp": i("fp"), "tpr": f("tpr"),
         "fpr": f("fpr"), "eps_cp": f("eps_cp"), "eps_jeffreys": f("eps_jeffreys"),
-        "eps_bayes": f("eps_bayes"), "eps_max": f("eps_max"),
+        "eps_bayes": f("eps_bayes"), "eps_max": f("eps_max"), "eps_curve": f("eps_curve"),
+        "mu_gdp": f("mu_gdp"), "eps_gdp": f("eps_gdp"), "best_estimator": result.get("best_estimator"),
         "saturated": bool(result.get("saturated", False)), "epsilon": float(game_spec["epsilon"]),
         "delta": None if game_spec["delta"] is None else float(game_spec["delta"]),
         "missing": i("missing"), "models_ok": i("models_ok"), "seed": int(game_spec["seed"]),

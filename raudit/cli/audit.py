@@ -146,6 +146,10 @@ def _show(r: dict) -> None:
         sat = ""
     t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
     t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
+    if r.get("eps_curve") is not None:
+        t.add_row("eps_emp curve", f"{_fmt(r['eps_curve'])}  (every threshold, corrected)")
+        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])}; eps >= {_fmt(r['eps_gdp'])} only if the "
+                  "mechanism is Gaussian-shaped")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     if r.get("first_error"):

@@ -28,8 +28,9 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 4  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 5  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
+# 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -99,6 +100,11 @@ SUMMARY: dict[str, pa.DataType] = {
     "synthetic_protocol": _STR,  # "same" (both worlds sample synthetic_rows) | "per-world"
     "verdict": _STR,  # one sentence: violated / not detected, with confidence and ceiling
     "first_error": _STR,  # the first failed model's error when some failed (missing > 0)
+    # version 5 (trade-off-curve bounds, raudit.audit.fdp)
+    "eps_curve": _F64,  # every threshold of the test split, Bonferroni-corrected CP bands
+    "mu_gdp": _F64,  # the largest mu-GDP the curve rules out (a bound on mu, not on eps)
+    "eps_gdp": _F64,  # eps at delta of mu_gdp-GDP: valid only for Gaussian-shaped mechanisms
+    "best_estimator": _STR,  # "cp" | "curve": the larger of the two distribution-free bounds
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
