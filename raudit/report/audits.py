@@ -163,7 +163,7 @@ def section(res: Results, out: Path) -> Section | None:
     sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
         out).as_posix(), "Bars: eps_cp, with the arrow for its one-sided 90% confidence "
         "interval [eps_cp, infinity). Black bars: eps_max, the ceiling at this number of "
-        "test models. Red dashes: the claimed eps (the study's figure 5)."))
+        "test models. Red dashes: the claimed eps (the study's figure 5).", wide=True))
     shadow = res.table("shadow")
     if not shadow.empty:
         shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))

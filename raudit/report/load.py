@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import unquote
 
 import pandas as pd
 import pyarrow as pa
@@ -112,6 +113,11 @@ def _read_parts(table: str, parts: list[Path], notice: Callable[[str], None]) ->
     return to_pandas(data)
 
 
+def _job(folder: Path) -> str:
+    """The job name of a hive partition folder (pyarrow percent-encodes odd characters)."""
+    return unquote(folder.name.split("=", 1)[1])
+
+
 def _parts(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
 
@@ -127,7 +133,7 @@ def read_table(root: Path, table: str, notice: Callable[[str], None]) -> pd.Data
         for sub in sorted(folder.glob("job=*")):
             if sub.is_dir() and _parts(sub):
                 frames.append(_read_parts(table, _parts(sub), notice)
-                              .assign(job=sub.name.split("=", 1)[1]))
+                              .assign(job=_job(sub)))
     frames = [f for f in frames if len(f)]
     if not frames:
         return to_pandas(arrow_schema(table).empty_table()).assign(job=None)
@@ -173,7 +179,7 @@ def load(root: Path | str, notice: Callable[[str], None] = lambda m: None) -> Re
         if sub.is_dir():
             if (sub / MANIFEST).is_file():
                 _manifest(sub, "inspect job")
-            res.inspects.append(read_inspect(sub, sub.name.split("=", 1)[1]))
+            res.inspects.append(read_inspect(sub, _job(sub)))
     if res.empty():
         raise ConfigError(f"results folder {root} holds no results yet (a {res.kind} whose "
                           "run has not finished a model); run or resume it first")

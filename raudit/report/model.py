@@ -37,6 +37,7 @@ class Figure:
     title: str
     png: str  # path relative to the page, e.g. figures/eps.png
     caption: str = ""
+    wide: bool = False  # a full-width figure; narrow ones sit two to a row
 
 
 @dataclass

@@ -23,7 +23,9 @@ h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-figure{margin:1em 0}figure img{max-width:100%;border:1px solid #eee}
+figure{display:inline-block;vertical-align:top;margin:1em 1em 1em 0;max-width:48%}
+figure.wide{display:block;max-width:100%}figure img{max-width:100%;border:1px solid #eee}
+.scroll{overflow-x:auto}
 figcaption{font-size:.85em;color:#555}
 .verdict{padding:.5em .8em;margin:.4em 0;border-left:5px solid #2a7}
 .verdict.violated{border-color:#c22;background:#fdf2f2}
@@ -57,7 +59,8 @@ def _html_table(t: Table) -> str:
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
     link = f' (<a href="tables/{escape(t.csv, quote=True)}">CSV</a>)'
     return (f'<p class="caption">{escape(t.title)}{link}</p>'
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}")
+            f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
+            f"</table></div>{note}")
 
 
 def html(report: Report, page_dir: Path, embed: bool = False) -> str:
@@ -81,7 +84,8 @@ def html(report: Report, page_dir: Path, embed: bool = False) -> str:
             elif isinstance(b, Table):
                 out.append(_html_table(b))
             elif isinstance(b, Figure):
-                out.append(f'<figure><img src="{_img_src(b, page_dir, embed)}" '
+                wide = ' class="wide"' if b.wide else ""
+                out.append(f'<figure{wide}><img src="{_img_src(b, page_dir, embed)}" '
                            f'alt="{escape(b.title, quote=True)}"><figcaption><strong>'
                            f"{escape(b.title)}</strong> {escape(b.caption)}</figcaption></figure>")
             elif isinstance(b, KeyValues):

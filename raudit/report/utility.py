@@ -147,5 +147,5 @@ def section(res: Results, out: Path) -> Section | None:
             sec.add(Figure(f"Utility vs eps: {_name(r)} on {r['dataset']}",
                            png.relative_to(out).as_posix(),
                            "Setting B solid, C dashed, Setting A dotted (the study's "
-                           "figures 1, 6-9)."))
+                           "figures 1, 6-9).", wide=True))
     return sec
