@@ -128,7 +128,7 @@ def markdown(report: Report) -> str:
             elif isinstance(b, Figure):
                 out += [f"![{b.title}]({b.png})", "", f"*{b.title}.* {b.caption}", ""]
             elif isinstance(b, KeyValues):
-                out += [*_md_table(pd.DataFrame(b.items, columns=["", "value"])), ""]
+                out += [*_md_table(pd.DataFrame(b.items, columns=["item", "value"])), ""]
             elif isinstance(b, Pre):
                 out += ["```", b.text, "```", ""]
     return "\n".join(out)

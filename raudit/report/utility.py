@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from raudit.report.figures import slug
+from raudit.report.figures import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table
 from raudit.utility import analyse as an
@@ -75,9 +75,23 @@ def per_classifier(results: list[dict], dataset: str, metric: str) -> pd.DataFra
                 cols.setdefault(key, {})[p["classifier"]] = p["best"]
     if not cols:
         return pd.DataFrame()
+    from raudit import classifiers
+
+    order = {n: i for i, n in enumerate(classifiers.STUDY_12)}
     frame = pd.DataFrame(cols)
+    frame = frame.loc[sorted(frame.index, key=lambda n: (order.get(n, 99), n))]
+    frame.index = [_label(n) for n in frame.index]
     frame.loc["Average"] = frame.mean(numeric_only=True)
     return frame.rename_axis("classifier").reset_index()
+
+
+def _label(name: str) -> str:
+    from raudit import classifiers
+
+    try:
+        return classifiers.get(name).label
+    except Exception:  # noqa: BLE001 - a classifier of a plugin no longer installed
+        return name
 
 
 def _points(results: list[dict]) -> pd.DataFrame:
@@ -114,6 +128,36 @@ def preset_table(results: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+def eps_curves(results: list[dict], dataset: str, path: Path) -> Path | None:
+    """AUROC B (best of fits x samples, mean over classifiers) vs eps, one line per run and
+    other sweep axes, on one dataset: the study's figure 1. None unless two runs sweep eps."""
+    lines: dict[str, list[tuple[float, float]]] = {}
+    real = None
+    for r in (r for r in results if r["dataset"] == dataset):
+        real = real if real is not None else (r.get("real") or {}).get("auroc")
+        for p in r["points"]:
+            if p.get("status") == "ok" and p.get("auroc_B") is not None:
+                rest = " ".join(p["label"].split(" ")[1:])
+                lines.setdefault(f"{_name(r)} {rest}".strip(), []).append(
+                    (p["epsilon"], p["auroc_B"]))
+    lines = {k: sorted(v) for k, v in lines.items() if len({e for e, _ in v}) > 1}
+    if len(lines) < 2:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for name, pts in sorted(lines.items()):
+        ax.plot(*zip(*pts), marker="o", label=name)
+    if real is not None:
+        ax.axhline(real, color="k", ls=":", lw=1, label="A (real)")
+    ax.axhline(0.5, color="grey", lw=0.8, label="random")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("AUROC, Setting B (best of fits x samples)")
+    ax.set_title(dataset)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
+
+
 def section(res: Results, out: Path) -> Section | None:
     results = runs(res)
     if not results:
@@ -140,6 +184,11 @@ def section(res: Results, out: Path) -> Section | None:
     if not t.empty:
         sec.add(Table("Default vs paper hyperparameters, AUROC B (the study's table 12)", t,
                       "utility_presets.csv"))
+    for ds in sorted({r["dataset"] for r in results}):
+        png = eps_curves(results, ds, out / "figures" / (slug("utility_vs_eps", ds) + ".png"))
+        if png is not None:
+            sec.add(Figure(f"Utility vs eps on {ds}, every run", png.relative_to(out).as_posix(),
+                           "Setting B, one line per run (the study's figure 1).", wide=True))
     for r in results:
         png = utility_vs_eps(r, out / "figures" / (slug("utility_vs_eps", r["job"], r["impl"],
                                                          r["dataset"], r["run_id"][:8]) + ".png"))

@@ -42,17 +42,23 @@ def _check_page(page):
     return doc
 
 
+def summ_run(store):
+    return ResultStore(store).read("utility")["run_id"].iloc[0][:8]
+
+
 def test_utility_report_tables_match_the_analysis(utility_store, tmp_path):
     r = build(utility_store, tmp_path / "rep")
     doc = _check_page(r["page"])
     assert r["sections"] == ["Utility", "Provenance"]
-    assert any("utility_vs_eps" in s for s in doc.images)  # two eps: the curve is drawn
+    # two eps: the run's curve is drawn; one run: no figure comparing runs
+    assert [s for s in doc.images if "utility_vs_eps" in s] == [
+        f"figures/utility_vs_eps-identity-breast-cancer-{summ_run(utility_store)}.png"]
     summ = pd.read_csv(tmp_path / "rep" / "tables" / "utility_summary.csv")
     assert list(summ["point"]) == ["eps=1", "eps=2"]
     # identity releases its training table: Setting B is Setting A for LR and GaussianNB
     assert summ["AUROC B"].to_numpy() == pytest.approx(summ["A AUROC"].to_numpy())
     per = pd.read_csv(tmp_path / "rep" / "tables" / "utility-breast-cancer-auroc-per_classifier.csv")
-    assert list(per["classifier"]) == ["gnb", "lr", "Average"]
+    assert list(per["classifier"]) == ["Logistic Regression", "Gaussian Naive Bayes", "Average"]
     assert per.iloc[2, 1] == pytest.approx(per.iloc[:2, 1].mean())
 
 
@@ -71,7 +77,9 @@ def test_campaign_layout_has_a_job_column(utility_store, tmp_path):
     assert r["kind"] == "campaign"
     summ = pd.read_csv(tmp_path / "rep" / "tables" / "utility_summary.csv")
     assert sorted(summ["job"]) == ["a", "a", "b", "b"]
-    assert len([f for f in r["figures"] if "utility_vs_eps" in f.name]) == 2
+    curves = sorted(f.name for f in r["figures"] if "utility_vs_eps" in f.name)
+    # one per job (raudit.utility.plot) and one with both jobs' lines (the study's figure 1)
+    assert len(curves) == 3 and "utility_vs_eps-breast-cancer.png" in curves
 
 
 def test_teacher_and_preset_tables():
