@@ -51,17 +51,20 @@ def _num(x) -> float:
         return math.nan
 
 
-def rebuild(shadow: pd.DataFrame, row) -> dict | None:
-    """{"val"|"test": (scores oriented as the threshold was, labels)} and the raw test AUC;
-    None when a split lacks a world (the audit itself had no bound then)."""
+def rebuild(shadow: pd.DataFrame, row) -> dict | str:
+    """{"val"|"test": (scores oriented as the threshold was, labels)} and the raw test AUC,
+    or why not: a split lacks a world (the audit had no bound either), or no root seed."""
     from sklearn.metrics import roc_auc_score
+
+    if pd.isna(row.get("seed")):
+        return "the summary has no root seed (written before raudit recorded it)"
 
     mine = shadow[(shadow["audit_id"] == row["audit_id"])
                   & (shadow["job"].astype(object).fillna("") == row["job"])]
     df = an.ok_rows(mine)
     parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
     if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
-        return None
+        return "some split has no finished shadow model of one world"
     seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
     flip = row.get("direction") == "inverted"
@@ -168,11 +171,10 @@ def section(res: Results, out: Path) -> Section | None:
     if not shadow.empty:
         shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))
     for _, r in rows.iterrows():
-        sc = rebuild(shadow, r) if not shadow.empty else None
+        sc = rebuild(shadow, r) if not shadow.empty else "the folder has no shadow table"
         name = slug(r["job"], r["impl"], r["attack"], r["dataset"], r["audit_id"][:8])
-        if sc is None:
-            sec.add(Para(f"{label(r)}: no ROC curve (no shadow models with a bound in every "
-                         "split)."))
+        if isinstance(sc, str):
+            sec.add(Para(f"{label(r)}: no ROC curve ({sc})."))
             continue
         if not math.isclose(sc["auc"], _num(r["auc"]), abs_tol=1e-9):
             sec.add(Para(f"{label(r)}: the attack's scores rebuilt from the shadow table give "
@@ -184,7 +186,8 @@ def section(res: Results, out: Path) -> Section | None:
         hist = scores_figure(r, sc, out / "figures" / f"scores-{name}.png")
         sec.add(Figure(f"ROC curve: {label(r)}", roc.relative_to(out).as_posix(),
                        "A point above the red dashed curve is more than the claimed eps can "
-                       f"produce (before sampling error). Test AUC of the raw scores {sc['auc']:.3f}."))
+                       "produce (before sampling error). Test AUC of the raw scores "
+                       f"{sc['auc']:.3f}."))
         sec.add(Figure(f"Attack scores of the two worlds: {label(r)}",
                        hist.relative_to(out).as_posix(),
                        "Well separated histograms mean the attack tells the worlds apart."))

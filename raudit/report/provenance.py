@@ -46,11 +46,12 @@ def _utility(df: pd.DataFrame) -> list[tuple[str, str]]:
         return []
     fits = df.drop_duplicates(["job", "trial_id"])
     counts = fits["status"].value_counts()
+    scored = df.drop_duplicates(["job", "trial_id", "sample_index", "setting", "classifier"])
     return [("utility fits", ", ".join(f"{counts.get(s, 0):,} {s}"
                                        for s in ("ok", "skipped", "failed"))),
             ("utility fit seeds", f"{df['seed'].dropna().nunique():,} distinct"),
             ("utility time", f"training {_hours(float(fits['train_wall_s'].sum()))}, scoring "
-             f"{_hours(float(df.drop_duplicates(['job', 'trial_id', 'sample_index', 'setting', 'classifier'])['score_wall_s'].sum()))} (summed)"),
+             f"{_hours(float(scored['score_wall_s'].sum()))} (summed over fits)"),
             ("devices", _values(fits, "device"))]
 
 

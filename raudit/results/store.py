@@ -310,8 +310,8 @@ def _writer() -> dict[str, str]:
 
     from raudit import __version__
 
-    return {"raudit": __version__, "host": socket.gethostname(), "python": platform.python_version(),
-            "platform": platform.platform(terse=True)}
+    return {"raudit": __version__, "host": socket.gethostname(),
+            "python": platform.python_version(), "platform": platform.platform(terse=True)}
 
 
 class _FolderLock:

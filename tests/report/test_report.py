@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from report_helpers import as_campaign, inspect_folder, parse
 
+from raudit import __version__
 from raudit.audit.verdict import verdict
 from raudit.engine.driver import EngineConfig
 from raudit.report import utility as rep_utility
@@ -57,7 +58,8 @@ def test_utility_report_tables_match_the_analysis(utility_store, tmp_path):
     assert list(summ["point"]) == ["eps=1", "eps=2"]
     # identity releases its training table: Setting B is Setting A for LR and GaussianNB
     assert summ["AUROC B"].to_numpy() == pytest.approx(summ["A AUROC"].to_numpy())
-    per = pd.read_csv(tmp_path / "rep" / "tables" / "utility-breast-cancer-auroc-per_classifier.csv")
+    per = pd.read_csv(tmp_path / "rep" / "tables"
+                      / "utility-breast-cancer-auroc-per_classifier.csv")
     assert list(per["classifier"]) == ["Logistic Regression", "Gaussian Naive Bayes", "Average"]
     assert per.iloc[2, 1] == pytest.approx(per.iloc[:2, 1].mean())
 
@@ -182,6 +184,8 @@ def test_audit_report_from_a_real_store(audit_store, tmp_path):
     assert table["eps_cp"].iloc[0] == pytest.approx(row["eps_cp"])
     assert table["eps_max"].iloc[0] == pytest.approx(row["eps_max"])
     assert "20 ok, 0 failed" in text  # provenance: 2 x 10 shadow models
+    assert ResultStore(audit_store).manifest()["written_by"]["raudit"] == __version__
+    assert "created by host" in text and "not recorded (stores" not in text
     embedded = parse(build(audit_store, tmp_path / "emb", embed=True)["page"])
     assert embedded.images and all(s.startswith("data:image/png;base64,") for s in embedded.images)
 
@@ -209,3 +213,11 @@ def test_audit_campaign_rebuilds_each_job(audit_store, tmp_path):
     _check_page(r["page"])
     assert len([f for f in r["figures"] if f.name.startswith("roc-")]) == 2
     assert list(pd.read_csv(tmp_path / "rep" / "tables" / "audits.csv")["job"]) == ["x", "y"]
+
+
+@pytest.mark.slow
+def test_summary_without_shadow_rows_has_no_roc_and_says_why(audit_store, tmp_path):
+    camp = as_campaign({"x": audit_store}, tmp_path / "camp", tables=("summary",))
+    r = build(camp, tmp_path / "rep")
+    assert [p.name for p in r["figures"]] == ["eps_emp.png"]
+    assert "no ROC curve (the folder has no shadow table)" in r["page"].read_text()
