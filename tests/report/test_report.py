@@ -15,23 +15,10 @@ from report_helpers import as_campaign, inspect_folder, parse
 
 from raudit import __version__
 from raudit.audit.verdict import verdict
-from raudit.engine.driver import EngineConfig
 from raudit.report import utility as rep_utility
 from raudit.report.build import build
 from raudit.results import ResultStore
 from raudit.results.schema import SCHEMA_VERSION
-from raudit.utility.plan import UtilityRequest
-from raudit.utility.runner import run_utility
-
-LOCAL = EngineConfig(backend="local")
-
-
-@pytest.fixture(scope="module")
-def utility_store(tmp_path_factory):
-    out = tmp_path_factory.mktemp("utility")
-    run_utility(UtilityRequest(impl="identity", dataset="breast-cancer", fits=1, samples=1,
-                               classifiers=("lr", "gnb"), epsilons=(1.0, 2.0)), out, LOCAL)
-    return out
 
 
 def _check_page(page):
@@ -161,16 +148,6 @@ def test_bad_input_is_one_line_and_exit_2(case, needle, tmp_path, capsys):
 
 
 # ------------------------------------------------------------ a real audit (slow)
-@pytest.fixture(scope="module")
-def audit_store(tmp_path_factory):
-    from raudit.audit.runner import AuditRequest, run_audit
-
-    out = tmp_path_factory.mktemp("audit")
-    run_audit(AuditRequest(impl="paper", attack="querybased", shadow_models=10,
-                           options={"max_iter": 3}), out, LOCAL)
-    return out
-
-
 @pytest.mark.slow
 def test_audit_report_from_a_real_store(audit_store, tmp_path):
     r = build(audit_store, tmp_path / "rep")

@@ -16,7 +16,6 @@ import subprocess
 
 import pytest
 
-from raudit.engine.driver import EngineConfig
 from raudit.report.build import build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -48,13 +47,8 @@ def _render(page):
 
 
 @pytest.fixture(scope="module")
-def report_dir(tmp_path_factory):
-    from raudit.audit.runner import AuditRequest, run_audit
-
-    store = tmp_path_factory.mktemp("audit")
-    run_audit(AuditRequest(impl="paper", attack="querybased", shadow_models=10,
-                           options={"max_iter": 3}), store, EngineConfig(backend="local"))
-    return build(store, tmp_path_factory.mktemp("report") / "rep")
+def report_dir(audit_store, tmp_path_factory):
+    return build(audit_store, tmp_path_factory.mktemp("report") / "rep")
 
 
 def test_chromium_renders_the_report(report_dir):
