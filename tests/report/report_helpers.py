@@ -61,11 +61,13 @@ def as_campaign(stores: dict[str, Path], dest: Path, tables=("shadow", "summary"
     return dest
 
 
-def inspect_folder(dest: Path, plot_png: Path | None, schema_version: int = 1) -> Path:
+def inspect_folder(dest: Path, plot_png: Path | None, schema_version: int | None = 1) -> Path:
     """An inspect folder in the layout of #12 with one violated and one ok check."""
     dest.mkdir(parents=True)
-    (dest / "raudit.json").write_text(json.dumps(
-        {"schema_version": schema_version, "spec_hash": "x", "spec": {"kind": "inspect"}}))
+    manifest = {"schema_version": schema_version, "spec_hash": "x", "spec": {"kind": "inspect"}}
+    if schema_version is None:  # an inspect folder writes no tables: the version is optional
+        del manifest["schema_version"]
+    (dest / "raudit.json").write_text(json.dumps(manifest))
     runs = [{"impl": "borealis", "dataset": "cervical", "settings": {"teachers": 5},
              "iterations": 3, "eps_hat": 0.7, "teachers_seen": [1, 2], "violations": []}]
     (dest / "inspect.json").write_text(json.dumps(runs))

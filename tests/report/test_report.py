@@ -104,7 +104,7 @@ def test_inspect_report_copies_its_evidence(tmp_path):
 
 
 def test_inspect_plot_named_but_absent_is_said(tmp_path):
-    folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), SCHEMA_VERSION)
+    folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), schema_version=None)
     (folder / "borealis-teacher-data.png").unlink()
     doc = _check_page(build(folder, tmp_path / "rep")["page"])
     assert not doc.images and "named in violations.csv but absent" in "".join(doc.text)
