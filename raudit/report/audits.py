@@ -40,7 +40,8 @@ def summaries(res: Results) -> pd.DataFrame:
 
 def label(row) -> str:
     job = f"[{row['job']}] " if row.get("job") else ""
-    return (f"{job}{row['impl']} vs {row['attack']} ({row['features']}) on {row['dataset']}, "
+    feats = f" ({row['features']})" if row["features"] not in (None, row["attack"]) else ""
+    return (f"{job}{row['impl']} vs {row['attack']}{feats} on {row['dataset']}, "
             f"target {row['target']}, eps {row['epsilon']:g}")
 
 
