@@ -32,12 +32,14 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 def _mount() -> None:
     from raudit.cli.datasets import app as datasets_app
     from raudit.cli.generators import generators
+    from raudit.cli.report import report
     from raudit.cli.train import train
     from raudit.cli.utility import utility
 
     app.command(help=train.__doc__)(train)
     app.command(help=utility.__doc__)(utility)
     app.command(name="generators", help=generators.__doc__)(generators)
+    app.command(help=report.__doc__)(report)
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
     try:
         from raudit.cli.audit import audit

@@ -273,7 +273,8 @@ class ResultStore:
     def _wanted(spec: Mapping[str, Any]) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "spec_hash": spec_hash(spec),
                 "spec": json.loads(canonical_json(spec)),
-                "created_at": datetime.now(timezone.utc).isoformat()}
+                "created_at": datetime.now(timezone.utc).isoformat(),
+                "written_by": _writer()}
 
     def _create_manifest(self, wanted: dict[str, Any]) -> dict[str, Any]:
         """Create the manifest unless another writer just did; return the winner's."""
@@ -301,6 +302,16 @@ class ResultStore:
             raise ConfigError(f"output folder {self.root} holds a different audit "
                               f"({_differences(current.get('spec'), wanted['spec'])}); "
                               "choose another --out or delete it")
+
+
+def _writer() -> dict[str, str]:
+    """Who created the folder (the report's provenance block); never compared on resume."""
+    import platform
+
+    from raudit import __version__
+
+    return {"raudit": __version__, "host": socket.gethostname(),
+            "python": platform.python_version(), "platform": platform.platform(terse=True)}
 
 
 class _FolderLock:

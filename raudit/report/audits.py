@@ -1,0 +1,195 @@
+"""The audit part of a report: verdicts, the eps_emp figure (the study's figure 5), and
+per audit the attack's ROC curve and the two worlds' score distributions.
+
+The attack's scores are not stored: they are rebuilt from the shadow table, which the
+audit's analysis is a pure function of (raudit.audit.analyse: canonical row order, the
+attack seed derived from the summary's root seed). The rebuilt test AUC is compared with
+the stored one, and a figure whose scores do not reproduce it is left out and said so.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from raudit import seeds
+from raudit.audit import analyse as an
+from raudit.audit.game import derive_seed
+from raudit.audit.verdict import ALPHA, verdict
+from raudit.report.figures import pyplot, save, slug
+from raudit.report.load import Results
+from raudit.report.model import Figure, Para, Section, Table, Verdict
+
+COLUMNS = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
+           "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr", "eps_cp",
+           "eps_jeffreys", "eps_bayes", "eps_max", "saturated", "synthetic_protocol", "seed"]
+
+
+def summaries(res: Results) -> pd.DataFrame:
+    """The latest summary row of each audit (a resumed audit appends a newer one)."""
+    s = res.table("summary")
+    if s.empty:
+        return s
+    s = s.assign(job=s["job"].astype(object).where(s["job"].notna(), ""))
+    s = s.sort_values("created_at", kind="stable")
+    return s.drop_duplicates(["job", "audit_id"], keep="last").reset_index(drop=True)
+
+
+def label(row) -> str:
+    job = f"[{row['job']}] " if row.get("job") else ""
+    feats = f" ({row['features']})" if row["features"] not in (None, row["attack"]) else ""
+    return (f"{job}{row['impl']} vs {row['attack']}{feats} on {row['dataset']}, "
+            f"target {row['target']}, eps {row['epsilon']:g}")
+
+
+def _num(x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def rebuild(shadow: pd.DataFrame, row) -> dict | str:
+    """{"val"|"test": (scores oriented as the threshold was, labels)} and the raw test AUC,
+    or why not: a split lacks a world (the audit had no bound either), or no root seed."""
+    from sklearn.metrics import roc_auc_score
+
+    if pd.isna(row.get("seed")):
+        return "the summary has no root seed (written before raudit recorded it)"
+
+    mine = shadow[(shadow["audit_id"] == row["audit_id"])
+                  & (shadow["job"].astype(object).fillna("") == row["job"])]
+    df = an.ok_rows(mine)
+    parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
+    if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
+        return "some split has no finished shadow model of one world"
+    seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
+    scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
+    flip = row.get("direction") == "inverted"
+    out = {k: ((1.0 - s) if flip else s, y) for k, (s, y) in scored.items()}
+    out["auc"] = float(roc_auc_score(scored["test"][1], scored["test"][0]))
+    return out
+
+
+def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
+    plt = pyplot()
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.1 * n + 4), 4.2))
+    x = np.arange(n)
+    cp = rows["eps_cp"].map(_num).to_numpy()
+    ax.bar(x, np.nan_to_num(cp), width=0.55, color="#4477aa",
+           label=f"eps_cp: true eps >= this at {100 * (1 - ALPHA):.0f}% confidence")
+    for i, (_, r) in enumerate(rows.iterrows()):
+        if not math.isnan(cp[i]):  # the one-sided interval [eps_cp, inf): an arrow up
+            ax.annotate("", xy=(i, cp[i] + 0.35), xytext=(i, cp[i]),
+                        arrowprops={"arrowstyle": "->", "color": "#223355"})
+        ax.hlines(_num(r["eps_max"]), i - 0.38, i + 0.38, colors="k", lw=2,
+                  label="eps_max: the most this audit could show" if i == 0 else None)
+        ax.hlines(_num(r["epsilon"]), i - 0.45, i + 0.45, colors="red", linestyles="--",
+                  label="claimed eps" if i == 0 else None)
+    ax.scatter(x, rows["eps_jeffreys"].map(_num), marker="^", color="#ee7733", zorder=3,
+               label="eps Jeffreys")
+    ax.scatter(x, rows["eps_bayes"].map(_num), marker="s", color="#009988", zorder=3,
+               label="eps Bayes")
+    names = [f"{r['impl']}\n{r['attack']}" + (f"\n{r['job']}" if r["job"] else "")
+             for _, r in rows.iterrows()]
+    ax.set_xticks(x, names, fontsize=8)
+    ax.set_ylabel("empirical epsilon")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
+
+
+def roc_figure(row, sc: dict, path: Path) -> Path:
+    from sklearn.metrics import roc_curve
+
+    plt = pyplot()
+    s, y = sc["test"]
+    fpr, tpr, _ = roc_curve(y, s)
+    eps, delta = _num(row["epsilon"]), _num(row["delta"])
+    delta = 0.0 if math.isnan(delta) else delta
+    f = np.linspace(0, 1, 401)
+    bound = np.minimum(np.minimum(np.exp(eps) * f + delta, 1 - np.exp(-eps) * (1 - delta - f)), 1)
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    ax.plot(fpr, tpr, color="#4477aa", label="attack on the test models")
+    ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1, label="random guess")
+    ax.plot(f, bound, color="red", ls="--", lw=1, label=f"the most eps = {eps:g} allows")
+    ax.scatter([_num(row["fpr"])], [_num(row["tpr"])], color="k", zorder=3,
+               label="threshold chosen on validation")
+    ax.set_xlabel("false positive rate (out models called in)")
+    ax.set_ylabel("true positive rate (in models called in)")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.01)
+    ax.legend(fontsize=7, loc="lower right")
+    return save(fig, path)
+
+
+def scores_figure(row, sc: dict, path: Path) -> Path:
+    plt = pyplot()
+    s, y = sc["test"]
+    bins = np.linspace(0, 1, 21)
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    ax.hist(s[y == 0], bins=bins, alpha=0.6, color="#4477aa",
+            label=f"target out ({int((y == 0).sum())} models)")
+    ax.hist(s[y == 1], bins=bins, alpha=0.6, color="#cc3311",
+            label=f"target in ({int((y == 1).sum())} models)")
+    t = _num(row["threshold"])
+    if not math.isnan(t):
+        ax.axvline(t, color="k", ls="--", lw=1, label="threshold: 'in' at or right of it")
+    flip = " (1 - P(in): the direction chosen on validation)" if row.get(
+        "direction") == "inverted" else ""
+    ax.set_xlabel("attack score P(in)" + flip, fontsize=8)
+    ax.set_ylabel("test shadow models")
+    ax.legend(fontsize=7)
+    return save(fig, path)
+
+
+def section(res: Results, out: Path) -> Section | None:
+    rows = summaries(res)
+    if rows.empty:
+        return None
+    sec = Section("Audits")
+    sec.add(Para("Each audit trains shadow models with the target record in (D_in) and out "
+                 "(D_out) of the training data, lets an attack guess which, and turns its "
+                 "errors into a lower bound on the generator's real epsilon. A bound above the "
+                 "claimed epsilon means the generator leaks more than it promises."))
+    for _, r in rows.iterrows():
+        sec.add(Verdict(label(r), verdict(r.to_dict()),
+                        _num(r["eps_cp"]) > _num(r["epsilon"])))
+    table = rows.reindex(columns=COLUMNS)
+    sec.add(Table("Audit summaries", table, "audits.csv",
+                  "eps_cp (Clopper-Pearson), eps_jeffreys and eps_bayes are 90% lower bounds; "
+                  "eps_max is the bound a perfect attack would reach with these test models."))
+    png = eps_figure(rows, out / "figures" / "eps_emp.png")
+    sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
+        out).as_posix(), "Bars: eps_cp, with the arrow for its one-sided 90% confidence "
+        "interval [eps_cp, infinity). Black bars: eps_max, the ceiling at this number of "
+        "test models. Red dashes: the claimed eps (the study's figure 5).", wide=True))
+    shadow = res.table("shadow")
+    if not shadow.empty:
+        shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))
+    for _, r in rows.iterrows():
+        sc = rebuild(shadow, r) if not shadow.empty else "the folder has no shadow table"
+        name = slug(r["job"], r["impl"], r["attack"], r["dataset"], r["audit_id"][:8])
+        if isinstance(sc, str):
+            sec.add(Para(f"{label(r)}: no ROC curve ({sc})."))
+            continue
+        if not math.isclose(sc["auc"], _num(r["auc"]), abs_tol=1e-9):
+            sec.add(Para(f"{label(r)}: the attack's scores rebuilt from the shadow table give "
+                         f"AUC {sc['auc']:.4f}, not the stored {_num(r['auc']):.4f} (rows were "
+                         "added after the summary, or another raudit wrote it); figures left "
+                         "out."))
+            continue
+        roc = roc_figure(r, sc, out / "figures" / f"roc-{name}.png")
+        hist = scores_figure(r, sc, out / "figures" / f"scores-{name}.png")
+        sec.add(Figure(f"ROC curve: {label(r)}", roc.relative_to(out).as_posix(),
+                       "A point above the red dashed curve is more than the claimed eps can "
+                       "produce (before sampling error). Test AUC of the raw scores "
+                       f"{sc['auc']:.3f}."))
+        sec.add(Figure(f"Attack scores of the two worlds: {label(r)}",
+                       hist.relative_to(out).as_posix(),
+                       "Well separated histograms mean the attack tells the worlds apart."))
+    return sec

@@ -1,0 +1,61 @@
+"""``raudit report``: a results folder in, a self-contained report folder out.
+
+::
+
+    OUT/index.html      (or OUT/report.md with format="md")
+    OUT/figures/*.png   every figure, referenced by relative path
+    OUT/tables/*.csv    every table of the page
+
+Every input is checked (raudit.report.load) before anything is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from raudit.errors import ConfigError
+from raudit.report import audits, inspect, provenance, render, utility
+from raudit.report.load import load
+from raudit.report.model import Figure, Report, Table
+from raudit.results.store import check_writable, write_atomic
+
+FORMATS = ("html", "md")
+
+
+def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool = False,
+          notice: Callable[[str], None] = lambda m: None) -> dict[str, Any]:
+    """Write the report of ``results`` to ``out``; returns the page, figures and tables."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format takes {' or '.join(FORMATS)}, got {fmt!r}")
+    results, out = Path(results), Path(out)
+    res = load(results, notice)
+    if out.resolve() == results.resolve():
+        raise ConfigError("--out must not be the results folder itself; choose another folder")
+    check_writable(out)
+    out.mkdir(parents=True, exist_ok=True)
+    title = {"campaign": "raudit campaign report", "utility": "raudit utility report",
+             "inspect": "raudit inspect report"}.get(res.kind, "raudit audit report")
+    report = Report(f"{title}: {results.name}")
+    for make in (audits.section, utility.section, inspect.section):
+        sec = make(res, out)
+        if sec is not None:
+            report.sections.append(sec)
+    report.sections.append(provenance.section(res))
+    tables = []
+    for sec in report.sections:
+        for b in sec.blocks:
+            if isinstance(b, Table):
+                path = out / "tables" / b.csv
+                path.parent.mkdir(parents=True, exist_ok=True)
+                text = b.frame.to_csv(index=False)
+                write_atomic(path, lambda fh, t=text: fh.write(t.encode("utf-8")))
+                tables.append(path)
+    figures = [out / b.png for s in report.sections for b in s.blocks if isinstance(b, Figure)]
+    if fmt == "html":
+        page, text = out / "index.html", render.html(report, out, embed=embed)
+    else:
+        page, text = out / "report.md", render.markdown(report)
+    write_atomic(page, lambda fh: fh.write(text.encode("utf-8")))
+    return {"page": page, "figures": figures, "tables": tables, "kind": res.kind,
+            "sections": [s.title for s in report.sections]}

@@ -1,0 +1,134 @@
+"""A report as one static HTML page (standard library only, no JavaScript) or Markdown.
+
+Images are referenced by relative path (they lie beside the page under figures/), so
+the folder can be zipped and mailed; ``embed=True`` inlines them as data: URIs
+instead, for a single-file page.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from raudit.report.model import Figure, KeyValues, Para, Pre, Report, Table, Verdict
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;vertical-align:top}
+th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+figure{display:inline-block;vertical-align:top;margin:1em 1em 1em 0;max-width:48%}
+figure.wide{display:block;max-width:100%}figure img{max-width:100%;border:1px solid #eee}
+.scroll{overflow-x:auto}
+figcaption{font-size:.85em;color:#555}
+.verdict{padding:.5em .8em;margin:.4em 0;border-left:5px solid #2a7}
+.verdict.violated{border-color:#c22;background:#fdf2f2}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
+.note{font-size:.85em;color:#555}.caption{font-weight:600;margin-top:1em}
+"""
+
+
+def cell(v) -> str:
+    """A table cell as text: 4 significant decimals for floats, blank for missing."""
+    if v is None or v is pd.NA:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+def _img_src(fig: Figure, page_dir: Path, embed: bool) -> str:
+    if not embed:
+        return escape(fig.png, quote=True)
+    data = base64.b64encode((page_dir / fig.png).read_bytes()).decode("ascii")
+    return f"data:image/png;base64,{data}"
+
+
+def _html_table(t: Table) -> str:
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in t.frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in r) + "</tr>"
+                   for r in t.frame.itertuples(index=False, name=None))
+    note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
+    link = f' (<a href="tables/{escape(t.csv, quote=True)}">CSV</a>)'
+    return (f'<p class="caption">{escape(t.title)}{link}</p>'
+            f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
+            f"</table></div>{note}")
+
+
+def html(report: Report, page_dir: Path, embed: bool = False) -> str:
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>",
+           f"<h1>{escape(report.title)}</h1>"]
+    if len(report.sections) > 2:
+        out.append("<nav><ul>" + "".join(
+            f'<li><a href="#s{i}">{escape(s.title)}</a></li>'
+            for i, s in enumerate(report.sections)) + "</ul></nav>")
+    for i, s in enumerate(report.sections):
+        out.append(f'<section id="s{i}"><h2>{escape(s.title)}</h2>')
+        for b in s.blocks:
+            if isinstance(b, Para):
+                out.append(f"<p>{escape(b.text)}</p>")
+            elif isinstance(b, Verdict):
+                cls = "verdict violated" if b.violated else "verdict"
+                out.append(f'<p class="{cls}"><strong>{escape(b.label)}</strong>: '
+                           f"{escape(b.text)}</p>")
+            elif isinstance(b, Table):
+                out.append(_html_table(b))
+            elif isinstance(b, Figure):
+                wide = ' class="wide"' if b.wide else ""
+                out.append(f'<figure{wide}><img src="{_img_src(b, page_dir, embed)}" '
+                           f'alt="{escape(b.title, quote=True)}"><figcaption><strong>'
+                           f"{escape(b.title)}</strong> {escape(b.caption)}</figcaption></figure>")
+            elif isinstance(b, KeyValues):
+                out.append("<table>" + "".join(
+                    f"<tr><th>{escape(k)}</th><td style=\"text-align:left\">{escape(v)}</td></tr>"
+                    for k, v in b.items) + "</table>")
+            elif isinstance(b, Pre):
+                out.append(f"<pre>{escape(b.text)}</pre>")
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(frame: pd.DataFrame) -> list[str]:
+    cols = [_md_escape(c) for c in frame.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in frame.itertuples(index=False, name=None):
+        lines.append("| " + " | ".join(_md_escape(cell(v)) for v in r) + " |")
+    return lines
+
+
+def markdown(report: Report) -> str:
+    out = [f"# {report.title}", ""]
+    for s in report.sections:
+        out += [f"## {s.title}", ""]
+        for b in s.blocks:
+            if isinstance(b, Para):
+                out += [b.text, ""]
+            elif isinstance(b, Verdict):
+                mark = "**VIOLATED**" if b.violated else "verdict"
+                out += [f"- {mark} ({b.label}): {b.text}", ""]
+            elif isinstance(b, Table):
+                out += [f"**{b.title}** ([CSV](tables/{b.csv}))", "", *_md_table(b.frame), ""]
+                if b.note:
+                    out += [f"_{b.note}_", ""]
+            elif isinstance(b, Figure):
+                out += [f"![{b.title}]({b.png})", "", f"*{b.title}.* {b.caption}", ""]
+            elif isinstance(b, KeyValues):
+                out += [*_md_table(pd.DataFrame(b.items, columns=["item", "value"])), ""]
+            elif isinstance(b, Pre):
+                out += ["```", b.text, "```", ""]
+    return "\n".join(out)

@@ -1,0 +1,200 @@
+"""The utility part of a report: the study's tables 4, 5 and 8-12 and utility-vs-eps curves,
+from the ``utility`` rows of one run or many (a campaign's jobs).
+
+Each run (one ``run_id``, per campaign job) goes through raudit.utility.analyse, the
+same analysis ``raudit utility`` prints, so the report and the command agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from raudit.report.figures import pyplot, save, slug
+from raudit.report.load import Results
+from raudit.report.model import Figure, Para, Section, Table
+from raudit.utility import analyse as an
+from raudit.utility.plot import utility_vs_eps
+
+
+def runs(res: Results) -> list[dict[str, Any]]:
+    """One analysed result per (job, run_id), with impl, dataset and job set."""
+    rows = res.table("utility")
+    if rows.empty:
+        return []
+    rows = rows.assign(job=rows["job"].astype(object).where(rows["job"].notna(), ""))
+    out = []
+    for (job, run_id), g in rows.groupby(["job", "run_id"], sort=True, dropna=False):
+        syn = g[g["impl"] != "real"]
+        r = an.analyse(g)
+        r.update(job=job, run_id=run_id, dataset=str(g["dataset"].iloc[0]),
+                 impl=str(syn["impl"].iloc[0]) if len(syn) else "real")
+        out.append(r)
+    return out
+
+
+def _name(r: dict, point: dict | None = None) -> str:
+    base = r["impl"] + (f" [{r['job']}]" if r["job"] else "")
+    return base if point is None else f"{base} {point['label']}"
+
+
+def summary_table(results: list[dict]) -> pd.DataFrame:
+    recs = []
+    for r in results:
+        real = r.get("real") or {}
+        for p in r["points"]:
+            recs.append({"job": r["job"], "impl": r["impl"], "dataset": r["dataset"],
+                         "point": p["label"], "status": p.get("status"),
+                         "fits_ok": p.get("fits_ok"), "AUROC B": p.get("auroc_B"),
+                         "AUPRC B": p.get("auprc_B"), "AUROC B mean": p.get("auroc_B_mean"),
+                         "AUROC B se": p.get("auroc_B_se"), "AUROC C": p.get("auroc_C"),
+                         "AUPRC C": p.get("auprc_C"), "SRA A~C": p.get("sra"),
+                         "feature agreement": p.get("feature_agreement"),
+                         "drop vs A": p.get("drop_vs_real"), "A AUROC": real.get("auroc"),
+                         "iterations": p.get("iterations"), "eps_hat": p.get("eps_hat"),
+                         "reason": p.get("reason")})
+        if not r["points"] and real:
+            recs.append({"job": r["job"], "impl": "real", "dataset": r["dataset"],
+                         "point": "Setting A", "status": "ok", "A AUROC": real.get("auroc")})
+    return pd.DataFrame(recs)
+
+
+def per_classifier(results: list[dict], dataset: str, metric: str) -> pd.DataFrame:
+    """Classifier rows, one column per run and sweep point (best of fits x samples, Setting
+    B), Setting A first; the last row averages each column (the study's tables 5, 8-10)."""
+    cols: dict[str, dict[str, float]] = {}
+    for r in (r for r in results if r["dataset"] == dataset):
+        real = (r.get("real") or {}).get("per_classifier", {})
+        if real and "A (real)" not in cols:
+            cols["A (real)"] = {n: v.get(metric) for n, v in real.items()}
+        for p in r["per_classifier"]:
+            if p["setting"] == "B" and p["metric"] == metric:
+                key = _name(r) + ("" if len(r["points"]) == 1 else f" {p['label']}")
+                cols.setdefault(key, {})[p["classifier"]] = p["best"]
+    if not cols:
+        return pd.DataFrame()
+    from raudit import classifiers
+
+    order = {n: i for i, n in enumerate(classifiers.STUDY_12)}
+    frame = pd.DataFrame(cols)
+    frame = frame.loc[sorted(frame.index, key=lambda n: (order.get(n, 99), n))]
+    frame.index = [_label(n) for n in frame.index]
+    frame.loc["Average"] = frame.mean(numeric_only=True)
+    return frame.rename_axis("classifier").reset_index()
+
+
+def _label(name: str) -> str:
+    from raudit import classifiers
+
+    try:
+        return classifiers.get(name).label
+    except Exception:  # noqa: BLE001 - a classifier of a plugin no longer installed
+        return name
+
+
+def _points(results: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{**p, "job": r["job"], "run": _name(r), "dataset": r["dataset"]}
+                         for r in results for p in r["points"] if p.get("status") == "ok"])
+
+
+def teacher_table(results: list[dict]) -> pd.DataFrame:
+    """AUROC B per number of teachers (rows) and run (columns): the study's table 11."""
+    pts = _points(results)
+    if pts.empty or pts["teachers"].dropna().nunique() < 2:
+        return pd.DataFrame()
+    pts = pts[pts["teachers"].notna()]
+    frame = pts.pivot_table(index="teachers", columns=["run", "dataset"], values="auroc_B",
+                            aggfunc="mean")
+    frame.columns = [f"{a} ({b})" for a, b in frame.columns]
+    frame.index = frame.index.astype(int)
+    return frame.reset_index()
+
+
+def preset_table(results: list[dict]) -> pd.DataFrame:
+    """AUROC B with the default (D) and the paper's (P) hyperparameters and the reduction
+    from D to P: the study's table 12."""
+    pts = _points(results)
+    if pts.empty or set(pts["preset"].dropna()) < {"default", "paper"}:
+        return pd.DataFrame()
+    keys = ["run", "dataset", "epsilon"]
+    recs = []
+    for k, g in pts.groupby(keys, dropna=False):
+        d = g.loc[g["preset"] == "default", "auroc_B"].mean()
+        p = g.loc[g["preset"] == "paper", "auroc_B"].mean()
+        recs.append({**dict(zip(keys, k)), "D (default)": d, "P (paper)": p,
+                     "reduction D->P %": 100 * (d - p) / d if d else None})
+    return pd.DataFrame(recs)
+
+
+def eps_curves(results: list[dict], dataset: str, path: Path) -> Path | None:
+    """AUROC B (best of fits x samples, mean over classifiers) vs eps, one line per run and
+    other sweep axes, on one dataset: the study's figure 1. None unless two runs sweep eps."""
+    lines: dict[str, list[tuple[float, float]]] = {}
+    real = None
+    for r in (r for r in results if r["dataset"] == dataset):
+        real = real if real is not None else (r.get("real") or {}).get("auroc")
+        for p in r["points"]:
+            if p.get("status") == "ok" and p.get("auroc_B") is not None:
+                rest = " ".join(p["label"].split(" ")[1:])
+                lines.setdefault(f"{_name(r)} {rest}".strip(), []).append(
+                    (p["epsilon"], p["auroc_B"]))
+    lines = {k: sorted(v) for k, v in lines.items() if len({e for e, _ in v}) > 1}
+    if len(lines) < 2:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for name, pts in sorted(lines.items()):
+        ax.plot(*zip(*pts), marker="o", label=name)
+    if real is not None:
+        ax.axhline(real, color="k", ls=":", lw=1, label="A (real)")
+    ax.axhline(0.5, color="grey", lw=0.8, label="random")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("AUROC, Setting B (best of fits x samples)")
+    ax.set_title(dataset)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return save(fig, path)
+
+
+def section(res: Results, out: Path) -> Section | None:
+    results = runs(res)
+    if not results:
+        return None
+    sec = Section("Utility")
+    sec.add(Para("Settings: A trains and tests classifiers on real data, B trains on synthetic "
+                 "and tests on real, C trains and tests on synthetic. AUROC and AUPRC are the "
+                 "best of fits x samples per classifier, averaged over classifiers; 0.5 AUROC "
+                 "is a random guess."))
+    sec.add(Table("Utility per sweep point (the study's table 4)", summary_table(results),
+                  "utility_summary.csv", "drop vs A: (A - B) / (A - 0.5)."))
+    for ds in sorted({r["dataset"] for r in results}):
+        for metric, nums in (("auroc", "5, 8"), ("auprc", "9, 10")):
+            t = per_classifier(results, ds, metric)
+            if not t.empty:
+                sec.add(Table(f"{metric.upper()} per classifier on {ds}, Setting B, best of "
+                              f"fits x samples (the study's tables {nums})", t,
+                              slug("utility", ds, metric, "per_classifier") + ".csv"))
+    t = teacher_table(results)
+    if not t.empty:
+        sec.add(Table("AUROC B per number of teachers (the study's table 11)", t,
+                      "utility_teachers.csv"))
+    t = preset_table(results)
+    if not t.empty:
+        sec.add(Table("Default vs paper hyperparameters, AUROC B (the study's table 12)", t,
+                      "utility_presets.csv"))
+    for ds in sorted({r["dataset"] for r in results}):
+        png = eps_curves(results, ds, out / "figures" / (slug("utility_vs_eps", ds) + ".png"))
+        if png is not None:
+            sec.add(Figure(f"Utility vs eps on {ds}, every run", png.relative_to(out).as_posix(),
+                           "Setting B, one line per run (the study's figure 1).", wide=True))
+    for r in results:
+        png = utility_vs_eps(r, out / "figures" / (slug("utility_vs_eps", r["job"], r["impl"],
+                                                         r["dataset"], r["run_id"][:8]) + ".png"))
+        if png is not None:
+            sec.add(Figure(f"Utility vs eps: {_name(r)} on {r['dataset']}",
+                           png.relative_to(out).as_posix(),
+                           "Setting B solid, C dashed, Setting A dotted (the study's "
+                           "figures 1, 6-9).", wide=True))
+    return sec
