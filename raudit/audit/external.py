@@ -39,7 +39,7 @@ def synthetic_files(folder: Path | str, flag: str) -> list[Path]:
     """The CSV/Parquet files of ``folder`` in name order; ConfigError if there are none."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"{flag} {folder}: no such folder (give a folder with one synthetic "
+        raise ConfigError(f"{flag} {folder}: not a folder (give a folder with one synthetic "
                           "CSV or Parquet file per shadow model)")
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in SUFFIXES
                    and not p.name.startswith("."))

@@ -68,7 +68,7 @@ def test_bad_folders_are_refused_before_any_work(tmp_path):
     d = _folders(tmp_path, n_in=12, n_out=10)
     with pytest.raises(ConfigError, match="12 files and --synthetic-out 10"):
         run_external(req, d["in"], d["out"], tmp_path / "o")
-    with pytest.raises(ConfigError, match="no such folder"):
+    with pytest.raises(ConfigError, match="not a folder"):
         run_external(req, tmp_path / "nope", d["out"], tmp_path / "o")
     with pytest.raises(ConfigError, match="needs --target"):
         run_external(AuditRequest(attack="groundhog", dataset="breast-cancer", target="auto"),
