@@ -67,21 +67,31 @@ def sample_models(models: Sequence[Any], n: int, seeds: Sequence[int]):
     return [m.sample(n, seed=s) for m, s in zip(models, seeds)]
 
 
-def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Train, sample and featurise the chunk's shadow models (see the module docstring)."""
-    t0 = time.perf_counter()
+def synthesize(spec: Mapping[str, Any]):
+    """Train the chunk's models and sample their synthetic tables: (dataset, models, tables).
+
+    The synthetic tables are exactly what the attack sees; a data-only audit of them
+    (:mod:`raudit.audit.external`) reproduces this chunk's features.
+    """
     gs, world, trials = spec["game"], spec["world"], list(spec["trials"])
-    if not trials:
-        return []
     ds = load_train(gs)
     table = g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world]
-    ctx = attack_context(ds.train, gs)
     gen = build_generator(gs, spec.get("device"))
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
     n_rows = g.sample_size(gs, table)
-    synths = sample_models(models, n_rows, [t["sample_seed"] for t in trials])
-    X = extract(gs["features"], synths, ctx)
+    return ds, models, sample_models(models, n_rows, [t["sample_seed"] for t in trials])
+
+
+def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Train, sample and featurise the chunk's shadow models (see the module docstring)."""
+    t0 = time.perf_counter()
+    gs, trials = spec["game"], list(spec["trials"])
+    if not trials:
+        return []
+    ds, models, synths = synthesize(spec)
+    n_rows = len(synths[0])
+    X = extract(gs["features"], synths, attack_context(ds.train, gs))
     wall = (time.perf_counter() - t0) / len(trials)
     base = {**row_base(spec), "synthetic_rows": n_rows}
     rows = []

@@ -104,6 +104,12 @@ class Game:
                 "synthetic_rows": self.synthetic_rows, "context": dict(self.context)}
 
 
+def default_context(seed: int) -> dict[str, Any]:
+    """The attacker's settings of an audit with root ``seed`` (query bins, counts, seed)."""
+    return {"bins": 5, "n_queries": 256, "max_points": 1024,
+            "seed": seeds.derive_seed(seed, seeds.CONTEXT) % 2**32}
+
+
 def sample_size(game_spec: Mapping[str, Any], table: pd.DataFrame) -> int:
     """Synthetic rows a model trained on ``table`` samples under the game's protocol."""
     if game_spec.get("synthetic_protocol", "same") == "per-world":

@@ -22,13 +22,14 @@ from typing import Any, ContextManager
 
 import pandas as pd
 
-from raudit import data, generators, seeds
+from raudit import data, generators
 from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import NEIGHBOURS, Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.game import (NEIGHBOURS, Game, data_digest, default_context,
+                               split_sizes, trials)
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import (Estimator, check_models, first_error, probe,
                                 validate_generator)
@@ -130,8 +131,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
-                context={"bins": 5, "n_queries": 256, "max_points": 1024,
-                         "seed": derive_seed(req.seed, seeds.CONTEXT) % 2**32})
+                context=default_context(req.seed))
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
     if target == "auto":

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
+from raudit.errors import ConfigError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 
@@ -31,6 +32,8 @@ Neighbours = Annotated[str, typer.Option("--neighbours", help="add-remove (D_out
 Candidates = Annotated[int, typer.Option("--target-candidates", help="--target auto: outlying records to try.")]
 Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection per-candidate: in/out model pairs per candidate.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
+SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
 @user_errors
@@ -65,6 +68,8 @@ def audit(
     per_gpu: PerGpu = 1,
     retries: Retries = 1,
     as_json: Json = False,
+    synthetic_in: SynthIn = None,
+    synthetic_out: SynthOut = None,
 ) -> None:
     """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
 
@@ -85,11 +90,19 @@ def audit(
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models)
     ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
-    out = out or Path("runs") / (f"audit-{impl.replace(':', '.')}-{attack}-{Path(ds_name).stem}"
-                                 f"-S{shadow_models}-s{seed}")
+    if (synthetic_in is None) != (synthetic_out is None):
+        raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
+    data_only = synthetic_in is not None
+    out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
+                                 if data_only else f"audit-{impl.replace(':', '.')}-{attack}-"
+                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        result = run_audit(req, out, engine, progress, notice=_notice)
+        if data_only:
+            from raudit.audit.external import run_external
+            result = run_external(req, synthetic_in, synthetic_out, out)
+        else:
+            result = run_audit(req, out, engine, progress, notice=_notice)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
@@ -158,7 +171,9 @@ def _show(r: dict) -> None:
                 if r.get("synthetic_protocol") == "per-world" else "the same in both worlds")
     t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
     rate = r.get("models_per_hour")
-    if r["models_run"] or r.get("failed_chunks"):
+    if r.get("impl") == "external":
+        t.add_row("this run", f"data-only audit of {r['models_ok']} synthetic files")
+    elif r["models_run"] or r.get("failed_chunks"):
         t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
                   + (f", {rate:,.0f} models/hour" if rate else "") + f" on {r['placement']}")
     else:
