@@ -25,7 +25,8 @@ from raudit.report.model import Figure, Para, Section, Table, Verdict
 
 COLUMNS = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
            "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr", "eps_cp",
-           "eps_jeffreys", "eps_bayes", "eps_max", "saturated", "synthetic_protocol", "seed"]
+           "eps_jeffreys", "eps_bayes", "eps_curve", "mu_gdp", "eps_gdp", "eps_max", "saturated",
+           "synthetic_protocol", "seed"]
 
 
 def summaries(res: Results) -> pd.DataFrame:
@@ -162,6 +163,8 @@ def section(res: Results, out: Path) -> Section | None:
     table = rows.reindex(columns=COLUMNS)
     sec.add(Table("Audit summaries", table, "audits.csv",
                   "eps_cp (Clopper-Pearson), eps_jeffreys and eps_bayes are 90% lower bounds; "
+                  "eps_curve reads every threshold at once (corrected); mu_gdp bounds mu-Gaussian "
+                  "DP, and eps_gdp holds only for mechanisms with Gaussian noise; "
                   "eps_max is the bound a perfect attack would reach with these test models."))
     png = eps_figure(rows, out / "figures" / "eps_emp.png")
     sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
