@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["AUC", "ATTACK", "CONTEXT", "FIT", "GAME", "POOL_DESIGN", "SAMPLE", "SELECTION", "UTILITY", "WORLDS",
-           "derive_seed", "model_seeds", "train_seeds"]
+           "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
 
 GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
 POOL_DESIGN = 5
@@ -51,6 +51,12 @@ def model_seeds(root: int, world: str, index: int, *, stream: int = GAME) -> tup
     """(fit seed, sample seed) of model ``index`` of ``world`` in ``stream``."""
     w = WORLDS[world]
     return derive_seed(root, stream, w, index, FIT), derive_seed(root, stream, w, index, SAMPLE)
+
+
+def extra_sample_seed(root: int, world: str, index: int, k: int, *, stream: int = GAME) -> int:
+    """The seed of the k-th extra synthetic dataset (k >= 1) of model ``index``: the key
+    (stream, world, index, SAMPLE, k) is five long, so it equals no model's key."""
+    return derive_seed(root, stream, WORLDS[world], index, SAMPLE, k)
 
 
 def train_seeds(root: int) -> tuple[int, int]:

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from raudit.attacks import fit_attack, score
-from raudit.audit.epsilon import audit_bound
+from raudit.audit.epsilon import (audit_bound, choose_threshold, eps_bayesian,
+                                  evaluate_threshold)
 from raudit.audit.fdp import tradeoff_bounds
 from raudit import seeds
 from raudit.audit.game import derive_seed
@@ -106,7 +107,45 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
     # >= 1 - alpha: the audit's stated confidence. eps_gdp is not a candidate (its eps
     # needs a Gaussian-shaped mechanism; see raudit.audit.fdp).
     out["best_estimator"] = "curve" if out["eps_curve"] > out["eps_cp"] else "cp"
+    out.update(multi_sample_bound(parts, seed=seed, delta=delta or 0.0, alpha=alpha))
     return out
+
+
+def expanded(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Feature matrix and labels with one row per (model, synthetic dataset)."""
+    X, y = matrix(df)
+    if "features_extra" not in df or df.empty:
+        return X, y
+    extra_X, extra_y = [X], [y]
+    for extras, label in zip(df["features_extra"], y):
+        if extras is not None and len(extras):
+            extra_X.append(np.vstack([np.asarray(v, dtype=float) for v in extras]))
+            extra_y.append(np.full(len(extras), label))
+    return np.vstack(extra_X), np.concatenate(extra_y)
+
+
+def multi_sample_bound(parts: Mapping[str, pd.DataFrame], *, seed: int, delta: float,
+                       alpha: float) -> dict[str, Any]:
+    """The Bayesian bound on every (model, synthetic dataset) pair of the splits.
+
+    Several synthetic datasets of one model are NOT independent trials (they share
+    the model's training randomness), and neither are the attack's errors on them;
+    counting each as a trial, as Zanella-Beguelin et al.'s multi-sample estimator
+    does with several canaries per training run, assumes they are. The result is an
+    estimate under that assumption, reported next to the single-sample bounds and
+    never in the verdict. {} when the audit sampled one dataset per model.
+    """
+    n = {k: expanded(p) for k, p in parts.items()}
+    k_models = sum(len(p) for p in parts.values())
+    samples = sum(len(y) for _, y in n.values())
+    if k_models == 0 or samples == k_models:
+        return {}
+    model = fit_attack(*n["train"], derive_seed(seed, seeds.ATTACK) % 2**32)
+    (Xv, yv), (Xt, yt) = n["val"], n["test"]
+    threshold, direction = choose_threshold(score(model, Xv), yv, delta=delta, alpha=alpha)
+    tp, fn, tn, fp = evaluate_threshold(score(model, Xt), yt, threshold, direction)
+    return {"samples_per_model": int(round(samples / k_models)),
+            "eps_bayes_multi": eps_bayesian(tp, fn, tn, fp, delta=delta, alpha=alpha)}
 
 
 def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audit_id: str,
@@ -129,6 +168,8 @@ def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audi
         "fpr": f("fpr"), "eps_cp": f("eps_cp"), "eps_jeffreys": f("eps_jeffreys"),
         "eps_bayes": f("eps_bayes"), "eps_max": f("eps_max"), "eps_curve": f("eps_curve"),
         "mu_gdp": f("mu_gdp"), "eps_gdp": f("eps_gdp"), "best_estimator": result.get("best_estimator"),
+        "samples_per_model": int(result.get("samples_per_model") or 1),
+        "eps_bayes_multi": f("eps_bayes_multi"),
         "saturated": bool(result.get("saturated", False)), "epsilon": float(game_spec["epsilon"]),
         "delta": None if game_spec["delta"] is None else float(game_spec["delta"]),
         "missing": i("missing"), "models_ok": i("models_ok"), "seed": int(game_spec["seed"]),

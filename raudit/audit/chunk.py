@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from raudit import data, generators
+from raudit import data, generators, seeds
 from raudit.attacks import AttackContext, extract
 from raudit.audit import game as g
 from raudit.errors import DataError
@@ -91,7 +91,9 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
     ds, models, synths = synthesize(spec)
     n_rows = len(synths[0])
-    X = extract(gs["features"], synths, attack_context(ds.train, gs))
+    ctx = attack_context(ds.train, gs)
+    X = extract(gs["features"], synths, ctx)
+    extra = _extra_features(spec, models, n_rows, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
     base = {**row_base(spec), "synthetic_rows": n_rows}
     rows = []
@@ -102,8 +104,26 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
                      "eps_hat": as_float(s.get("eps_hat")), "wall_s": wall, "status": "ok",
                      "error": None, "features_vec": np.asarray(x, dtype=float),
-                     "delta": as_float(s.get("delta", gs.get("delta")))})
+                     "delta": as_float(s.get("delta", gs.get("delta"))),
+                     **({"features_extra": next(extra)} if extra is not None else {})})
     return rows
+
+
+def _extra_features(spec: Mapping[str, Any], models, n_rows: int, ctx):
+    """The features of each model's extra synthetic datasets (samples_per_model - 1 of
+    them, each with its own seed), as an iterator of one list of vectors per model."""
+    gs = spec["game"]
+    k_extra = int(gs.get("samples_per_model", 1)) - 1
+    if k_extra < 1:
+        return None
+    per_model: list[list[list[float]]] = [[] for _ in models]
+    for k in range(1, k_extra + 1):
+        sample_seeds = [seeds.extra_sample_seed(gs["seed"], spec["world"], int(t["shadow_index"]), k)
+                        for t in spec["trials"]]
+        Xk = extract(gs["features"], sample_models(models, n_rows, sample_seeds), ctx)
+        for lst, x in zip(per_model, Xk):
+            lst.append([float(v) for v in x])
+    return iter(per_model)
 
 
 def failed_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:

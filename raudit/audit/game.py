@@ -76,8 +76,15 @@ class Game:
     # "per-world": each model samples its own training size, as the study's harness
     # did (|D_in| vs |D_in| - 1 rows: the size alone can give the world away).
     synthetic_protocol: str = "same"
+    # synthetic datasets each model samples (1: the study's game); the extra ones feed
+    # the multi-sample Bayesian bound only (raudit.audit.analyse)
+    samples_per_model: int = 1
 
     def __post_init__(self) -> None:
+        if isinstance(self.samples_per_model, bool) or not isinstance(self.samples_per_model, int) \
+                or not 1 <= self.samples_per_model <= 100:
+            raise ConfigError(f"--samples-per-model must be an integer from 1 to 100, got "
+                              f"{self.samples_per_model!r}")
         if self.neighbours not in NEIGHBOURS:
             raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}; "
                               f"got {self.neighbours!r}")
@@ -91,11 +98,14 @@ class Game:
     def spec(self) -> dict[str, Any]:
         """The audit's identity (the store's manifest; the base of every trial id).
 
-        ``synthetic_protocol`` appears only when it is not the default, so that the
+        ``synthetic_protocol`` and ``samples_per_model`` appear only when they are not
+        the default, so that the
         ids of audits written before it existed stay the same.
         """
         extra = ({"synthetic_protocol": self.synthetic_protocol}
                  if self.synthetic_protocol != "same" else {})
+        if self.samples_per_model != 1:
+            extra["samples_per_model"] = self.samples_per_model
         return {**extra, "impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
                 "label": self.label, "bounds": self.bounds, "data_digest": self.data_digest,
                 "target": self.target, "neighbours": self.neighbours, "epsilon": self.epsilon,

@@ -67,12 +67,13 @@ class AuditRequest:
     target_pairs: int = 100  # per-candidate selection: in/out pairs per candidate
     target_selection: str = "pool"  # pool | per-candidate
     selection_models: int = 200  # pool selection: models shared by every candidate
+    samples_per_model: int = 1  # synthetic datasets per model (extra ones: multi-sample Bayes)
 
     def __post_init__(self) -> None:
         """Check what needs no data, so that a config file or the Python API fails at once,
         with the same messages as the command line."""
         for name in ("shadow_models", "seed", "chunk_size", "target_candidates", "target_pairs",
-                     "selection_models"):
+                     "selection_models", "samples_per_model"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{name.replace('_', '-')} must be an integer, got {value!r}")
@@ -131,7 +132,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
-                context=default_context(req.seed))
+                context=default_context(req.seed), samples_per_model=req.samples_per_model)
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
     if target == "auto":

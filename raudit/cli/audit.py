@@ -32,6 +32,7 @@ Neighbours = Annotated[str, typer.Option("--neighbours", help="add-remove (D_out
 Candidates = Annotated[int, typer.Option("--target-candidates", help="--target auto: outlying records to try.")]
 Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection per-candidate: in/out model pairs per candidate.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
@@ -68,6 +69,7 @@ def audit(
     per_gpu: PerGpu = 1,
     retries: Retries = 1,
     as_json: Json = False,
+    samples_per_model: Samples = 1,
     synthetic_in: SynthIn = None,
     synthetic_out: SynthOut = None,
 ) -> None:
@@ -88,7 +90,7 @@ def audit(
                        seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
                        chunk_size=chunk_size, target_candidates=target_candidates,
                        target_pairs=target_pairs, target_selection=target_selection,
-                       selection_models=selection_models)
+                       selection_models=selection_models, samples_per_model=samples_per_model)
     ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
@@ -159,6 +161,9 @@ def _show(r: dict) -> None:
         sat = ""
     t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
     t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
+    if (r.get("samples_per_model") or 1) > 1:
+        t.add_row("eps_emp Bayes, all samples", f"{_fmt(r['eps_bayes_multi'])}  ({r['samples_per_model']} "
+                  "datasets per model, assumed independent)")
     if r.get("eps_curve") is not None:
         t.add_row("eps_emp curve", f"{_fmt(r['eps_curve'])}  (every threshold, corrected)")
         t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])}; eps >= {_fmt(r['eps_gdp'])} only if the "

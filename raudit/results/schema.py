@@ -28,9 +28,10 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 5  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 6  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
+# 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -61,6 +62,8 @@ SHADOW: dict[str, pa.DataType] = {
     "device": _STR,  # "cpu" | "cuda": where the chunk ran
     # version 3 (one privacy spec)
     "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
+    # version 6 (several synthetic datasets per model): the extra ones' feature vectors
+    "features_extra": pa.list_(pa.list_(_F64)),
 }
 
 SUMMARY: dict[str, pa.DataType] = {
@@ -105,6 +108,9 @@ SUMMARY: dict[str, pa.DataType] = {
     "mu_gdp": _F64,  # the largest mu-GDP the curve rules out (a bound on mu, not on eps)
     "eps_gdp": _F64,  # eps at delta of mu_gdp-GDP: valid only for Gaussian-shaped mechanisms
     "best_estimator": _STR,  # "cp" | "curve": the larger of the two distribution-free bounds
+    # version 6 (several synthetic datasets per model)
+    "samples_per_model": _I64,
+    "eps_bayes_multi": _F64,  # Bayes on every (model, sample) pair: assumes them independent
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
@@ -210,6 +216,11 @@ def _column(values: pd.Series, name: str, type_: pa.DataType) -> pa.Array:
     try:
         if pa.types.is_timestamp(type_):
             values = pd.to_datetime(values, utc=True)
+        elif pa.types.is_list(type_) and pa.types.is_list(type_.value_type):
+            # lists of vectors (ragged allowed): plain nested lists of floats
+            values = pd.Series([None if v is None or (np.isscalar(v) and pd.isna(v))
+                                else [[float(x) for x in inner] for inner in v]
+                                for v in values], dtype=object)
         elif pa.types.is_list(type_):
             # numpy arrays, tuples and lists all become lists; NaN/None become null.
             values = pd.Series([None if v is None or (np.isscalar(v) and pd.isna(v))
