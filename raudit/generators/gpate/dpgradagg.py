@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from raudit.generators.nn.rng import CounterRNG
@@ -53,15 +54,23 @@ def projection(rng: CounterRNG, records: int, d: int, k_proj: int) -> torch.Tens
     return rng.normal(records, d, k_proj, std=1.0 / math.sqrt(k_proj))
 
 
+def bin_edges(clip: float, bins: int) -> torch.Tensor:
+    """The reference code's edges, np.arange(-c, c, 2c/B) then c, in float64."""
+    edges = np.hstack([np.arange(-clip, clip, clip * 2 / bins), clip])
+    if edges.size != bins + 1:  # np.arange's float rounding can add a sliver bin
+        edges = np.linspace(-clip, clip, bins + 1)
+    return torch.as_tensor(edges, dtype=torch.float64)
+
+
 def vote_counts(values: torch.Tensor, clip: float, bins: int) -> torch.Tensor:
     """Histogram over the teacher axis: values (M, k, B, q) -> counts (M, B, q, bins).
 
-    Values are clipped to [-c, c], bin i covers [-c + i w, -c + (i+1) w) with w = 2c/B,
-    and the last bin also takes c itself (np.histogram's rule).
+    Values are clipped to [-c, c]; bin i is [edge_i, edge_i+1), the last one also takes c
+    itself (np.histogram's rule, on the same floating-point edges).
     """
-    v = values.clamp(-clip, clip)
-    width = 2.0 * clip / bins
-    idx = torch.floor((v + clip) / width).long().clamp_(0, bins - 1)
+    v = values.to(torch.float64).clamp(-clip, clip).contiguous()
+    edges = bin_edges(clip, bins).to(v.device)
+    idx = (torch.bucketize(v, edges, right=True) - 1).clamp_(0, bins - 1)
     onehot = torch.nn.functional.one_hot(idx, bins)  # (M, k, B, q, bins)
     return onehot.sum(dim=1)
 
@@ -85,8 +94,8 @@ def aggregate(grads: torch.Tensor, cfg: AggConfig, rng: CounterRNG) -> Aggregate
     answered = top + thresh_noise >= cfg.threshold
     noisy = counts.to(torch.float64) + rng.normal(b, q, cfg.bins, std=cfg.sigma2).to(torch.float64)
     choice = noisy.argmax(dim=-1)
-    width = 2.0 * cfg.clip / cfg.bins
-    mid = -cfg.clip + (choice.to(torch.float64) + 0.5) * width
+    edges = bin_edges(cfg.clip, cfg.bins).to(choice.device)
+    mid = (edges[choice] + edges[choice + 1]) / 2
     res = torch.where(answered, mid, torch.zeros_like(mid)).to(grads.dtype)  # (M, B, q)
     if proj is not None:
         grad = torch.einsum("mbq,mbdq->mbd", res, proj)

@@ -69,8 +69,7 @@ def _eps_independent(queries: np.ndarray, answered: np.ndarray, agg: AggConfig, 
     rdp = (queries[:, None] * rdp_threshold_independent(agg.sigma1, orders)[None, :]
            + answered[:, None] * rdp_gnmax_independent(agg.sigma2, orders)[None, :])
     deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), queries.shape)
-    return np.array([eps_from_rdp(r, orders, float(d)) if q else 0.0
-                     for r, d, q in zip(rdp, deltas, queries)])
+    return np.array([eps_from_rdp(r, orders, float(d)) for r, d in zip(rdp, deltas)])
 
 
 def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, delta,
