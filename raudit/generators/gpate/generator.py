@@ -49,6 +49,12 @@ CONFIGS = {
 }
 
 
+SMOOTH_SENSITIVITY_NOTE = (
+    "eps_hat is the data-dependent RDP bound of Confident-GNMax, released (and used to stop) "
+    "without smooth sensitivity: the reported eps and the stopping time themselves leak the "
+    "votes (a known issue of the published method)")
+
+
 @dataclass(frozen=True)
 class GPateHP:
     config: str
@@ -75,7 +81,8 @@ class GPate(BatchedGenerator):
     default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
-                                privacy_events=("ConfidentGNMax",))
+                                privacy_events=("ConfidentGNMax",),
+                                notes=(SMOOTH_SENSITIVITY_NOTE,))
 
     def __init__(self, *, config: str = "tabular", preset: str = "default",
                  teachers: int | None = None, batch: int | None = None,
