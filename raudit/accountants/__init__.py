@@ -23,6 +23,7 @@ from raudit.accountants.closed_form import (
     queries_to_reach,
 )
 from raudit.accountants.events import (
+    ConfidentGNMax,
     GaussianStep,
     GNMaxAnswer,
     GNMaxThreshold,
@@ -43,6 +44,7 @@ from raudit.accountants.pate import (
 
 __all__ = [
     "ACCOUNTANTS",
+    "ConfidentGNMax",
     "Accountant",
     "GNMaxAnswer",
     "GNMaxThreshold",

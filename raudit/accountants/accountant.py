@@ -14,6 +14,9 @@ Registered accountants (``ACCOUNTANTS``, a :class:`raudit.registry.Registry`):
 * the PATE moments variants ``paper``, ``updated``, ``synthcity-index-bug``,
   ``missing-log``, ``fixed``, ``fixed-threshold``: :class:`PateMomentsAccountant`
   over the named pure functions of :mod:`raudit.accountants.pate` (``MOMENTS``);
+* ``gnmax`` / ``gnmax-independent``: Confident-GNMax queries with their votes
+  (G-PATE), data-dependent RDP / its data-independent upper bound
+  (:mod:`raudit.accountants.confident`);
 * ``rdp`` and ``pld``: Gaussian (and Laplace label-noise) events accounted by
   dp_accounting's RDP and PLD accountants (:mod:`raudit.accountants.gaussian`).
 
@@ -189,6 +192,8 @@ for _name in MOMENTS:
     ACCOUNTANTS.register(_name, functools.partial(PateMomentsAccountant, _name))
 ACCOUNTANTS.register("rdp", "raudit.accountants.gaussian:RdpAccountant")
 ACCOUNTANTS.register("pld", "raudit.accountants.gaussian:PldAccountant")
+ACCOUNTANTS.register("gnmax", "raudit.accountants.confident:ConfidentGNMaxAccountant")
+ACCOUNTANTS.register("gnmax-independent", "raudit.accountants.confident:IndependentGNMaxAccountant")
 
 
 def create(name: str, *, models: int = 1, **params: Any) -> Accountant:

@@ -16,6 +16,8 @@ which models the step was charged to (``None``: all of them).
 * :class:`GNMaxThreshold`, :class:`GNMaxAnswer`: the two Gaussian steps of PATE's
   confident GNMax (Papernot et al. 2018): the threshold check on the largest vote
   count (L2 sensitivity 1) and the noisy argmax answer (L2 sensitivity sqrt 2).
+* :class:`ConfidentGNMax`: Q Confident-GNMax queries per model WITH their vote histograms
+  (G-PATE's per-coordinate gradient votes), for the data-dependent RDP bound.
 * :class:`LabelNoise`: ``count`` draws of Gaussian or Laplace noise on labels of
   L2/L1 sensitivity 1.
 """
@@ -30,7 +32,7 @@ import numpy as np
 
 from raudit.errors import ConfigError
 
-__all__ = ["GNMaxAnswer", "GNMaxThreshold", "GaussianStep", "LabelNoise", "PateVote",
+__all__ = ["ConfidentGNMax", "GNMaxAnswer", "GNMaxThreshold", "GaussianStep", "LabelNoise", "PateVote",
            "PrivacyEvent", "NOISE_KINDS", "AGGREGATIONS"]
 
 NOISE_KINDS = ("laplace", "gaussian")
@@ -166,4 +168,41 @@ class LabelNoise:
         return (self.noise, float(self.scale), 1.0)
 
 
-PrivacyEvent = Union[PateVote, GaussianStep, GNMaxThreshold, GNMaxAnswer, LabelNoise]
+@dataclass(frozen=True, eq=False)
+class ConfidentGNMax:
+    """Q Confident-GNMax queries for each of M models, with the votes they were run on.
+
+    ``counts`` (M, Q, C): votes per bin; ``answered`` (M, Q): whether the noisy threshold
+    check passed (GNMax is charged only then); ``threshold`` T, ``sigma1`` (threshold
+    noise) and ``sigma2`` (GNMax noise).
+    """
+
+    counts: np.ndarray
+    answered: np.ndarray
+    threshold: float
+    sigma1: float
+    sigma2: float
+    mask: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        counts, answered = np.asarray(self.counts), np.asarray(self.answered)
+        if counts.ndim != 3 or counts.shape[2] < 2:
+            raise ConfigError(f"counts must have shape (models, queries, bins >= 2), got {counts.shape}")
+        if answered.dtype != bool or answered.shape != counts.shape[:2]:
+            raise ConfigError(f"answered must be a bool array of shape {counts.shape[:2]}, "
+                              f"got {answered.dtype} {answered.shape}")
+        if np.any(counts < 0):
+            raise ConfigError("vote counts must be >= 0")
+        _positive("threshold", self.threshold)
+        _positive("sigma1", self.sigma1)
+        _positive("sigma2", self.sigma2)
+        _mask(self.mask, counts.shape[0])
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "answered", answered)
+
+    @property
+    def models(self) -> int:
+        return self.counts.shape[0]
+
+
+PrivacyEvent = Union[PateVote, GaussianStep, GNMaxThreshold, GNMaxAnswer, LabelNoise, ConfidentGNMax]

@@ -15,6 +15,7 @@ def _caps(c) -> str:
                              ("teachers-on-ray", c.teachers_on_ray)) if on]
     if c.events:
         flags.append("events: " + "/".join(c.events))
+    flags.extend(f"note: {n}" for n in getattr(c, "notes", ()))
     return ", ".join(flags)
 
 

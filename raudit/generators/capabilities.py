@@ -44,6 +44,7 @@ class Capabilities:
     events: tuple[str, ...] = ()
     privacy_events: tuple[str, ...] = ()
     options: tuple[OptionSpec, ...] | None = None
+    notes: tuple[str, ...] = ()  # known issues a reader of its eps must know (shown by inspect)
 
     def accepts(self, option: str) -> bool:
         return self.options is None or any(o.name == option for o in self.options)

@@ -62,7 +62,28 @@ class LabelNoise:
     active: np.ndarray
 
 
-Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise]
+@dataclass(frozen=True)
+class GradientVotes:
+    """G-PATE's private gradient aggregation (DPGradAgg) over one batch of generated records.
+
+    Each record's teacher gradients are projected to ``q`` coordinates and each coordinate
+    is a Confident-GNMax query on a histogram of ``bins`` bins.
+    """
+
+    iteration: int
+    counts: np.ndarray  # (M, B, q, bins) int: teachers voting for each bin
+    k: int  # teachers
+    threshold: float  # T, in votes
+    sigma1: float  # threshold noise
+    sigma2: float  # GNMax noise
+    threshold_noise: np.ndarray  # (M, B, q) the N(0, sigma1^2) drawn for the check
+    answered: np.ndarray  # (M, B, q) bool: the noisy max crossed T
+    choice: np.ndarray  # (M, B, q) int: the released bin, -1 where not answered
+    charged: np.ndarray  # (M,) bool: charged and applied (False: the step would exceed eps)
+    active: np.ndarray  # (M,) bool
+
+
+Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, GradientVotes]
 Observer = Callable[[Event], None]
 
 

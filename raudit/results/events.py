@@ -10,12 +10,15 @@
 Columns (:data:`EVENT_SCHEMA`, version :data:`EVENT_SCHEMA_VERSION`; the evolution
 rule of :mod:`raudit.results.schema`: add columns, never repurpose one):
 ``model`` (index in the call), ``model_seed``, ``iteration``, ``kind``
-(``teacher_batch``, ``votes``, ``accountant_step``, ``label_noise``, or the class
+(``teacher_batch``, ``votes``, ``accountant_step``, ``label_noise``, ``gradient_votes``, or the class
 name of another event), ``active``, then the payload of each kind, null elsewhere:
 ``teacher`` and ``rows`` (teacher_batch); ``k``, ``noise_scale``, ``charged``,
 ``n1``, ``noise`` (flattened; argmax votes hold two noises per query, class 0 then
 class 1), ``labels``, ``aggregation`` and ``noise_kind`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
-``sigma`` (label_noise). Off by default: audits train thousands of models and do
+``sigma`` (label_noise); gradient_votes (G-PATE) fills the votes columns per record and
+projected coordinate: ``n1`` the flattened (B, q, bins) histograms, ``noise`` the threshold
+noise, ``labels`` the released bin (-1: not answered), ``sigma`` sigma1, ``noise_scale``
+sigma2, ``k``, ``charged``. Off by default: audits train thousands of models and do
 not record events.
 """
 
@@ -31,7 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.generators.events import AccountantStep, Event, LabelNoise, TeacherBatch, Votes
+from raudit.generators.events import (AccountantStep, Event, GradientVotes, LabelNoise, TeacherBatch,
+                                     Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
@@ -47,7 +51,7 @@ EVENT_SCHEMA = pa.schema([
     ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
-          LabelNoise: "label_noise"}
+          LabelNoise: "label_noise", GradientVotes: "gradient_votes"}
 
 
 class EventSink:
@@ -105,6 +109,12 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
         return {"eps_hat": float(event.eps_hat[m]), "moments": _list(event.moments[m], np.float64)}
     if isinstance(event, LabelNoise):
         return {"sigma": float(event.sigma)}
+    if isinstance(event, GradientVotes):  # G-PATE: n1 holds the flattened (B, q, bins) histograms
+        return {"k": int(event.k), "sigma": float(event.sigma1), "noise_scale": float(event.sigma2),
+                "charged": bool(event.charged[m]), "n1": _list(event.counts[m], np.int64),
+                "noise": _list(event.threshold_noise[m], np.float64),
+                "labels": _list(event.choice[m], np.float64),
+                "aggregation": "confident-gnmax", "noise_kind": "gaussian"}
     return {}
 
 

@@ -138,7 +138,7 @@ def test_bad_events_are_config_errors(make):
 
 
 def test_registry_names_errors_and_event_types():
-    assert set(MOMENTS) | {"rdp", "pld"} == set(ACCOUNTANTS.names())
+    assert set(MOMENTS) | {"rdp", "pld", "gnmax", "gnmax-independent"} == set(ACCOUNTANTS.names())
     with pytest.raises(UnknownNameError, match="missing-log"):
         create("moments")
     with pytest.raises(ConfigError, match="no parameter lam"):

@@ -1,0 +1,155 @@
+"""Data-dependent RDP of Confident-GNMax (Papernot et al., ICLR 2018), as pure functions.
+
+One Confident-GNMax query on a vote histogram ``counts`` (C bins, integer votes of k
+teachers) is two Gaussian mechanisms:
+
+* the threshold check ``max(counts) + N(0, sigma1^2) >= T`` (L2 sensitivity 1 of the max),
+  charged on EVERY query, answered or not;
+* GNMax ``argmax(counts + N(0, sigma2^2))`` (L2 sensitivity sqrt 2), charged only when the
+  threshold was crossed.
+
+Each has the data-independent RDP ``alpha / (2 sigma1^2)`` (threshold) and
+``alpha / sigma2^2`` (GNMax), and the data-dependent bound of the paper's Theorem 6
+(``rdp_gnmax``): with q an upper bound on Pr[outcome != the likely outcome],
+mu2 = sigma sqrt(log 1/q), mu1 = mu2 + 1, the bound applies to orders alpha < mu1 when
+mu2 > 1, q <= exp((mu2 - 1) eps2) / (mu1/(mu1-1) * mu2/(mu2-1))^mu2 and
+log(1/q) > eps2 (= mu2 / sigma^2); elsewhere the data-independent value is kept. q is
+the union bound of Proposition 7 for GNMax (capped at 1 - 1/C) and min(p, 1 - p) with
+p = Pr[answered] for the threshold (max(counts) rounded, as the reference code does).
+
+RDP composes by addition over coordinates, samples and steps; eps(delta) is
+``min_alpha RDP(alpha) + log(1/delta) / (alpha - 1)`` (the conversion the reference code
+uses). The functions mirror the reference code's formulas (``pate_core.py`` of the
+PATE 2018 release, which G-PATE ships) but are vectorised over queries and orders.
+
+Known issue, kept as published: the data-dependent value depends on the votes, so releasing
+it (and stopping on it) is not itself private; the paper's remedy, smooth sensitivity of
+the bound, is not applied by G-PATE and not here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr
+
+__all__ = ["DEFAULT_ORDERS", "eps_from_rdp", "logpr_answered", "logq_gnmax", "rdp_confident_gnmax",
+           "rdp_gnmax", "rdp_gnmax_independent", "rdp_threshold", "rdp_threshold_independent"]
+
+#: G-PATE's default orders: 1.1 then 2, 3, ..., 199.
+DEFAULT_ORDERS = np.concatenate([[1.1], np.arange(2, 200, dtype=np.float64)])
+
+
+def _orders(orders) -> np.ndarray:
+    o = np.atleast_1d(np.asarray(orders, dtype=np.float64))
+    if o.ndim != 1 or not np.all(o > 1):
+        raise ValueError(f"RDP orders must be a 1-d list of numbers > 1, got {orders!r}")
+    return o
+
+
+def _log1mexp(x: np.ndarray) -> np.ndarray:
+    """log(1 - exp(x)) for x <= 0, stable at both ends (-inf at x = 0)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x < -1.0, np.log1p(-np.exp(np.minimum(x, -1.0))),
+                        np.log(-np.expm1(np.minimum(x, 0.0))))
+
+
+def rdp_gnmax_independent(sigma: float, orders) -> np.ndarray:
+    """Data-independent RDP of GNMax (sensitivity sqrt 2): alpha / sigma^2."""
+    return _orders(orders) / float(sigma) ** 2
+
+
+def rdp_threshold_independent(sigma: float, orders) -> np.ndarray:
+    """Data-independent RDP of the threshold check (sensitivity 1): alpha / (2 sigma^2)."""
+    return _orders(orders) / (2.0 * float(sigma) ** 2)
+
+
+def logq_gnmax(counts, sigma: float) -> np.ndarray:
+    """Upper bound on log Pr[GNMax's answer != argmax(counts)] (Proposition 7), per query.
+
+    ``counts`` (..., C) -> (...): log sum_{j != j*} Pr[N(0, 2 sigma^2) >= n_j* - n_j],
+    capped at log(1 - 1/C). The first maximal bin is j* (np.argmax's tie rule).
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    n_bins = c.shape[-1]
+    top = np.argmax(c, axis=-1)
+    gaps = np.take_along_axis(c, top[..., None], axis=-1) - c
+    terms = log_ndtr(-gaps / (math.sqrt(2.0) * sigma))
+    terms = np.where(np.arange(n_bins) == top[..., None], -np.inf, terms)  # leave j* out
+    with np.errstate(divide="ignore"):
+        logq = np.logaddexp.reduce(terms, axis=-1)
+    return np.minimum(logq, math.log(1.0 - 1.0 / n_bins))
+
+
+def logpr_answered(counts, threshold: float, sigma: float) -> np.ndarray:
+    """log Pr[round(max(counts)) + N(0, sigma^2) >= threshold], per query (..., C) -> (...)."""
+    top = np.round(np.max(np.asarray(counts, dtype=np.float64), axis=-1))
+    return log_ndtr((top - threshold) / sigma)
+
+
+def rdp_gnmax(logq, sigma: float, orders) -> np.ndarray:
+    """Theorem 6: RDP of a Gaussian noisy max given log q, per query and order.
+
+    ``logq`` (...) -> (..., L). The data-independent alpha / sigma^2 wherever the
+    data-dependent bound's conditions fail (see the module docstring); 0 where q = 0.
+    """
+    o = _orders(orders)
+    logq = np.asarray(logq, dtype=np.float64)
+    if np.any(logq > 0):
+        raise ValueError("log q must be <= 0")
+    var = float(sigma) ** 2
+    out = np.broadcast_to(o / var, logq.shape + o.shape).copy()
+    lq = logq[..., None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        mu2 = np.sqrt(var * -lq)
+        mu1 = mu2 + 1.0
+        rdp2, rdp1 = mu2 / var, mu1 / var
+        log_a2 = (mu2 - 1.0) * rdp2
+        # q must lie where the bound increases in q and A is positive (Theorem 6's conditions)
+        cond = (mu2 > 1.0) & (lq <= log_a2 - mu2 * (np.log1p(1.0 / (mu1 - 1.0))
+                                                    + np.log1p(1.0 / (mu2 - 1.0)))) & (-lq > rdp2)
+        log1q = _log1mexp(lq)
+        log_a = (o - 1.0) * (log1q - _log1mexp((lq + rdp2) * (1.0 - 1.0 / mu2)))
+        log_b = (o - 1.0) * (rdp1 - lq / (mu1 - 1.0))
+        bound = np.logaddexp(log1q + log_a, lq + log_b) / (o - 1.0)
+    use = cond & (mu1 > o) & np.isfinite(bound)
+    out = np.where(use, np.minimum(out, bound), out)
+    return np.where(np.isneginf(lq), 0.0, out)  # a fixed outcome costs nothing
+
+
+def rdp_threshold(logpr, sigma: float, orders) -> np.ndarray:
+    """RDP of the threshold check given log Pr[answered]: Theorem 6 with q = min(p, 1 - p)
+    and sigma sqrt 2 (sensitivity 1 instead of GNMax's 2 in the squared form)."""
+    lp = np.asarray(logpr, dtype=np.float64)
+    return rdp_gnmax(np.minimum(lp, _log1mexp(lp)), math.sqrt(2.0) * sigma, orders)
+
+
+def rdp_confident_gnmax(counts, answered, threshold: float, sigma1: float, sigma2: float,
+                        orders, *, data_dependent: bool = True) -> np.ndarray:
+    """Total RDP of a set of Confident-GNMax queries, summed over the query axes.
+
+    ``counts`` (M, Q, C) vote histograms, ``answered`` (M, Q) whether the threshold was
+    crossed -> (M, L). ``data_dependent=False`` charges the data-independent curves
+    (threshold on every query, GNMax on answered ones).
+    """
+    counts = np.asarray(counts)
+    answered = np.asarray(answered, dtype=bool)
+    if counts.ndim != 3 or answered.shape != counts.shape[:2]:
+        raise ValueError(f"counts must be (models, queries, bins) and answered (models, queries); "
+                         f"got {counts.shape} and {answered.shape}")
+    o = _orders(orders)
+    n_answered = answered.sum(axis=1)[:, None]
+    if not data_dependent:
+        return counts.shape[1] * rdp_threshold_independent(sigma1, o)[None, :] \
+            + n_answered * rdp_gnmax_independent(sigma2, o)[None, :]
+    thresh = rdp_threshold(logpr_answered(counts, threshold, sigma1), sigma1, o).sum(axis=1)
+    gn = rdp_gnmax(logq_gnmax(counts, sigma2), sigma2, o)
+    return thresh + (gn * answered[..., None]).sum(axis=1)
+
+
+def eps_from_rdp(rdp, orders, delta: float) -> np.ndarray:
+    """min over orders of rdp + log(1/delta) / (alpha - 1); ``rdp`` (..., L) -> (...)."""
+    o = _orders(orders)
+    return np.min(np.asarray(rdp, dtype=np.float64) + math.log(1.0 / delta) / (o - 1.0), axis=-1)

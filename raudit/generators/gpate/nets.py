@@ -1,0 +1,148 @@
+"""G-PATE's networks on stacked parameters: the tabular MLPs and a small DCGAN for MNIST.
+
+Tabular (our choice; the G-PATE paper only says "the same architecture as PATE-GAN"):
+PATE-GAN's networks as raudit's ``paper`` builds them: generator widths {z, d, d/2, d}
+with ReLU hidden layers and a sigmoid output (data scaled to [0, 1]), z ~ U(0, 1)^d,
+teachers one layer (logistic regression on the record).
+
+Image (MNIST as raudit loads it: 784 pixel columns then the binary label): a small
+DCGAN in the spirit of the reference code's, scaled down to run on CPU. Generator:
+z (100, U(-1, 1) as the reference code draws it) -> 64*7*7 (ReLU) -> transposed conv
+4x4/2 to 32x14x14 (ReLU) -> transposed conv 4x4/2 to 1x28x28 (sigmoid), plus a sigmoid
+label head on the 64*7*7 code (the reference code conditions on the digit instead; raudit's
+table carries a binary label column). Teacher: conv 4x4/2 1->16 (leaky ReLU 0.2) -> conv
+4x4/2 16->32 (leaky ReLU) -> linear on [32*7*7 features, label] -> 1 logit.
+Models are batched with grouped convolutions (groups = models or teachers).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import MLP, Stacked, constant, xavier_uniform
+
+
+class TabularNets:
+    """PATE-GAN's generator and a one-layer teacher."""
+
+    z_kind = "uniform"
+
+    def __init__(self, d: int):
+        self.z_dim = d
+        self.generator = MLP([d, d, max(1, d // 2), d], ["relu", "relu", "sigmoid"])
+        self.teacher = MLP([d, 1], ["sigmoid"])
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return self.generator(p, z)
+
+
+def _normal(rng: CounterRNG, shape: tuple[int, ...], std: float, copies: int) -> torch.Tensor:
+    return rng.normal(copies, *shape, std=std).reshape(-1, *shape)
+
+
+def _grouped(x: torch.Tensor) -> torch.Tensor:
+    """(G, B, C, H, W) -> (B, G*C, H, W) for a grouped convolution."""
+    g, b, c, h, w = x.shape
+    return x.permute(1, 0, 2, 3, 4).reshape(b, g * c, h, w)
+
+
+def _ungrouped(x: torch.Tensor, g: int) -> torch.Tensor:
+    b, gc, h, w = x.shape
+    return x.view(b, g, gc // g, h, w).permute(1, 0, 2, 3, 4)
+
+
+class ImageGenerator:
+    """z -> (28x28 image, label) as 785 values in [0, 1] (pixels row-major, label last)."""
+
+    def __init__(self, z_dim: int = 100, ch: int = 32):
+        self.z_dim, self.ch = z_dim, ch
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        c2 = 2 * self.ch
+        return {"w0": (self.z_dim, c2 * 49), "b0": (c2 * 49,), "wl": (c2 * 49, 1), "bl": (1,),
+                "c1": (c2, self.ch, 4, 4), "cb1": (self.ch,), "c2": (self.ch, 1, 4, 4), "cb2": (1,)}
+
+    def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
+        c2 = 2 * self.ch
+        inits = {"w0": xavier_uniform(rng, self.z_dim, c2 * 49, copies),
+                 "b0": constant(rng, (c2 * 49,), 0.0, copies),
+                 "wl": xavier_uniform(rng, c2 * 49, 1, copies), "bl": constant(rng, (1,), 0.0, copies),
+                 "c1": _normal(rng, (c2, self.ch, 4, 4), 0.02, copies),  # DCGAN's N(0, 0.02)
+                 "cb1": constant(rng, (self.ch,), 0.0, copies),
+                 "c2": _normal(rng, (self.ch, 1, 4, 4), 0.02, copies),
+                 "cb2": constant(rng, (1,), 0.0, copies)}
+        return Stacked.create(self.shapes(), inits)
+
+    def __call__(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        v = p.views()
+        g, b, _ = z.shape
+        h = torch.relu(torch.baddbmm(v["b0"].unsqueeze(1), z, v["w0"]))  # (G, B, 2ch*49)
+        label = torch.sigmoid(torch.baddbmm(v["bl"].unsqueeze(1), h, v["wl"]))  # (G, B, 1)
+        x = _grouped(h.view(g, b, 2 * self.ch, 7, 7))
+        x = F.conv_transpose2d(x, v["c1"].reshape(-1, self.ch, 4, 4), v["cb1"].reshape(-1),
+                               stride=2, padding=1, groups=g)
+        x = F.conv_transpose2d(torch.relu(x), v["c2"].reshape(-1, 1, 4, 4), v["cb2"].reshape(-1),
+                               stride=2, padding=1, groups=g)
+        img = torch.sigmoid(_ungrouped(x, g)).reshape(g, b, 784)
+        return torch.cat([img, label], dim=2)
+
+
+class ImageTeacher:
+    """A small conv discriminator on (image, label); called like :class:`MLP` (logits=True)."""
+
+    def __init__(self, ch: int = 16):
+        self.ch = ch
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        c2 = 2 * self.ch
+        return {"c1": (self.ch, 1, 4, 4), "cb1": (self.ch,), "c2": (c2, self.ch, 4, 4),
+                "cb2": (c2,), "w": (c2 * 49 + 1, 1), "b": (1,)}
+
+    def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
+        c2 = 2 * self.ch
+        inits = {"c1": _normal(rng, (self.ch, 1, 4, 4), 0.02, copies),
+                 "cb1": constant(rng, (self.ch,), 0.0, copies),
+                 "c2": _normal(rng, (c2, self.ch, 4, 4), 0.02, copies),
+                 "cb2": constant(rng, (c2,), 0.0, copies),
+                 "w": xavier_uniform(rng, c2 * 49 + 1, 1, copies), "b": constant(rng, (1,), 0.0, copies)}
+        return Stacked.create(self.shapes(), inits)
+
+    def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False, shared: int = 1) -> torch.Tensor:
+        v = p.views()
+        g = p.groups
+        if shared > 1:  # one batch per model, k teachers each: copy it to every teacher
+            x = x.repeat_interleave(shared, dim=0)
+        b = x.shape[1]
+        img = _grouped(x[..., :784].reshape(g, b, 1, 28, 28))
+        h = F.leaky_relu(F.conv2d(img, v["c1"].reshape(-1, 1, 4, 4), v["cb1"].reshape(-1),
+                                  stride=2, padding=1, groups=g), 0.2)
+        h = F.leaky_relu(F.conv2d(h, v["c2"].reshape(-1, self.ch, 4, 4), v["cb2"].reshape(-1),
+                                  stride=2, padding=1, groups=g), 0.2)
+        feats = torch.cat([_ungrouped(h, g).reshape(g, b, -1), x[..., 784:785]], dim=2)
+        out = torch.baddbmm(v["b"].unsqueeze(1), feats, v["w"])
+        return out if logits else torch.sigmoid(out)
+
+
+class ImageNets:
+    """The MNIST configuration (tables of exactly 785 columns: 784 pixels + label)."""
+
+    z_kind = "uniform-sym"
+
+    def __init__(self, d: int, z_dim: int = 100):
+        if d != 785:
+            raise ValueError(f"the image configuration takes 784 pixel columns plus the label, got {d}")
+        self.z_dim = z_dim
+        self.generator = ImageGenerator(z_dim)
+        self.teacher = ImageTeacher()
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return self.generator(p, z)
+
+
+def nets_for(kind: str, d: int):
+    if kind == "tabular":
+        return TabularNets(d)
+    return ImageNets(d)
+

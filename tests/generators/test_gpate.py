@@ -1,0 +1,117 @@
+"""G-PATE: DPGradAgg, the stopping rule, events, and the image configuration."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from raudit import generators
+from raudit.accountants import create
+from raudit.errors import ConfigError
+from raudit.generators.events import AccountantStep, EventLog, GradientVotes, TeacherBatch
+from raudit.generators.gpate.dpgradagg import AggConfig, aggregate, vote_counts
+from raudit.generators.gpate.nets import ImageNets
+from raudit.generators.nn.rng import CounterRNG
+
+
+def table(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.uniform(size=n), "c": rng.integers(0, 4, n)})
+    df["label"] = (df.a + rng.normal(size=n) > 0).astype(int)
+    return df
+
+
+def test_vote_counts_bins_like_np_histogram():
+    c = 1.0
+    values = torch.tensor([-5.0, -1.0, -0.81, -0.8, 0.0, 0.19, 0.2, 0.99, 1.0, 7.0], dtype=torch.float64)
+    got = vote_counts(values.view(1, -1, 1, 1), c, 10)[0, 0, 0].numpy()
+    edges = np.hstack([np.arange(-c, c, 2 * c / 10), c])
+    want, _ = np.histogram(np.clip(values.numpy(), -c, c), edges)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_unanimous_teachers_without_noise_release_the_bin_midpoint():
+    # 7 teachers agree on every coordinate; no projection, negligible noise
+    g = torch.full((1, 7, 2, 3), 0.35, dtype=torch.float64)
+    g[..., 1] = -2.0  # clipped to -c: first bin
+    cfg = AggConfig(clip=1.0, bins=10, threshold=3.5, sigma1=1e-6, sigma2=1e-6, projection="none")
+    out = aggregate(g, cfg, CounterRNG([0], dtype=torch.float64))
+    np.testing.assert_allclose(out.grad[0, :, 0].numpy(), 0.3)  # bin [0.2, 0.4)
+    np.testing.assert_allclose(out.grad[0, :, 1].numpy(), -0.9)
+    assert out.answered.all() and int(out.counts.max()) == 7
+
+
+def test_threshold_above_k_answers_nothing():
+    g = torch.randn(2, 5, 4, 6, dtype=torch.float64)
+    cfg = AggConfig(k_proj=3, clip=1.0, threshold=50.0, sigma1=1.0, sigma2=1.0)
+    out = aggregate(g, cfg, CounterRNG([1, 2], dtype=torch.float64))
+    assert not out.answered.any() and torch.all(out.grad == 0)
+    assert torch.all(out.choice == -1)
+    assert out.counts.shape == (2, 4, 3, 10) and torch.all(out.counts.sum(-1) == 5)
+
+
+def test_projection_is_fresh_per_record_with_variance_one_over_k():
+    from raudit.generators.gpate.dpgradagg import projection
+    p = projection(CounterRNG([3], dtype=torch.float64), 200, 30, 5)
+    assert p.shape == (1, 200, 30, 5)
+    assert float(p.var()) == pytest.approx(1 / 5, rel=0.03)  # 30,000 draws, fixed seed
+    assert not torch.allclose(p[0, 0], p[0, 1])
+
+
+def test_stops_before_the_step_that_would_exceed_eps():
+    log = EventLog()
+    gen = generators.get("gpate")(teachers=8, sigma1=40.0, sigma2=20.0, batch=2, k_proj=1, max_iter=500)
+    gen.fit(table(), epsilon=2.0, seed=0, observer=log)
+    s = gen.summary()
+    assert s["eps_hat"] <= 2.0 and s["stopped"] == "epsilon" and s["iterations"] >= 2
+    votes = log.of(GradientVotes)
+    steps = log.of(AccountantStep)
+    assert s["iterations"] == sum(int(v.charged[0]) for v in votes) == len(votes) - 1
+    # replay the accountant: the refused last step would have crossed eps
+    acct = create("gnmax", models=1)
+    from raudit.accountants.events import ConfidentGNMax
+    for v in votes:
+        ev = ConfidentGNMax(v.counts.reshape(1, -1, v.counts.shape[-1]), v.answered.reshape(1, -1),
+                            v.threshold, v.sigma1, v.sigma2)
+        if v.charged[0]:
+            acct.compose(ev)
+        else:
+            assert acct.eps_if(ev, 1e-5)[0] > 2.0
+    assert acct.eps(1e-5)[0] == pytest.approx(s["eps_hat"])
+    assert steps[-1].eps_hat[0] == pytest.approx(s["eps_hat"])
+    assert s["eps_data_independent"] >= s["eps_hat"]
+    assert len(log.of(TeacherBatch)) == 8 * len(votes)
+
+
+def test_runs_to_max_iter_when_eps_allows_and_models_batch_independently():
+    gen = generators.get("gpate")(teachers=4, sigma1=2.0, sigma2=1.0, max_iter=3)
+    many = gen.fit_many([table(seed=1), table(seed=2)], epsilon=1e6, seeds=[5, 6])
+    assert [m.summary()["iterations"] for m in many] == [3, 3]
+    assert many[0].summary()["stopped"] == "max_iter"
+    assert many[0].summary()["queries"] == 3 * 30 * 5
+
+
+def test_bad_options_fail_fast():
+    for bad in ({"config": "nope"}, {"bins": 1}, {"sigma1": -1.0}, {"accountant": "paper"},
+                {"preset": "paper"}, {"beta1": 1.0}):
+        with pytest.raises(ConfigError):
+            generators.get("gpate")(**bad)
+    with pytest.raises(ConfigError, match="784 pixel"):
+        generators.get("gpate")(config="image").check(table(), epsilon=1.0)
+
+
+def test_image_configuration_trains_a_tiny_mnist_shaped_table():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.integers(0, 256, size=(30, 784)), columns=[f"p{i}" for i in range(784)])
+    df["is_zero"] = np.arange(30) % 2
+    gen = generators.get("gpate")(config="image", teachers=2, batch=3, max_iter=2, sigma1=1.0,
+                                  sigma2=1.0).fit(df, epsilon=1e6, seed=0)
+    out = gen.sample(4, seed=1)
+    assert out.shape == (4, 785) and out.to_numpy().min() >= 0 and out.to_numpy().max() <= 255
+    assert gen.summary()["iterations"] == 2
+    nets = ImageNets(785)
+    p = nets.teacher.create(CounterRNG([0, 1]), copies=3)
+    assert nets.teacher(p, torch.zeros(2, 5, 785), shared=3, logits=True).shape == (6, 5, 1)
+    assert math.isfinite(float(gen.summary()["eps_hat"]))
