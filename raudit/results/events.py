@@ -15,7 +15,8 @@ name of another event), ``active``, then the payload of each kind, null elsewher
 ``teacher`` and ``rows`` (teacher_batch); ``k``, ``noise_scale``, ``charged``,
 ``n1``, ``noise`` (flattened; argmax votes hold two noises per query, class 0 then
 class 1), ``labels``, ``aggregation`` and ``noise_kind`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
-``sigma`` (label_noise). Off by default: audits train thousands of models and do
+``sigma`` and ``noise`` (label_noise); ``losses`` (teacher_loss: the k x k matrix,
+row-major, teacher j on teacher i's first rows). Off by default: audits train thousands of models and do
 not record events.
 """
 
@@ -31,7 +32,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.generators.events import AccountantStep, Event, LabelNoise, TeacherBatch, Votes
+from raudit.generators.events import (
+    AccountantStep,
+    Event,
+    LabelNoise,
+    TeacherBatch,
+    TeacherLoss,
+    Votes,
+)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
@@ -45,9 +53,10 @@ EVENT_SCHEMA = pa.schema([
     ("n1", pa.list_(_I64)), ("noise", pa.list_(_F64)), ("labels", pa.list_(_F64)),
     ("eps_hat", _F64), ("moments", pa.list_(_F64)),
     ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
+    ("losses", pa.list_(_F64)),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
-          LabelNoise: "label_noise"}
+          LabelNoise: "label_noise", TeacherLoss: "teacher_loss"}
 
 
 class EventSink:
@@ -104,7 +113,10 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
     if isinstance(event, AccountantStep):
         return {"eps_hat": float(event.eps_hat[m]), "moments": _list(event.moments[m], np.float64)}
     if isinstance(event, LabelNoise):
-        return {"sigma": float(event.sigma)}
+        noise = None if event.noise is None else _list(event.noise[m], np.float64)
+        return {"sigma": float(event.sigma), "noise": noise}
+    if isinstance(event, TeacherLoss):
+        return {"losses": _list(event.losses[m], np.float64)}
     return {}
 
 
