@@ -127,7 +127,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             active &= torch.as_tensor(~stop, device=dev)
         if not bool(active.any()):
             break
-        act_np = active.cpu().numpy()
+        act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         for _ in range(cfg.teacher_steps):
             with torch.no_grad():
