@@ -73,16 +73,24 @@ def check_metadata(ctx: Context) -> Cell:
         frac = float(np.mean(synth[name].to_numpy(dtype=np.float64) > hi + tol))
         if frac > worst_frac:
             worst, worst_frac, worst_max = name, frac, float(synth[name].max())
-    n_beyond = sum(float(np.mean(synth[c].to_numpy(dtype=np.float64) >
-                                 float(ctx.train[c].max()) + 1e-6 * max(float(np.ptp(ctx.train[c])), 1.0))) > BEYOND
-                   for c in probed)
+    n_beyond = 0
+    copied = []
+    for c in probed:
+        top = float(ctx.train[c].max())
+        y = synth[c].to_numpy(dtype=np.float64)
+        rec_c = float(probe.data[c].iloc[-1])
+        n_beyond += float(np.mean(y > top + 1e-6 * max(float(np.ptp(ctx.train[c])), 1.0))) > BEYOND
+        if np.any(np.abs(y - rec_c) <= 1e-6 * max(abs(rec_c), 1.0)):
+            copied.append(c)
     hi = float(ctx.train[worst].max())
     rec = float(probe.data[worst].iloc[-1])
     ev = (f"public bounds declared for all columns, one record added beyond them in {len(probed)} "
           f"columns: in {n_beyond} of them more than {BEYOND:.0%} of output rows leave the public "
           f"bounds (worst {worst!r}: public max {hi:g}, record {rec:g}, output max {worst_max:g}, "
           f"{worst_frac:.0%} of rows beyond)")
-    return cell("metadata", n_beyond > 0, ev + note)
+    if copied:
+        ev += f"; the record's own value appears in the output in {len(copied)} columns"
+    return cell("metadata", n_beyond > 0 or bool(copied), ev + note)
 
 
 def check_labels(ctx: Context) -> Cell:
