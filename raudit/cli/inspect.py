@@ -73,7 +73,7 @@ def inspect(
 
     from raudit import data, generators
     from raudit.inspect.report import finish_runs, runs_json, table_text, write_folder
-    from raudit.inspect.runner import InspectSpec, inspect_generator
+    from raudit.inspect.runner import InspectSpec, check_trainable, inspect_generator, skipped_run
     from raudit.results.store import ResultStore, check_writable
 
     if all_ and impl:
@@ -92,6 +92,10 @@ def inspect(
                                          max_iter=max_iter, option=option, strict=not all_,
                                          n_rows=n, n_cols=d))
              for name in names]
+    reasons = [check_trainable(s, ds) for s in specs]
+    for s, why in zip(specs, reasons):
+        if why and not all_:  # refused before any training; --all reports it in the table
+            raise ConfigError(f"{s.impl} cannot train on {ds.name}: {why}")
     spec = {"impls": names, "dataset": ds.name, "epsilon": epsilon, "delta": delta,
             "teachers": teachers, "lambda": lam, "max_iter": max_iter, "seed": seed,
             "preset": preset, "options": list(option or []), "probes": probes}
@@ -100,7 +104,10 @@ def inspect(
         ResultStore(out).check_manifest({"kind": "inspect", **spec})
     torch.set_num_threads(threads)
     runs = []
-    for s in specs:
+    for s, why in zip(specs, reasons):
+        if why:
+            runs.append(skipped_run(s, ds, why))
+            continue
         if not as_json:
             typer.echo(f"inspecting {s.impl} on {ds.name} ...", err=True)
         runs.append(inspect_generator(s, ds, probes=probes))

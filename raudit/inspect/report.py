@@ -35,7 +35,7 @@ def finish_runs(runs: list[dict], folder: Path | None) -> list[dict]:
         ctx = run.pop("_context", None)
         drawn = plot_all(ctx, folder) if (folder is not None and ctx is not None) else {}
         for v in run["violations"]:
-            v["plot"] = drawn.get(v["plot"], "")
+            v["plot"] = drawn.get(v.get("plot", ""), "")
         out.append(run)
     return out
 
@@ -85,6 +85,9 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
                  f"{len(EXTRA)} columns are measured but not in the study's table 2")
     if evidence:
         for r in runs:
+            if r.get("skipped"):
+                lines.append(f"\n{r['impl']}: not inspected ({r['skipped']})")
+                continue
             lines.append(f"\n{r['impl']} on {r['dataset']}: {r['iterations']} iterations, final "
                          f"eps_hat {r['final_eps_hat']}, {r['wall_s']} s")
             for v in r["violations"]:

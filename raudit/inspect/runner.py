@@ -29,7 +29,8 @@ from raudit.privacy import PrivacySpec
 from raudit.registry import Registry
 from raudit.seeds import FIT, INSPECT, SAMPLE, derive_seed, train_seeds
 
-__all__ = ["CHECKS", "InspectSpec", "inspect_generator", "run_checks"]
+__all__ = ["CHECKS", "InspectSpec", "check_trainable", "inspect_generator", "run_checks",
+           "skipped_run"]
 
 #: probes of the INSPECT seed stream (never renumber)
 RUN, ACCOUNTANT_PROBE, BOUNDS_PROBE = 0, 1, 2
@@ -127,6 +128,30 @@ def _num(x) -> float | None:
     except (TypeError, ValueError):
         return None
     return None if math.isnan(x) else x
+
+
+def check_trainable(spec: InspectSpec, ds) -> str:
+    """'' if ``spec.impl`` can train on ``ds`` with these settings, else the reason
+    (the generator's own check, no training)."""
+    cls = generators.get(spec.impl)
+    try:
+        gen = cls(**spec.options)
+        privacy = PrivacySpec(spec.epsilon, spec.delta).resolve(gen, len(ds.train))
+        gen.check(ds.train, epsilon=spec.epsilon, delta=privacy.delta, columns=ds.columns)
+    except RauditError as exc:
+        return str(exc)
+    return ""
+
+
+def skipped_run(spec: InspectSpec, ds, reason: str) -> dict[str, Any]:
+    """The record of a generator that cannot train on ``ds``: every cell not checked."""
+    why = f"cannot train on {ds.name}: {reason}"
+    return {"impl": spec.impl, "dataset": ds.name,
+            "settings": {"epsilon": spec.epsilon, "delta": spec.delta, "seed": spec.seed,
+                         "options": spec.options},
+            "iterations": 0, "final_eps_hat": None, "eps_hat": [], "teachers_seen": {},
+            "events": 0, "skipped": why, "wall_s": 0.0,
+            "violations": [Cell(c, "not_checked", why).as_dict() for c in CATEGORIES]}
 
 
 def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True) -> dict[str, Any]:
