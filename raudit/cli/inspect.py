@@ -9,7 +9,7 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, RauditError
 
 #: the study's inspection and audit settings (section 6.1-6.2): k = 5, lambda = 1e-3,
 #: at most 1,000 iterations for the generators that have no stopping rule
@@ -110,7 +110,12 @@ def inspect(
             continue
         if not as_json:
             typer.echo(f"inspecting {s.impl} on {ds.name} ...", err=True)
-        runs.append(inspect_generator(s, ds, probes=probes))
+        try:
+            runs.append(inspect_generator(s, ds, probes=probes))
+        except RauditError as exc:  # its check passed but training refused the data
+            if not all_:
+                raise
+            runs.append(skipped_run(s, ds, str(exc)))
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with ResultStore(out).lock():
