@@ -64,7 +64,7 @@ def test_an_accountant_that_forgets_a_factor_is_flagged_as_an_underestimate(ds):
 def test_a_metadata_leak_is_flagged_black_box(ds):
     cells = _inspect(ds, "metadata")
     assert cells["metadata"]["status"] == "violated"
-    assert "leave the public bounds" in cells["metadata"]["evidence"]
+    assert "the output follows it" in cells["metadata"]["evidence"]
     assert cells["data_partition"]["status"] == "ok"
 
 
