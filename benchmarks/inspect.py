@@ -27,7 +27,7 @@ from pathlib import Path  # noqa: E402
 import torch  # noqa: E402
 
 from raudit import data  # noqa: E402
-from raudit.cli.inspect import STUDY_LAMBDA, STUDY_MAX_ITER, STUDY_TEACHERS, _kwargs  # noqa: E402
+from raudit.inspect.job import InspectRequest, generator_options  # noqa: E402
 from raudit.inspect.plots import plot_all  # noqa: E402
 from raudit.inspect.runner import InspectSpec, inspect_generator  # noqa: E402
 
@@ -36,8 +36,7 @@ PORTS = ["paper", "original", "updated", "synthcity", "turing", "borealis", "sma
 
 def measure(impl: str, ds) -> dict:
     n, d = ds.train.shape
-    opts = _kwargs(impl, preset="default", teachers=STUDY_TEACHERS, lam=STUDY_LAMBDA,
-                   max_iter=STUDY_MAX_ITER, option=None, strict=True, n_rows=n, n_cols=d)
+    opts = generator_options(impl, InspectRequest(impls=(impl,)), n, d)  # the CLI's defaults
     t1 = time.perf_counter()
     run = inspect_generator(InspectSpec(impl, options=opts), ds, probes=True)
     t2 = time.perf_counter()

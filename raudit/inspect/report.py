@@ -99,7 +99,7 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
 def write_folder(folder: Path, runs: list[dict], spec: dict) -> None:
     """inspect.json, violations.csv and the manifest (the PNGs are already there)."""
     store = ResultStore(folder)
-    store.ensure_manifest({"kind": "inspect", **spec})
+    store.ensure_manifest(spec)  # spec holds "kind": "inspect"
     text = runs_json(runs).encode()
     write_atomic(folder / "inspect.json", lambda fh: fh.write(text))
     table = violations_csv(runs).encode()
