@@ -12,9 +12,12 @@ only built when an observer is attached, so they cost nothing in audits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch is only needed by the loops that build TeacherLoss
+    import torch
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class LabelNoise:
     iteration: int
     sigma: float
     active: np.ndarray
-    noise: np.ndarray | None = None  # (M, B): the Gaussian draws added to the labels
+    noise: np.ndarray | None = None  # (M, 2B): the draws added to the labels (Gaussian unless noise="laplace")
 
 
 def real_losses(logits: "torch.Tensor", ok: "torch.Tensor | None" = None) -> np.ndarray:
