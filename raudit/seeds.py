@@ -16,6 +16,8 @@ AUC       3      target selection's per-candidate AUC classifier
 CONTEXT   4      the attack context (query sampling of the querybased features)
 UTILITY   6      the utility benchmark: (UTILITY, purpose, ...), purposes in
                  raudit.utility.plan (fits, samples, classifiers, Setting C splits)
+INSPECT   7      `raudit inspect`'s probes and extra samples: (INSPECT, probe, FIT|SAMPLE, i),
+                 probes in raudit.inspect.runner (its main run is train_seeds(root))
 ========  =====  ==============================================================
 
 The pooled target selection draws its in/out design from the key
@@ -31,12 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AUC", "ATTACK", "CONTEXT", "FIT", "GAME", "POOL_DESIGN", "SAMPLE", "SELECTION", "UTILITY", "WORLDS",
-           "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
+__all__ = ["AUC", "ATTACK", "CONTEXT", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "UTILITY",
+           "WORLDS", "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
 
 GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
 POOL_DESIGN = 5
 UTILITY = 6
+INSPECT = 7
 FIT, SAMPLE = 0, 1
 WORLDS = {"out": 0, "in": 1}
 

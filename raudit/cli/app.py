@@ -40,6 +40,7 @@ def _mount() -> None:
     app.command(help=utility.__doc__)(utility)
     app.command(name="generators", help=generators.__doc__)(generators)
     app.command(help=report.__doc__)(report)
+    from raudit.cli.inspect import inspect; app.command(help=inspect.__doc__)(inspect)  # noqa: E702
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
     try:
         from raudit.cli.audit import audit

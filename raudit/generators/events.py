@@ -12,9 +12,12 @@ only built when an observer is attached, so they cost nothing in audits.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch is only needed by the loops that build TeacherLoss
+    import torch
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class LabelNoise:
     iteration: int
     sigma: float
     active: np.ndarray
+    noise: np.ndarray | None = None  # (M, 2B): the draws added to the labels (Gaussian unless noise="laplace")
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,35 @@ class GradientVotes:
     active: np.ndarray  # (M,) bool
 
 
-Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, GradientVotes]
+
+
+def real_losses(logits: "torch.Tensor", ok: "torch.Tensor | None" = None) -> np.ndarray:
+    """(M, k, k) TeacherLoss matrix from logits (M, j=k, i=k, R) of every teacher j on
+    teacher i's first rows, labelled real; ``ok`` (M, 1 or k, i=k, R) masks padding rows."""
+    import torch
+
+    per = torch.nn.functional.softplus(-logits.double())
+    if ok is None:
+        return per.mean(-1).cpu().numpy()
+    w = ok.to(per.dtype).expand_as(per)
+    return ((per * w).sum(-1) / w.sum(-1).clamp(min=1)).cpu().numpy()
+
+
+@dataclass(frozen=True)
+class TeacherLoss:
+    """Cross entropy of every teacher on every teacher's first real batch (the study's figure 3).
+
+    ``losses[m, j, i]``: mean BCE (label "real") of teacher j of model m on the rows
+    teacher i saw in its first step. ``losses[:, i, i]`` is teacher i on its own data,
+    the other entries of column i the rest of the ensemble on the same rows.
+    """
+
+    iteration: int
+    losses: np.ndarray  # (M, k, k)
+    active: np.ndarray  # (M,) bool
+
+
+Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, TeacherLoss, GradientVotes]
 Observer = Callable[[Event], None]
 
 

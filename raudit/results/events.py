@@ -15,9 +15,10 @@ name of another event), ``active``, then the payload of each kind, null elsewher
 ``teacher`` and ``rows`` (teacher_batch); ``k``, ``noise_scale``, ``charged``,
 ``n1``, ``noise`` (flattened; argmax votes hold two noises per query, class 0 then
 class 1), ``labels``, ``aggregation`` and ``noise_kind`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
-``sigma`` (label_noise); gradient_votes (G-PATE) fills the votes columns per record and
-projected coordinate: ``n1`` the flattened (B, q, bins) histograms, ``noise`` the threshold
-noise, ``labels`` the released bin (-1: not answered), ``sigma`` sigma1, ``noise_scale``
+``sigma`` and ``noise`` (label_noise); ``losses`` (teacher_loss: the k x k matrix,
+row-major, teacher j on teacher i's first rows); gradient_votes (G-PATE) fills the votes columns
+per record and projected coordinate: ``n1`` the flattened (B, q, bins) histograms, ``noise`` the
+threshold noise, ``labels`` the released bin (-1: not answered), ``sigma`` sigma1, ``noise_scale``
 sigma2, ``k``, ``charged``. Off by default: audits train thousands of models and do
 not record events.
 """
@@ -34,8 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.generators.events import (AccountantStep, Event, GradientVotes, LabelNoise, TeacherBatch,
-                                     Votes)
+from raudit.generators.events import (AccountantStep, Event, GradientVotes, LabelNoise,
+                                     TeacherBatch, TeacherLoss, Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
@@ -49,9 +50,10 @@ EVENT_SCHEMA = pa.schema([
     ("n1", pa.list_(_I64)), ("noise", pa.list_(_F64)), ("labels", pa.list_(_F64)),
     ("eps_hat", _F64), ("moments", pa.list_(_F64)),
     ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
+    ("losses", pa.list_(_F64)),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
-          LabelNoise: "label_noise", GradientVotes: "gradient_votes"}
+          LabelNoise: "label_noise", TeacherLoss: "teacher_loss", GradientVotes: "gradient_votes"}
 
 
 class EventSink:
@@ -108,7 +110,10 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
     if isinstance(event, AccountantStep):
         return {"eps_hat": float(event.eps_hat[m]), "moments": _list(event.moments[m], np.float64)}
     if isinstance(event, LabelNoise):
-        return {"sigma": float(event.sigma)}
+        noise = None if event.noise is None else _list(event.noise[m], np.float64)
+        return {"sigma": float(event.sigma), "noise": noise}
+    if isinstance(event, TeacherLoss):
+        return {"losses": _list(event.losses[m], np.float64)}
     if isinstance(event, GradientVotes):  # G-PATE: n1 holds the flattened (B, q, bins) histograms
         return {"k": int(event.k), "sigma": float(event.sigma1), "noise_scale": float(event.sigma2),
                 "charged": bool(event.charged[m]), "n1": _list(event.counts[m], np.int64),

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from raudit import generators
 from raudit.cli.app import app
 from raudit.errors import ConfigError
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, TeacherLoss, Votes
 from raudit.results.events import EVENT_SCHEMA, EVENT_SCHEMA_VERSION, EventSink, read_events
 
 
@@ -32,7 +32,8 @@ def test_round_trip_of_a_batched_paper_run(tmp_path):
     assert (ev.schema_version == EVENT_SCHEMA_VERSION).all()
     assert ev.groupby("kind").size().to_dict() == {
         "teacher_batch": 2 * len(log.of(TeacherBatch)), "votes": 2 * len(log.of(Votes)),
-        "accountant_step": 2 * len(log.of(AccountantStep))}
+        "accountant_step": 2 * len(log.of(AccountantStep)),
+        "teacher_loss": 2 * len(log.of(TeacherLoss))}
     votes = ev[ev.kind == "votes"]
     assert set(votes.aggregation) == {"argmax"} and set(votes.noise_kind) == {"laplace"}
     for m, seed in enumerate([11, 12]):

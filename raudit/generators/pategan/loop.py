@@ -21,7 +21,7 @@ import torch
 from raudit.accountants import Accountant, PateVote, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import TrainBatch, Trained
-from raudit.generators.events import AccountantStep, Observer, TeacherBatch, Votes
+from raudit.generators.events import AccountantStep, Observer, TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -115,6 +115,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     active = torch.ones(m, dtype=torch.bool, device=dev)
     iters = np.zeros(m, dtype=np.int64)
     eps_hat = acct.eps(delta)
+    first_rows = None  # each teacher's first real batch, the fixed subset of TeacherLoss
     it = 0
     while cfg.max_iter is None or it < cfg.max_iter:
         if cfg.check == "top":
@@ -126,7 +127,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             active &= torch.as_tensor(~stop, device=dev)
         if not bool(active.any()):
             break
-        act_np = active.cpu().numpy()
+        act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         for _ in range(cfg.teacher_steps):
             with torch.no_grad():
@@ -137,9 +138,12 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                     fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
             rows = teachers.step(fake, upd)
             if observer is not None:
+                first_rows = rows if first_rows is None else first_rows
                 rows_np = rows.cpu().numpy()
                 for t in range(cfg.k):
                     observer(TeacherBatch(it, t, rows_np[:, t], act_np))
+        if observer is not None and first_rows is not None and hasattr(teachers, "losses_on"):
+            observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
         for _ in range(cfg.student_steps):
             with torch.no_grad():
                 fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))

@@ -41,7 +41,7 @@ class PaperPateGan(BatchedGenerator):
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
-                                events=("teacher_batch", "votes", "accountant_step"),
+                                events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,

@@ -42,7 +42,7 @@ class PortPateGan(BatchedGenerator):
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     default_delta: float | None = 1e-5
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
-                                events=("teacher_batch", "votes", "accountant_step"),
+                                events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
-from raudit.generators.events import AccountantStep
+from raudit.generators.events import AccountantStep, real_losses
 from raudit.generators.pategan.logreg import fit_logreg
 
 
@@ -33,6 +33,15 @@ class RefitTeachers:
         y = torch.cat([torch.ones(real.shape[:3]), torch.zeros(fake.shape[:3])], dim=2)
         ok = torch.cat([real_ok, fake_ok], dim=2).reshape(m * k, -1)
         self.w, self.b = fit_logreg(x, y.reshape(m * k, -1).to(x.device), ok)
+
+    @torch.no_grad()
+    def losses_on(self, real: torch.Tensor, ok: torch.Tensor) -> np.ndarray:
+        """(M, k, k) BCE of every teacher j on teacher i's real rows ``real`` (M, k, R, d),
+        valid where ``ok`` (M, 1 or k, R) (the TeacherLoss event)."""
+        m, k, r, d = real.shape
+        w = self.w.view(m, self.k, d)
+        logits = torch.einsum("mird,mjd->mjir", real.to(torch.float64), w) + self.b.view(m, k, 1, 1)
+        return real_losses(logits, ok[:, None])
 
     @torch.no_grad()
     def votes(self, x: torch.Tensor) -> torch.Tensor:

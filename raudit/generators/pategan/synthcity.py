@@ -62,7 +62,7 @@ from raudit.accountants import MOMENTS
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.events import TeacherBatch, Votes
+from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
@@ -197,6 +197,7 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
         return g_net(gen, torch.cat([rng.normal(n, hp.latent), cond], dim=-1), rng)
 
     it = 0
+    first = None
     while bool(active.any()) and (hp.max_iter is None or it < hp.max_iter):
         # 1. teachers on a re-drawn partition
         perm = rng.permutation(n_max, batch.rows)
@@ -220,6 +221,9 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
             rows_np = torch.where(ok, rows_t, -1).cpu().numpy()
             for t in range(k):
                 observer(TeacherBatch(it, t, rows_np[:, t], active.copy()))
+            if first is None:  # each teacher's first rows: the fixed subset of TeacherLoss
+                first = (real, ok.expand(-1, k, -1))
+            observer(TeacherLoss(it, teachers.losses_on(*first), active.copy()))
         # 2. the GAN: `epochs` batches, one critic and one generator step each
         for _ in range(hp.epochs):
             pos, valid = sampler.batch(rng, b)

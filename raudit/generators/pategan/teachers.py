@@ -8,9 +8,11 @@ chunk, re-drawn every iteration...), so it is built outside and handed in.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.events import real_losses
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
@@ -131,6 +133,16 @@ class LocalTeachers:
         per = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits), reduction="none")
         valid = (torch.arange(per.shape[1], device=per.device)[None, :] < self.sizes).to(per.dtype)
         return ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
+
+    @torch.no_grad()
+    def losses_on(self, rows: torch.Tensor) -> np.ndarray:
+        """(M, k, k) BCE of every teacher j on the real rows (M, k, B) of teacher i (TeacherLoss)."""
+        m, k, b = rows.shape
+        n = self.x.shape[1]
+        flat = (rows.reshape(m, k * b) + (torch.arange(m, device=rows.device) * n)[:, None]).reshape(-1)
+        real = F.embedding(flat, self.x.reshape(m * n, -1)).view(m, k * b, -1)
+        logits = self.net(self.params, real, logits=True, shared=self.k).view(m, k, k, b)
+        return real_losses(logits)
 
     @torch.no_grad()
     def votes(self, fake: torch.Tensor) -> torch.Tensor:

@@ -61,7 +61,7 @@ import torch
 
 from raudit.accountants import MOMENTS
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.events import TeacherBatch, Votes
+from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -184,6 +184,7 @@ class UpdatedPateGan(BatchedGenerator):
             if observer is not None:
                 for t in range(k):
                     observer(TeacherBatch(it, t, rows_np[:, t], active.copy()))
+                observer(TeacherLoss(it, teachers.losses_on(real, ok_k), active.copy()))
             for _ in range(hp.student_steps):  # 2. student steps on noisy teacher labels
                 with torch.no_grad():
                     fake = g_net(gen, rng.uniform_range(-1.0, 1.0, hp.batch, d))

@@ -66,14 +66,17 @@ def label_noise_sigma(epsilon: float, delta: float, rule: str) -> float:
     return math.sqrt(inner) / epsilon
 
 
-def noisy_labels(rng: CounterRNG, batch: int, sigma: float, noise: str = "gaussian") -> torch.Tensor:
-    """(M, 2B) 0/1 labels: B real then B fake, each flipped by noise and the 0.5 threshold."""
+def noisy_labels(rng: CounterRNG, batch: int, sigma: float, noise: str = "gaussian", *,
+                 with_noise: bool = False):
+    """(M, 2B) 0/1 labels: B real then B fake, each flipped by noise and the 0.5 threshold
+    (and the (M, 2B) noise drawn, for the LabelNoise event, when ``with_noise``)."""
     base = torch.cat([torch.ones(batch), torch.zeros(batch)]).to(rng.device, torch.float64)
     if noise == "gaussian":
         z = rng.normal(2 * batch, std=sigma).to(torch.float64)
     else:  # "laplace": the same scale as a Laplace noise (what reprosyn's property name claims)
         z = rng.laplace(2 * batch, scale=sigma)
-    return ((base + z) > 0.5).to(rng.dtype)
+    labels = ((base + z) > 0.5).to(rng.dtype)
+    return (labels, z) if with_noise else labels
 
 
 @dataclass(frozen=True)
@@ -182,14 +185,16 @@ def train_wgan_gp(batch: TrainBatch, hp: WganGpHP, *, sigma: float, observer: Ob
             real = gather_rows(batch.x, rows)
             with torch.no_grad():
                 fake = nets.generate(gen, z, None if cond is None else real[..., cond:])
-            labels = noisy_labels(rng, hp.batch, sigma, hp.noise)
+            labels = noisy_labels(rng, hp.batch, sigma, hp.noise, with_noise=observer is not None)
+            if observer is not None:
+                labels, drawn = labels
             e = rng.uniform(hp.batch, 1)
             d_opt.zero_grad()
             critic_loss(nets, critic, real, fake, labels, e, hp.gp_coef).backward(inputs=[critic.flat])
             d_opt.step()
             if observer is not None:
                 observer(TeacherBatch(it, t, rows.cpu().numpy(), active))
-                observer(LabelNoise(it, sigma, active))
+                observer(LabelNoise(it, sigma, active, drawn.cpu().numpy()))
         z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
         y = None  # the conditional generator step reads the labels of a random real batch
         if cond is not None:

@@ -1,0 +1,126 @@
+"""An inspection request end to end, without the CLI: what `raudit inspect` and a
+campaign's inspect job both call.
+
+``run_inspect(request, out)`` resolves every generator's options (the study's settings
+where it takes them), refuses a generator that cannot train on the dataset before any
+work (``--all`` records it instead), inspects each one, and writes the ``--out`` folder
+(:mod:`raudit.inspect.report`). Returns the runs as plain JSON-ready dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from raudit import data, generators
+from raudit.errors import ConfigError, RauditError
+from raudit.inspect.report import finish_runs, write_folder
+from raudit.inspect.runner import InspectSpec, check_trainable, inspect_generator, skipped_run
+
+__all__ = ["InspectRequest", "STUDY_LAMBDA", "STUDY_MAX_ITER", "STUDY_TEACHERS",
+           "generator_options", "run_inspect"]
+
+#: the study's inspection and audit settings (section 6.1-6.2): k = 5, lambda = 1e-3,
+#: at most 1,000 iterations for the generators that have no stopping rule
+STUDY_TEACHERS, STUDY_LAMBDA, STUDY_MAX_ITER = 5, 1e-3, 1000
+
+
+@dataclass(frozen=True)
+class InspectRequest:
+    """``impls`` empty with ``all_`` True: every registered generator. ``options``: -o
+    KEY=VALUE strings (with ``all_``, applied to the generators that take them)."""
+
+    impls: tuple[str, ...] = ("paper",)
+    all_: bool = False
+    dataset: str = "cervical"
+    label: str | None = None
+    bounds: str | None = None
+    epsilon: float = 1.0
+    delta: float | None = None
+    teachers: int = STUDY_TEACHERS
+    lam: float = STUDY_LAMBDA
+    max_iter: int = STUDY_MAX_ITER
+    seed: int = 0
+    preset: str = "default"
+    options: tuple[str, ...] = ()
+    probes: bool = True
+
+    def __post_init__(self) -> None:
+        if self.all_ and self.impls:
+            raise ConfigError("give --impl or --all, not both")
+        if self.teachers < 1 or self.max_iter < 1:
+            raise ConfigError(f"--teachers and --max-iter must be at least 1, got "
+                              f"{self.teachers} and {self.max_iter}")
+        if not (self.lam > 0 and self.epsilon > 0):
+            raise ConfigError(f"--lambda and --epsilon must be positive, got {self.lam} and {self.epsilon}")
+
+    def manifest(self, names: list[str], dataset: str) -> dict[str, Any]:
+        spec = asdict(self)
+        spec.update(impls=names, dataset=dataset, options=list(self.options), all=spec.pop("all_"))
+        return {"kind": "inspect", **spec}
+
+
+def generator_options(impl: str, req: InspectRequest, n_rows: int, n_cols: int, *,
+                      strict: bool = True) -> dict:
+    """Generator kwargs: the study's settings where the generator takes them, then -o.
+
+    ``max_iter`` caps the generator's own iteration count (never raises it). With
+    ``strict`` False an -o option the generator lacks is left out for it."""
+    from raudit.cli.options import generator_kwargs
+
+    cls = generators.get(impl)
+    caps = cls.describe()
+    given = {"preset": req.preset, "teachers": req.teachers, "lam": req.lam}
+    kwargs = {k: v for k, v in given.items() if v is not None and caps.accepts(k)}
+    items = list(req.options)
+    if not strict:
+        items = [i for i in items if caps.accepts(i.partition("=")[0].replace("-", "_"))]
+    kwargs.update(generator_kwargs(impl, preset=None, teachers=None, lam=None, max_iter=None,
+                                   device=None, options=items))
+    if caps.accepts("max_iter") and caps.options is not None and "max_iter" not in kwargs:
+        resolve = getattr(cls(**kwargs), "resolve", None)
+        own = getattr(resolve(n_rows, n_cols), "max_iter", None) if callable(resolve) else None
+        kwargs["max_iter"] = req.max_iter if own is None else min(own, req.max_iter)
+    return kwargs
+
+
+def run_inspect(req: InspectRequest, out: Path | None = None,
+                notice: Callable[[str], None] | None = None) -> list[dict]:
+    """Inspect every generator of ``req``; write ``out`` when given; return the runs."""
+    from raudit.results.store import ResultStore, check_writable
+
+    names = generators.names() if req.all_ else list(req.impls or ("paper",))
+    ds = data.load(req.dataset, label=req.label, bounds=req.bounds)
+    n, d = ds.train.shape
+    specs = [InspectSpec(name, epsilon=req.epsilon, delta=req.delta, seed=req.seed,
+                         options=generator_options(name, req, n, d, strict=not req.all_))
+             for name in names]
+    reasons = [check_trainable(s, ds) for s in specs]
+    for s, why in zip(specs, reasons):
+        if why and not req.all_:
+            raise ConfigError(f"{s.impl} cannot train on {ds.name}: {why}")
+    manifest = req.manifest(names, ds.name)
+    if out is not None:
+        check_writable(out)
+        ResultStore(out).check_manifest(manifest)
+    runs = []
+    for s, why in zip(specs, reasons):
+        if why:
+            runs.append(skipped_run(s, ds, why))
+            continue
+        if notice is not None:
+            notice(f"inspecting {s.impl} on {ds.name} ...")
+        try:
+            runs.append(inspect_generator(s, ds, probes=req.probes))
+        except RauditError as exc:  # its check passed but training refused the data
+            if not req.all_:
+                raise
+            runs.append(skipped_run(s, ds, str(exc)))
+    if out is None:
+        return finish_runs(runs, None)
+    out.mkdir(parents=True, exist_ok=True)
+    with ResultStore(out).lock():
+        runs = finish_runs(runs, out)
+        write_folder(out, runs, manifest)
+    return runs

@@ -1,0 +1,118 @@
+"""Teachers and their data: is there a PATE ensemble, are its partitions disjoint, are
+its members trained teachers, and did the model the generator learns from read real rows.
+
+All four read the TeacherBatch / Votes / TeacherLoss events (the study's figures 2-3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from raudit.inspect.cells import Cell, cell
+from raudit.inspect.context import Context
+
+__all__ = ["check_partition", "check_pate", "check_student", "check_teachers", "overlaps"]
+
+NO_EVENTS = "the generator emitted no training events (no observer support): only black-box checks ran"
+#: a teacher whose loss on its own rows is this far below chance (ln 2) after its first
+#: iteration was fit to convergence inside one iteration: a refit classifier
+REFIT_FRACTION = 0.1
+
+
+def overlaps(seen: dict[int, np.ndarray]) -> dict[tuple[int, int], int]:
+    """Rows shared by each pair of teachers (ids >= 0)."""
+    ids = sorted(t for t in seen if t >= 0)
+    return {(a, b): int(np.intersect1d(seen[a], seen[b], assume_unique=True).size)
+            for a, b in itertools.combinations(ids, 2)}
+
+
+def check_pate(ctx: Context) -> Cell:
+    """Violated when real rows trained a discriminator and no teacher vote was ever aggregated."""
+    tr = ctx.trace
+    if tr is None:
+        return Cell("pate", "not_checked", NO_EVENTS)
+    steps = sum(n for t, n in tr.teacher_steps.items() if t >= 0)
+    if tr.votes:
+        q = sum(v[1].size for v in tr.votes)
+        return cell("pate", False, f"{len(tr.votes)} noisy aggregations of the votes of "
+                    f"{tr.votes[0][7]} teachers ({q} queries) labelled the student's data")
+    if steps:
+        rows = np.unique(np.concatenate([tr.teachers_seen[t] for t in tr.teacher_ids]))
+        extra = f"; noisy real/fake labels instead ({len(tr.label_noise)} LabelNoise events)" \
+            if tr.label_noise else ""
+        return cell("pate", True, f"no teacher votes were aggregated (0 Votes events): "
+                    f"{steps} discriminator steps read {rows.size} real rows directly and the "
+                    f"generator learns from that discriminator{extra}")
+    return Cell("pate", "not_checked", "no teacher or discriminator steps were recorded")
+
+
+def check_partition(ctx: Context) -> Cell:
+    """Violated when two teachers share a row or one reads more than its share ceil(N/k)."""
+    tr = ctx.trace
+    if tr is None:
+        return Cell("data_partition", "not_checked", NO_EVENTS)
+    ids = tr.teacher_ids
+    if not ids:
+        return Cell("data_partition", "not_checked", "no TeacherBatch events with a teacher id")
+    k = ctx.k or len(ids)
+    share = math.ceil(ctx.n_rows / k)
+    sizes = [int(tr.teachers_seen[t].size) for t in ids]
+    pairs = overlaps(tr.teachers_seen)
+    worst = max(pairs.values(), default=0)
+    shared_pairs = sum(1 for v in pairs.values() if v)
+    covered = np.unique(np.concatenate([tr.teachers_seen[t] for t in ids])).size
+    over = [t for t, s in zip(ids, sizes) if s > share]
+    violated = worst > 0 or bool(over)
+    ev = (f"{len(ids)} teachers saw {sizes} distinct rows (share ceil(N/k) = {share}, N = "
+          f"{ctx.n_rows}); {shared_pairs} of {len(pairs)} pairs share rows (largest overlap "
+          f"{worst} rows); together they cover {covered}/{ctx.n_rows} rows "
+          f"({100 * covered / max(ctx.n_rows, 1):.0f}%)")
+    if over:
+        ev += f"; teachers {over} read more than their share"
+    return cell("data_partition", violated, ev, "records-seen")
+
+
+def check_teachers(ctx: Context) -> Cell:
+    """Violated when teachers are fit to convergence within their first iteration (refit
+    classifiers rather than the incrementally trained networks of PATE-GAN)."""
+    tr = ctx.trace
+    if tr is None:
+        return Cell("teachers", "not_checked", NO_EVENTS)
+    if not tr.votes:
+        return Cell("teachers", "not_applicable", "no teacher ensemble (no votes aggregated)")
+    if not tr.losses:
+        return Cell("teachers", "not_checked", "no TeacherLoss events: teacher losses unknown")
+    first = min(tr.losses)
+    own = np.diag(tr.losses[first])
+    last = np.diag(tr.losses[max(tr.losses)])
+    chance = math.log(2.0)
+    med = float(np.median(own))
+    refit = med < REFIT_FRACTION * chance
+    ev = (f"median BCE of a teacher on its own first rows after iteration {first}: {med:.4f} "
+          f"(chance ln 2 = {chance:.3f}, {chance / max(med, 1e-12):.1f}x lower); after the last "
+          f"iteration {float(np.median(last)):.4f}")
+    ev += ("; teachers converge inside one iteration: refit classifiers, not trained teachers"
+           if refit else "; teachers start near chance and learn across iterations")
+    return cell("teachers", refit, ev, "teacher-losses")
+
+
+def check_student(ctx: Context) -> Cell:
+    """Violated when the model the generator learns from read real rows (a critic's real
+    batches, id -1, or a discriminator trained on real rows without any vote)."""
+    tr = ctx.trace
+    if tr is None:
+        return Cell("student_real_records", "not_checked", NO_EVENTS)
+    critic = tr.teachers_seen.get(-1)
+    if critic is not None and critic.size:
+        return cell("student_real_records", True,
+                    f"the critic/student read {critic.size} distinct real rows in "
+                    f"{tr.teacher_steps.get(-1, 0)} batches")
+    if not tr.votes and tr.teacher_ids:
+        rows = np.unique(np.concatenate([tr.teachers_seen[t] for t in tr.teacher_ids]))
+        return cell("student_real_records", True, f"the generator's only discriminator read "
+                    f"{rows.size} real rows (no PATE student)")
+    return cell("student_real_records", False, "the student only saw generated samples "
+                "labelled by the teachers' votes (no real-row batches recorded for it)")
