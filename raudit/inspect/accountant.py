@@ -114,11 +114,19 @@ def check_accountant(ctx: Context) -> Cell:
     tr = ctx.trace
     if tr is None:
         return Cell("moments_accountant", "not_checked", NO_EVENTS)
+    if tr.gradient_votes and not tr.votes:
+        return cell("moments_accountant", True, "data-dependent Confident-GNMax RDP: whether a "
+                    "step is taken depends on the eps its votes would cost, and eps_hat is "
+                    "released, without smooth sensitivity (a known issue of the published "
+                    f"G-PATE); {sum(v[3] for v in tr.gradient_votes)} of "
+                    f"{len(tr.gradient_votes)} aggregations were applied")
     if not tr.accountant:
         if tr.votes:
             return Cell("moments_accountant", "not_checked", "votes but no AccountantStep events")
         return Cell("moments_accountant", "not_applicable",
                     "no accountant: no AccountantStep events (training runs a fixed number of iterations)")
+    if tr.votes and all(v[5] == "gaussian" for v in tr.votes):
+        return _check_gaussian(tr, ctx.delta)
     k = tr.votes[0][7] if tr.votes else ctx.k
     if ctx.lam is None or not k:
         return Cell("moments_accountant", "not_checked", "lambda or k unknown: cannot recompute")
@@ -129,6 +137,37 @@ def check_accountant(ctx: Context) -> Cell:
     else:
         text += f"; no probe at a larger lambda ({ctx.probe_skipped or 'not run'})"
     return cell("moments_accountant", bad, text, "moments")
+
+
+def gaussian_reference(answers: int, sigma: float, delta: float) -> float:
+    """eps of ``answers`` GNMax answers with noise sigma per vote count: each is a Gaussian
+    mechanism of L2 sensitivity sqrt 2 (one record moves one vote), composed in
+    dp_accounting's RDP accountant, computed here from the counts alone."""
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    acct = RdpAccountant()
+    if answers:
+        acct.compose(dp_accounting.GaussianDpEvent(sigma / np.sqrt(2.0)), int(answers))
+    return float(acct.get_epsilon(delta))
+
+
+def _check_gaussian(tr: Trace, delta: float) -> Cell:
+    """Gaussian votes: the generator's eps must be at least what its charged answers cost."""
+    its, gen = tr.eps_series()
+    if not its.size:
+        return Cell("moments_accountant", "not_checked", "Gaussian votes but no accountant steps")
+    sigma = tr.votes[0][6]
+    q = sum(n1.size for _, n1 in tr.charged_queries())
+    ref = gaussian_reference(q, sigma, delta)
+    final = float(gen[-1])
+    under = bool(np.isnan(final) or final < ref * (1.0 - AGREE))
+    ev = (f"{q} charged GNMax answers at sigma {sigma:.4g} cost eps {ref:.4g} (RDP, delta "
+          f"{delta:g}, recomputed from the votes); the generator reports {final:.4g}: "
+          f"{_direction(final, ref)}")
+    if not under and final > ref * (1.0 + 1e-3):
+        ev += " (its total also holds charges made without votes, e.g. DP bounds)"
+    return cell("moments_accountant", under, ev, "moments")
 
 
 def check_overshoot(ctx: Context) -> Cell:

@@ -51,6 +51,9 @@ def check_laplace(ctx: Context) -> Cell:
     tr = ctx.trace
     if tr is None:
         return Cell("laplace_noise", "not_checked", NO_EVENTS)
+    gauss = _gaussian_votes(tr)
+    if gauss is not None:
+        return gauss
     if tr.votes:
         draws = np.concatenate([v[2] for v in tr.votes])
         f = fit_noise(draws)
@@ -74,12 +77,36 @@ def check_laplace(ctx: Context) -> Cell:
     return Cell("laplace_noise", "not_checked", "no noise was recorded (no Votes or LabelNoise events)")
 
 
+def _gaussian_votes(tr) -> Cell | None:
+    """The noise cell of generators whose votes declare Gaussian noise (GNMax, G-PATE's
+    Confident-GNMax): the draws must be Gaussian of the declared sigma, the scale their
+    RDP accountant is charged with. None for Laplace votes (the study's PATE-GAN case)."""
+    if tr.votes and all(v[5] == "gaussian" for v in tr.votes):
+        draws, declared, what = (np.concatenate([v[2] for v in tr.votes]), tr.votes[0][6],
+                                 "GNMax vote noise")
+    elif tr.gradient_votes and not tr.votes:
+        draws, declared, what = (np.concatenate([v[4] for v in tr.gradient_votes]),
+                                 tr.gradient_votes[0][5], "Confident-GNMax threshold noise")
+    else:
+        return None
+    if not draws.size:
+        return Cell("laplace_noise", "not_checked", f"{what}: no draws recorded")
+    f = fit_noise(draws)
+    ratio = f["gauss_sigma"] / declared
+    bad = f["shape"] != "gaussian" or abs(ratio - 1.0) > SCALE_TOL
+    return cell("laplace_noise", bad, f"{what}: {_shape_text(f)}; sigma {f['gauss_sigma']:.4g} "
+                f"vs the {declared:.4g} its RDP accountant is charged with (ratio {ratio:.3g})")
+
+
 def check_delta_scale(ctx: Context) -> Cell:
     """Violated when Gaussian noise is smaller than the Gaussian mechanism needs for (eps, delta)."""
     tr = ctx.trace
     if tr is None:
         return Cell("delta_scale", "not_checked", NO_EVENTS)
     drawn = [d for _, _, d in tr.label_noise if d is not None]
+    if not drawn and (tr.gradient_votes or any(v[5] == "gaussian" for v in tr.votes)):
+        return Cell("delta_scale", "not_applicable", "Gaussian votes accounted by RDP: delta "
+                    "enters the eps conversion (the accountant cell), not a per-query scale")
     if not drawn:
         if tr.votes:
             return Cell("delta_scale", "not_applicable",

@@ -39,6 +39,11 @@ def check_pate(ctx: Context) -> Cell:
         q = sum(v[1].size for v in tr.votes)
         return cell("pate", False, f"{len(tr.votes)} noisy aggregations of the votes of "
                     f"{tr.votes[0][7]} teachers ({q} queries) labelled the student's data")
+    if tr.gradient_votes:
+        q = sum(v[1] for v in tr.gradient_votes)
+        return cell("pate", False, f"{len(tr.gradient_votes)} noisy aggregations of "
+                    f"{tr.gradient_votes[0][7]} teachers' gradients ({q} coordinate queries, "
+                    "Confident-GNMax) trained the generator")
     if steps:
         rows = np.unique(np.concatenate([tr.teachers_seen[t] for t in tr.teacher_ids]))
         extra = f"; noisy real/fake labels instead ({len(tr.label_noise)} LabelNoise events)" \
@@ -65,13 +70,17 @@ def check_partition(ctx: Context) -> Cell:
     shared_pairs = sum(1 for v in pairs.values() if v)
     covered = np.unique(np.concatenate([tr.teachers_seen[t] for t in ids])).size
     over = [t for t, s in zip(ids, sizes) if s > share]
-    violated = worst > 0 or bool(over)
+    # Disjoint teachers of unequal sizes (an iid assignment of records) are a partition;
+    # reading more than N/k only shows a missing partition when teachers are missing too
+    # (one discriminator on every row in place of k teachers).
+    violated = worst > 0 or (bool(over) and len(ids) < k)
     ev = (f"{len(ids)} teachers saw {sizes} distinct rows (share ceil(N/k) = {share}, N = "
           f"{ctx.n_rows}); {shared_pairs} of {len(pairs)} pairs share rows (largest overlap "
           f"{worst} rows); together they cover {covered}/{ctx.n_rows} rows "
           f"({100 * covered / max(ctx.n_rows, 1):.0f}%)")
     if over:
-        ev += f"; teachers {over} read more than their share"
+        ev += (f"; teachers {over} read more than their share"
+               + ("" if violated else " (disjoint: an unequal but valid partition)"))
     return cell("data_partition", violated, ev, "records-seen")
 
 
@@ -81,7 +90,7 @@ def check_teachers(ctx: Context) -> Cell:
     tr = ctx.trace
     if tr is None:
         return Cell("teachers", "not_checked", NO_EVENTS)
-    if not tr.votes:
+    if not tr.votes and not tr.gradient_votes:
         return Cell("teachers", "not_applicable", "no teacher ensemble (no votes aggregated)")
     if not tr.losses:
         return Cell("teachers", "not_checked", "no TeacherLoss events: teacher losses unknown")
@@ -110,9 +119,12 @@ def check_student(ctx: Context) -> Cell:
         return cell("student_real_records", True,
                     f"the critic/student read {critic.size} distinct real rows in "
                     f"{tr.teacher_steps.get(-1, 0)} batches")
-    if not tr.votes and tr.teacher_ids:
+    if not tr.votes and not tr.gradient_votes and tr.teacher_ids:
         rows = np.unique(np.concatenate([tr.teachers_seen[t] for t in tr.teacher_ids]))
         return cell("student_real_records", True, f"the generator's only discriminator read "
                     f"{rows.size} real rows (no PATE student)")
+    if tr.gradient_votes or not tr.votes:
+        return cell("student_real_records", False, "the generator only learned from the "
+                    "teachers' noisy aggregate (no real-row batches recorded for it)")
     return cell("student_real_records", False, "the student only saw generated samples "
                 "labelled by the teachers' votes (no real-row batches recorded for it)")

@@ -14,6 +14,7 @@ import numpy as np
 from raudit.generators.events import (
     AccountantStep,
     EventLog,
+    GradientVotes,
     LabelNoise,
     TeacherBatch,
     TeacherLoss,
@@ -42,6 +43,9 @@ class Trace:
     accountant: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     label_noise: list[tuple] = field(default_factory=list)
     losses: dict[int, np.ndarray] = field(default_factory=dict)
+    # G-PATE's aggregations of teacher gradients: (iteration, queries, answered, charged,
+    # threshold-noise draws, sigma1, sigma2, k)
+    gradient_votes: list[tuple] = field(default_factory=list)
     iterations: int = 0
 
     @property
@@ -90,6 +94,12 @@ def trace_of(log: EventLog, model: int = 0) -> Trace:
             tr.label_noise.append((int(ev.iteration), float(ev.sigma), draws))
         elif isinstance(ev, TeacherLoss):
             tr.losses[int(ev.iteration)] = np.asarray(ev.losses[model], dtype=np.float64)
+        elif isinstance(ev, GradientVotes):
+            answered = np.asarray(ev.answered[model], dtype=bool)
+            tr.gradient_votes.append((int(ev.iteration), int(answered.size), int(answered.sum()),
+                                      bool(np.asarray(ev.charged)[model]),
+                                      np.asarray(ev.threshold_noise[model], dtype=np.float64).ravel(),
+                                      float(ev.sigma1), float(ev.sigma2), int(ev.k)))
     tr.teachers_seen = {t: np.unique(np.concatenate(v)) if v else np.zeros(0, np.int64)
                         for t, v in sorted(seen.items())}
     tr.iterations = last_it + 1
