@@ -193,10 +193,10 @@ def execute(specs: list[dict], store: ResultStore, engine: EngineConfig, progres
                           weight=lambda s: len(s["trials"]), progress=tick)
 
 
-def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineConfig,
-                  progress: Progress, notice=None) -> tuple[Any, list[tuple[Any, float]], RunStats]:
-    """Run the selection (resuming) and return the chosen row, every (row, AUC), the stats."""
-    store = ResultStore(out / "target-selection", **({"notice": notice} if notice else {}))
+def selection_plan(game: Game, req: AuditRequest, ds, store: ResultStore) -> dict[str, Any]:
+    """The pending chunks of a target selection (resuming from ``store``) and what
+    :func:`choose_selected` needs afterwards: keys specs, fn, failed, ids, candidates,
+    description."""
     cands = tg.candidates_of(ds.train, req.target_candidates)
     pooled = req.target_selection == "pool"
     meta = {**game.spec(), "target": "auto", "candidates": [str(c) for c in cands],
@@ -208,25 +208,42 @@ def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineCo
     if pooled:
         pool = sel.pool_trials(game, cands, req.selection_models)
         specs = sel.pool_chunks(game, "target-selection", cands, pool, done, req.chunk_size)
-        stats = execute(specs, store, engine, progress,
-                        f"target selection ({len(cands)} candidates, one pool of "
-                        f"{req.selection_models} models)", sel.run_pool_chunk,
-                        sel.failed_pool_rows,
-                        Estimator(sum(len(c["trials"]) for c in specs), engine,
-                                  notice or (lambda m: None)))
         ids = {c: {sel.candidate_trial_id(t["trial_id"], c) for t in pool} for c in cands}
-    else:
-        games = [tg.candidate_game(game, c) for c in cands]
-        per_game = [tg.selection_trials(gm, req.target_pairs) for gm in games]
-        specs = [s for gm, pw in zip(games, per_game)
-                 for s in chunk_specs(gm, "target-selection", pw, done, req.chunk_size)]
-        stats = execute(specs, store, engine, progress,
-                        f"target selection ({len(cands)} candidates)")
-        ids = {gm.target: {t["trial_id"] for ts in pw.values() for t in ts}
-               for gm, pw in zip(games, per_game)}
+        return {"specs": specs, "fn": sel.run_pool_chunk, "failed": sel.failed_pool_rows,
+                "ids": ids, "candidates": cands, "pooled": True,
+                "description": f"target selection ({len(cands)} candidates, one pool of "
+                               f"{req.selection_models} models)"}
+    games = [tg.candidate_game(game, c) for c in cands]
+    per_game = [tg.selection_trials(gm, req.target_pairs) for gm in games]
+    specs = [s for gm, pw in zip(games, per_game)
+             for s in chunk_specs(gm, "target-selection", pw, done, req.chunk_size)]
+    ids = {gm.target: {t["trial_id"] for ts in pw.values() for t in ts}
+           for gm, pw in zip(games, per_game)}
+    return {"specs": specs, "fn": None, "failed": None, "ids": ids, "candidates": cands,
+            "pooled": False, "description": f"target selection ({len(cands)} candidates)"}
+
+
+def choose_selected(store: ResultStore, plan: dict, seed: int) -> tuple[Any, list[tuple[Any, float]]]:
+    """The chosen row and every (row, AUC) once the selection's chunks are stored."""
     shadow = store.read("shadow")
-    aucs = [(c, tg.candidate_auc(shadow, ids[c], game.seed)) for c in cands]
+    aucs = [(c, tg.candidate_auc(shadow, plan["ids"][c], seed)) for c in plan["candidates"]]
     row, _ = tg.choose(aucs)
+    return row, aucs
+
+
+def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineConfig,
+                  progress: Progress, notice=None) -> tuple[Any, list[tuple[Any, float]], RunStats]:
+    """Run the selection (resuming) and return the chosen row, every (row, AUC), the stats."""
+    store = ResultStore(out / "target-selection", **({"notice": notice} if notice else {}))
+    plan = selection_plan(game, req, ds, store)
+    specs = plan["specs"]
+    estimator = None
+    if plan["pooled"]:
+        estimator = Estimator(sum(len(c["trials"]) for c in specs), engine,
+                              notice or (lambda m: None))
+    stats = execute(specs, store, engine, progress, plan["description"], plan["fn"],
+                    plan["failed"], estimator)
+    row, aucs = choose_selected(store, plan, game.seed)
     return row, aucs, stats
 
 
@@ -290,10 +307,21 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
                         f"{game.impl} vs {game.attack} on {game.dataset}",
                         estimator=Estimator(pending, engine, notice))
     ids = {t["trial_id"] for ts in per_world.values() for t in ts}
+    row = summarise(req, game, ds, store, audit_id, ids, stats.units, stats.wall_s)
+    return {**row, **selection, "out": str(out), "models_run": stats.units,
+            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
+            "placement": stats.placement, "notes": stats.notes, "target_row": game.target}
+
+
+def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,
+              ids: set[str], units: int, wall_s: float) -> dict[str, Any]:
+    """Analyse the stored models of ``ids``, append the summary row (once) and return it.
+
+    Raises :class:`AuditFailed` when no model of the audit trained."""
     check_models(store, ids, len(ids))
     shadow = store.read("shadow")
     result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
-    rate = stats.units / stats.wall_s * 3600 if stats.units and stats.wall_s > 0 else None
+    rate = units / wall_s * 3600 if units and wall_s > 0 else None
     label = "worst-case" if req.target == "worst-case" or (
         req.target is None and "target_row" in ds.notes) else f"row:{game.target}"
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
@@ -302,9 +330,7 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
     row["verdict"] = verdict(row)
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     _append_summary(store, row)
-    return {**row, **selection, "out": str(out), "models_run": stats.units,
-            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
-            "placement": stats.placement, "notes": stats.notes, "target_row": game.target}
+    return row
 
 
 def _append_summary(store: ResultStore, row: dict) -> None:
