@@ -165,8 +165,11 @@ def _name(template: str, point: dict, where: str, i: int) -> str:
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError(f"{where}: jobs[{i}].name {template!r} refers to {exc}, which is not "
                           "a grid key of this job") from None
-    if point and name == template:  # no placeholder: the grid point is appended
-        name += "".join(f"-{_slug(v)}" for v in point.values())
+    import string
+
+    used = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    # grid keys the name does not mention are appended, so every point has its own name
+    name += "".join(f"-{_slug(v)}" for k, v in point.items() if k not in used)
     if not NAME.match(name):
         raise ConfigError(f"{where}: jobs[{i}].name {name!r} must be letters, digits, '.', '_' "
                           "or '-' (it names a folder)")

@@ -32,7 +32,11 @@ def _key_of(message: str, settings: dict) -> str | None:
     hits = [k for k in settings
             if re.search(rf"(?<![\w-])(--)?({re.escape(k)}|{re.escape(k.replace('_', '-'))})(?![\w-])",
                          message)]
-    return max(hits, key=len) if hits else None
+    if hits:
+        return max(hits, key=len)
+    # "unknown generator 'x'", "unknown dataset 'y'": the message quotes the value
+    quoted = [k for k, v in settings.items() if isinstance(v, str) and repr(v) in message]
+    return quoted[0] if quoted else None
 
 
 def _fail(job: JobSpec, exc: Exception, key: str | None = None) -> ConfigError:
