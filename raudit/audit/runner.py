@@ -28,12 +28,12 @@ from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import NEIGHBOURS, Game, data_digest, derive_seed, split_sizes, trials
+from raudit.audit.game import NEIGHBOURS, Game, data_digest, derive_seed, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
-from raudit.audit.guard import (Estimator, check_models, first_error, probe,
+from raudit.audit.guard import (check_models, first_error, probe,
                                 validate_generator)
 from raudit.audit.verdict import verdict
-from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
+from raudit.engine.driver import EngineConfig, RunStats, run_chunks
 from raudit.errors import ConfigError
 from raudit.privacy import resolve_delta
 from raudit.results import ResultStore, spec_hash
@@ -231,22 +231,6 @@ def choose_selected(store: ResultStore, plan: dict, seed: int) -> tuple[Any, lis
     return row, aucs
 
 
-def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineConfig,
-                  progress: Progress, notice=None) -> tuple[Any, list[tuple[Any, float]], RunStats]:
-    """Run the selection (resuming) and return the chosen row, every (row, AUC), the stats."""
-    store = ResultStore(out / "target-selection", **({"notice": notice} if notice else {}))
-    plan = selection_plan(game, req, ds, store)
-    specs = plan["specs"]
-    estimator = None
-    if plan["pooled"]:
-        estimator = Estimator(sum(len(c["trials"]) for c in specs), engine,
-                              notice or (lambda m: None))
-    stats = execute(specs, store, engine, progress, plan["description"], plan["fn"],
-                    plan["failed"], estimator)
-    row, aucs = choose_selected(store, plan, game.seed)
-    return row, aucs, stats
-
-
 def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
               progress: Progress | None = None, notice=None) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
@@ -275,7 +259,7 @@ def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineC
                     _remove_empty(out)
                 raise
         store.ensure_manifest(manifest)
-        return _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice)
+        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
 
 
 def _remove_empty(out: Path) -> None:
@@ -287,30 +271,26 @@ def _remove_empty(out: Path) -> None:
         out.rmdir()
 
 
-def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -> dict[str, Any]:
-    selection: dict[str, Any] = {}
-    with session(engine):
-        if game.target == "auto":
-            row, aucs, sstats = select_target(game, req, ds, out, engine, progress, notice)
-            game = tg.candidate_game(game, row)
-            selection = {"target_aucs": {str(r): a for r, a in aucs},
-                         "selection_models": sstats.units,
-                         "selection_failed_chunks": sstats.failed_chunks}
-        per_world = {w: trials(game, world=w) for w in ("out", "in")}
-        specs = chunk_specs(game, audit_id, per_world, store.done_ids(), req.chunk_size)
-        pending = sum(len(c["trials"]) for c in specs)
-        if specs:
-            notice(f"{pending:,} of {2 * game.shadow_models:,} shadow models to train, in "
-                   f"{len(specs)} chunk(s) of up to {req.chunk_size}; the time estimate "
-                   "follows the first chunk")
-        stats = execute(specs, store, engine, progress,
-                        f"{game.impl} vs {game.attack} on {game.dataset}",
-                        estimator=Estimator(pending, engine, notice))
-    ids = {t["trial_id"] for ts in per_world.values() for t in ts}
-    row = summarise(req, game, ds, store, audit_id, ids, stats.units, stats.wall_s)
-    return {**row, **selection, "out": str(out), "models_run": stats.units,
-            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
-            "placement": stats.placement, "notes": stats.notes, "target_row": game.target}
+def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
+    # The campaign's scheduler with one job: the same chunks, seeds and store, so an
+    # audit gives the same numbers alone or as a job of a campaign.
+    from raudit.campaign.jobs import AuditJob
+    from raudit.campaign.schedule import schedule
+
+    job = AuditJob("audit", req, prepared=prepared, partition=None, verbose=True)
+    done = schedule([job], out, engine, progress, notice, probe_first=False)
+    if job.name in done.errors:
+        raise done.errors[job.name]
+    row = done.results[job.name]
+    units, failed, wall = job.game_stats()
+    selection = {k: job.selection[k] for k in ("target_aucs", "selection_models",
+                                               "selection_failed_chunks")} if job.selection else {}
+    row = {k: v for k, v in row.items() if k not in ("target_aucs", "selection_models",
+                                                     "selection_failed_chunks", "target_row",
+                                                     "models_run", "failed_chunks")}
+    return {**row, **selection, "out": str(out), "models_run": units,
+            "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
+            "notes": done.stats.notes, "target_row": job.game.target}
 
 
 def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,

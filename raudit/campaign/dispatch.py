@@ -13,7 +13,7 @@ from typing import Any
 from raudit.errors import ConfigError
 
 # Chunk functions a campaign may name: nothing else is imported from a spec.
-ALLOWED = {"raudit.audit.chunk:run_chunk", "raudit.audit.selection:run_pool_chunk",
+ALLOWED = {"raudit.audit.runner:run_chunk", "raudit.audit.selection:run_pool_chunk",
            "raudit.utility.chunk:run_chunk"}
 
 

@@ -20,24 +20,17 @@ as soon as its selection's last chunk is stored.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
-from raudit.campaign.dispatch import run_spec
-from raudit.campaign.jobs import weight
-from raudit.engine.driver import EngineConfig, run_chunks, session
+from raudit.campaign.schedule import schedule
+from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
-
-
-@contextlib.contextmanager
-def _quiet(description: str, total: int):
-    yield lambda n: None
 
 
 def load_jobs(path: Path | str, only: list[str] | None = None,
@@ -54,7 +47,9 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
 
     Each job's result is its summary (an audit's summary row, a utility run's points)
     with ``status`` "ok", or ``status`` "failed" and ``error``."""
-    progress, notice = progress or _quiet, notice or (lambda m: None)
+    from raudit.campaign.schedule import quiet
+
+    progress, notice = progress or quiet, notice or (lambda m: None)
     out = Path(out)
     header, jobs = load_jobs(path, only)
     resolve_auto_chunks(jobs, engine, notice)
@@ -69,57 +64,30 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
 
 
 def _run_locked(header, jobs, out, engine, progress, notice) -> dict[str, Any]:
-    results: dict[str, dict] = {}
     pool_jobs = [j for j in jobs if j.kind != "inspect"]
-    specs: list[dict] = []
+    total = sum(j.planned_models() for j in pool_jobs)
+    notice(f"{len(pool_jobs)} job(s) of {total:,} models (before resuming) on one pool")
+    done = schedule(pool_jobs, out, engine, progress, notice,
+                    overall=f"campaign {header['name']}")
+    results: dict[str, dict] = {}
     for job in pool_jobs:
-        try:
-            specs += job.open(out, notice)
-        except RauditError as exc:  # the probe or the store refused it: the others go on
-            results[job.name] = _failed(job, exc, notice)
-    live = {j.name: j for j in pool_jobs if j.name not in results}
-    total = sum(j.total for j in live.values())
-    if specs:
-        notice(f"{len(live)} job(s), {total:,} models to train in {len(specs)} chunk(s)")
-    with contextlib.ExitStack() as stack:
-        overall = stack.enter_context(progress(f"campaign {header['name']}", total))
-        ticks = {n: stack.enter_context(progress(f"  {n}", j.total)) for n, j in live.items()
-                 if j.total}
-
-        def on_done(spec, rows, error):
-            job = live[spec["job"]]
-            try:
-                more = job.done(spec, rows, error)
-            except RauditError as exc:  # e.g. no selection model trained: the job stops here
-                results.setdefault(job.name, _failed(job, exc, notice))
-                return []
-            ticks.get(job.name, lambda n: None)(weight(spec))
-            return more
-
-        with session(engine):
-            stats = run_chunks(run_spec, specs, on_done=on_done, config=engine, weight=weight,
-                               progress=overall) if specs else None
-    for name, job in live.items():
-        if name in results:
-            continue
-        try:
-            results[name] = {"status": "ok", "kind": job.kind, **job.finish()}
-            notice(f"job {name} done" + (f": {results[name]['verdict']}"
-                                         if "verdict" in results[name] else ""))
-        except RauditError as exc:
-            results[name] = _failed(job, exc, notice)
-    for job in (j for j in jobs if j.kind == "inspect"):
+        if job.name in done.errors:
+            results[job.name] = _failed(job, done.errors[job.name], notice)
+        else:
+            results[job.name] = {"status": "ok", "kind": job.kind, **done.results[job.name]}
+            verdict = results[job.name].get("verdict")
+            notice(f"job {job.name} done" + (f": {verdict}" if verdict else ""))
+    for job in (j for j in jobs if j.kind == "inspect"):  # in the driver, after the pool
         try:
             results[job.name] = {"status": "ok", "kind": "inspect", **job.run(out)}
         except RauditError as exc:
             results[job.name] = _failed(job, exc, notice)
+    stats = done.stats
     return {"name": header["name"], "out": str(out),
             "jobs": {j.name: results[j.name] for j in jobs},
             "failed_jobs": sorted(n for n, r in results.items() if r["status"] != "ok"),
-            "wall_s": stats.wall_s if stats else 0.0,
-            "models_run": stats.units if stats else 0,
-            "placement": stats.placement if stats else "nothing to run (resumed)",
-            "notes": stats.notes if stats else []}
+            "wall_s": stats.wall_s, "models_run": stats.units,
+            "placement": stats.placement or "nothing to run (resumed)", "notes": stats.notes}
 
 
 def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
