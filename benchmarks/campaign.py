@@ -10,6 +10,12 @@ number of iterations per model) as one campaign, and prints:
   actors' start-up (timed with no-op chunks) minus the chunks' own compute time (summed
   from the rows' wall_s) divided by the workers, per chunk and as a share of a chunk;
 * the same two audits as two ``run_audit`` calls, each starting its own Ray session.
+
+    python benchmarks/campaign.py --extrapolate configs/study-audit.yaml [--m 32]
+
+times one chunk of M models of every job of the campaign at its full settings (one
+core, in this process, training only) and extrapolates the campaign's training time
+on this machine's cores and on a 16-vCPU node (assuming per-core throughput as here).
 """
 
 from __future__ import annotations
@@ -32,6 +38,36 @@ IMPLS = ("paper", "original")
 
 def noop(spec: dict) -> int:
     return 0
+
+
+def sleepy(spec: dict) -> list[dict]:
+    """A chunk that takes ``sleep`` s without using a core and returns real shadow rows:
+    what remains of its wall time in the pool is the engine's own cost."""
+    time.sleep(spec["sleep"])
+    return spec["rows"]
+
+
+def engine_overhead(rows: list[dict], out: Path, workers: int, chunks: int = 40,
+                    sleep: float = 1.0) -> None:
+    import ray
+
+    from raudit.results import ResultStore
+
+    store = ResultStore(out)
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = EngineConfig(workers=workers)
+        start = run_chunks(noop, [{}] * workers, on_done=lambda *a: None, config=engine).wall_s
+        specs = [{"sleep": sleep, "rows": rows, "i": i} for i in range(chunks)]
+        stats = run_chunks(sleepy, specs, config=engine,
+                           on_done=lambda s, r, e: store.append("shadow", r))
+    finally:
+        ray.shutdown()
+    per = (stats.wall_s - start - chunks * sleep / workers) / (chunks / workers)
+    print(f"engine overhead, {workers} workers, {chunks} chunks of {len(rows)} stored rows "
+          f"that sleep {sleep:g} s: {stats.wall_s:.1f} s (actor start-up {start:.1f} s): "
+          f"{per * 1000:.0f} ms per chunk; {per / 3.1:.1%} of a 3.1 s chunk (M=25, 50 "
+          "iterations, measured above)")
 
 
 def _config(folder: Path, s: int, iters: int, m: int) -> Path:
@@ -71,16 +107,51 @@ def overhead(cfg: Path, out: Path, workers: int) -> None:
           f"{per / (compute / chunks):.1%} of a chunk")
 
 
+def extrapolate(path: str, m: int, cores_here: int) -> None:
+    import torch
+
+    from raudit.campaign import calibrate as cb
+
+    torch.set_num_threads(1)
+    _, jobs = load_jobs(path)
+    total_s = 0.0
+    for job in jobs:
+        impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(job)
+        cal = cb.fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, cap=None)
+        secs = job.planned_models() * cal.iterations * cal.s_per_model_iter
+        total_s += secs
+        print(f"{job.name}: {job.planned_models():,} models x {cal.iterations} iterations, "
+              f"{1 / cal.s_per_model_iter:,.0f} model-iterations/s on one core at M={m}: "
+              f"{secs / 3600:.2f} core-hours")
+    print(f"total: {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
+          f"~{total_s / 3600 / cores_here:.1f} h; on a 16-vCPU node ~{total_s / 3600 / 16:.1f} h "
+          "(per-vCPU throughput as one core here, linear scaling)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--extrapolate", default=None, help="a campaign file to extrapolate")
+    ap.add_argument("--m", type=int, default=32)
+    ap.add_argument("--overhead-only", action="store_true")
     ap.add_argument("--shadow-models", type=int, default=100)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--chunk", type=int, default=25)
     a = ap.parse_args()
+    if a.extrapolate:
+        import os
+
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1)
+        return
     models = 2 * a.shadow_models * len(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         cfg = _config(tmp, a.shadow_models, a.iters, a.chunk)
+        if a.overhead_only:
+            run_campaign(_config(tmp, 5, 2, a.chunk), tmp / "rows", EngineConfig(backend="local"))
+            rows = pd.read_parquet(tmp / "rows" / "shadow").drop(columns=["job"]).head(a.chunk)
+            engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
+                             for r in rows.to_dict("records")], tmp / "sleepy", 2)
+            return
         walls = {}
         for w in (1, 2):
             t0 = time.perf_counter()
@@ -91,6 +162,9 @@ def main() -> None:
                   "start-up and analysis included)")
         print(f"speed-up 1 -> 2 workers: {walls[1] / walls[2]:.2f}x")
         overhead(cfg, tmp / "engine", 2)
+        rows = pd.read_parquet(tmp / "engine" / "shadow").drop(columns=["job"]).head(a.chunk)
+        engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
+                         for r in rows.to_dict("records")], tmp / "sleepy", 2)
         t0 = time.perf_counter()
         for impl in IMPLS:
             run_audit(AuditRequest(impl=impl, attack="querybased", dataset="worst-case",

@@ -33,14 +33,15 @@ class Calibration:
 
 
 def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
-             label=None, bounds=None, device: str = "cpu") -> Calibration:
-    """Time ``m`` fits capped at CAL_ITERS iterations (one batched call)."""
+             label=None, bounds=None, device: str = "cpu", cap: int | None = CAL_ITERS
+             ) -> Calibration:
+    """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run)."""
     cls = generators.get(impl)
     opts = dict(options)
-    capped = "max_iter" in cls.describe().option_names()
+    capped = cap is not None and "max_iter" in cls.describe().option_names()
     wanted = opts.get("max_iter")
     if capped:
-        opts["max_iter"] = min(int(wanted), CAL_ITERS) if wanted else CAL_ITERS
+        opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     if device != "cpu" and cls.describe().device:
         opts["device"] = device
     ds = data.load(dataset, label=label, bounds=bounds)
@@ -52,6 +53,8 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
     done = sum(iters) or m
     per = wall / done
+    if cap is None:  # the full run: what the models really did
+        return Calibration(m, per, max(iters), False)
     if wanted:
         return Calibration(m, per, int(wanted), False)
     if capped and max(iters) < opts["max_iter"]:  # stopped by its own rule before the cap

@@ -197,17 +197,25 @@ class UtilityJob(Job):
 
     kind = "utility"
 
-    def __init__(self, name: str, req):
-        super().__init__(name)
+    def __init__(self, name: str, req, ds=None, partition: str | None = "job", what=None,
+                 reference: float | None = None):
+        super().__init__(name, partition)
+        self.reference = reference
+        self.analysis: dict[str, Any] = {}
         from raudit.utility import plan
 
         self.req = req
-        self.ds = plan.check(req)
+        self.ds = ds if ds is not None else plan.check(req)
+        self.what = what  # the single run's bar label
         self.names = plan.classifier_names(req, self.ds.name)
         if not req.real_only:
             plan.configs(req, self.ds)  # options the generator rejects: now, not mid-run
         self.manifest = ur.manifest_of(req, self.ds, self.names)
         self.run_id = spec_hash(self.manifest)[:16]
+        self.real_ok: list[str] = []
+
+    def describe(self) -> str:
+        return self.what or self.name
 
     def planned_models(self) -> int:
         from raudit.utility import plan
@@ -232,16 +240,23 @@ class UtilityJob(Job):
 
         self._tick(spec, error)
         self.store.append(ur.TABLE, rows if error is None else failed_rows(spec["chunk"], error))
+        if spec["chunk"].get("real") and error is None:
+            self.real_ok.append(spec["chunk"]["trial_id"])
         return []
 
-    def finish(self) -> dict[str, Any]:
+    def rows(self):
+        """This request's rows only: another seed scheme's rows in the folder never mix in."""
         rows = self.store.read(ur.TABLE)
-        rows = rows[(rows["run_id"] == self.run_id)
+        return rows[(rows["run_id"] == self.run_id)
                     & rows["trial_id"].isin(ur.planned_ids(self.req, self.ds))]
-        if not rows.empty and not (rows["status"] == "ok").any():
+
+    def finish(self) -> dict[str, Any]:
+        rows = self.rows()
+        # a campaign reports a job whose every fit failed; `raudit utility` shows the table
+        if self.partition and not rows.empty and not (rows["status"] == "ok").any():
             raise ar.AuditFailed(f"every fit of {self.name} failed; first error: "
                                  f"{str(rows['error'].dropna().iloc[0]).strip().splitlines()[-1]}")
-        result = uan.analyse(rows)
+        result = self.analysis = uan.analyse(rows, reference=self.reference)
         points = result.get("points") or []
         return {"impl": "real" if self.req.real_only else self.req.impl,
                 "dataset": self.ds.name, "run_id": self.run_id, "points": len(points),

@@ -116,7 +116,9 @@ def _finish(spec, result, error, stats, on_done, weight, progress) -> list[dict]
         stats.failed_chunks += 1
     more = on_done(spec, result, error)
     progress(weight(spec))
-    return [dict(s) for s in more or ()]
+    # only a list counts: a callback that happens to return something else (a path, a
+    # count) adds nothing
+    return [dict(s) for s in more] if isinstance(more, list) else []
 
 
 def _local_device(device: str) -> str:
