@@ -92,7 +92,7 @@ def test_a_failing_job_is_reported_and_the_others_finish(tmp_path, monkeypatch):
             raise RuntimeError("this generator is broken")
         return real(spec)
 
-    monkeypatch.setattr("raudit.campaign.run.run_spec", broken)
+    monkeypatch.setattr("raudit.campaign.schedule.run_spec", broken)
     res = run_campaign(_file(tmp_path), tmp_path / "c", LOCAL, only=["wc-*"])
     assert res["failed_jobs"] == ["wc-original"]
     assert "all 20 shadow models failed" in res["jobs"]["wc-original"]["error"]
