@@ -107,20 +107,24 @@ def overhead(cfg: Path, out: Path, workers: int) -> None:
           f"{per / (compute / chunks):.1%} of a chunk")
 
 
-def extrapolate(path: str, m: int, cores_here: int) -> None:
+def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
+                only: list[str] | None = None) -> None:
     import torch
 
     from raudit.campaign import calibrate as cb
 
     torch.set_num_threads(1)
-    _, jobs = load_jobs(path)
+    _, jobs = load_jobs(path, only)
     total_s = 0.0
     for job in jobs:
         impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(job)
-        cal = cb.fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, cap=None)
-        secs = job.planned_models() * cal.iterations * cal.s_per_model_iter
+        cal = cb.fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, cap=cap)
+        # capped and still running: count the job's own max_iter (an upper bound)
+        its = cal.iterations
+        ge = "<=" if cap and its == opts.get("max_iter") and its > cap else ""
+        secs = job.planned_models() * its * cal.s_per_model_iter
         total_s += secs
-        print(f"{job.name}: {job.planned_models():,} models x {cal.iterations} iterations, "
+        print(f"{job.name}: {job.planned_models():,} models x {ge}{its} iterations, "
               f"{1 / cal.s_per_model_iter:,.0f} model-iterations/s on one core at M={m}: "
               f"{secs / 3600:.2f} core-hours")
     print(f"total: {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
@@ -133,6 +137,9 @@ def main() -> None:
     ap.add_argument("--extrapolate", default=None, help="a campaign file to extrapolate")
     ap.add_argument("--m", type=int, default=32)
     ap.add_argument("--overhead-only", action="store_true")
+    ap.add_argument("--cap", type=int, default=None,
+                    help="--extrapolate: stop the timing fits after this many iterations")
+    ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--shadow-models", type=int, default=100)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--chunk", type=int, default=25)
@@ -140,7 +147,7 @@ def main() -> None:
     if a.extrapolate:
         import os
 
-        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1)
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only)
         return
     models = 2 * a.shadow_models * len(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -53,15 +53,12 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
     done = sum(iters) or m
     per = wall / done
-    if cap is None:  # the full run: what the models really did
+    if not capped or max(iters) < opts["max_iter"]:
+        # the full run, or stopped by its own (eps) rule before the cap: what models do
         return Calibration(m, per, max(iters), False)
-    if wanted:
+    if wanted:  # reached the cap: the job's max_iter (an upper bound if eps stops it first)
         return Calibration(m, per, int(wanted), False)
-    if capped and max(iters) < opts["max_iter"]:  # stopped by its own rule before the cap
-        return Calibration(m, per, max(iters), False)
-    if not capped:  # ran its whole schedule
-        return Calibration(m, per, max(iters), False)
-    return Calibration(m, per, CAL_ITERS, True)
+    return Calibration(m, per, cap, True)
 
 
 def choose_m(rates: dict[int, float], device: str, models: int, workers: int,

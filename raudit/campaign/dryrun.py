@@ -68,6 +68,8 @@ def show_plan(header: dict, rows: list[dict], engine: EngineConfig) -> None:
               f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}")
     Console().print(t)
     Console().print(">= : the generator stops by its own eps rule and did not within the "
-                    f"{cb.CAL_ITERS}-iteration calibration; give max_iter for a firm estimate. "
-                    "Utility estimates count the iteration cap (10,000 by default) and training "
-                    "only (not the classifiers).")
+                    f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. A job's "
+                    "max_iter counts in full unless the calibration models stopped before it, "
+                    "so it is an upper bound for generators that stop by eps. Utility "
+                    "estimates count the iteration cap (10,000 by default) and training only "
+                    "(not the classifiers).")

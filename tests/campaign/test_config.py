@@ -111,3 +111,33 @@ def test_chunk_size_choice_per_device():
     assert choose_m(gpu, "cuda", models=40, workers=2) == 512  # a GPU slot idles on small M
     with pytest.raises(ValueError):
         choose_m({}, "cpu", 10, 1)
+
+
+def test_cli_dry_run_plans_and_bad_files_fail_in_one_line(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from raudit.cli.app import app
+
+    good = _write(tmp_path, """\
+        name: dry
+        jobs:
+          - name: wc
+            attack: querybased
+            shadow_models: 10
+            max_iter: 3
+        """)
+    res = CliRunner().invoke(app, ["campaign", str(good), "--dry-run", "--json",
+                                   "--backend", "local"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)
+    (job,) = plan["jobs"]
+    assert (job["job"], job["models"], job["iterations_per_model"], job["model_iterations"]) == \
+        ("wc", 20, 3, 60)
+    assert job["wall_s"] > 0 and not job["lower_bound"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("jobs:\n  - name: a\n    shadow_models: -3\n")
+    res = CliRunner().invoke(app, ["campaign", str(bad), "--dry-run"])
+    assert res.exit_code == 2 and "bad.yaml:3: job a, key 'shadow_models'" in res.output
+    assert not (tmp_path / "runs").exists()
