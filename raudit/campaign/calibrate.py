@@ -107,23 +107,43 @@ def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
             job.req.label, job.req.bounds)
 
 
-def auto_chunk_sizes(jobs, device: str, workers: int, notice=lambda m: None) -> dict[str, int]:
-    """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`);
-    one calibration per distinct generator set-up."""
-    out: dict[str, int] = {}
-    cache: dict[str, int] = {}
-    for job in jobs:
-        if job.kind != "audit" or not getattr(job, "auto_chunk", False):
-            continue
+def calibrate_chunk(spec: dict) -> dict:
+    """Engine chunk: the rates of one generator set-up at the candidate M of the slot's
+    device (the engine writes ``device``), so M is chosen where the chunks will run."""
+    device = spec.get("device", "cpu")
+    rates = {}
+    for m in candidates(device):
+        impl, opts, dataset, eps, delta, label, bounds = spec["fit"]
+        cal = fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, device=device)
+        rates[m] = 1.0 / cal.s_per_model_iter
+    return {"device": device, "rates": rates}
+
+
+def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[str, int]:
+    """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`):
+    one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
+    the pool (a GPU share when the cluster has GPUs)."""
+    from raudit.engine.driver import run_chunks
+
+    auto = [j for j in jobs if j.kind == "audit" and getattr(j, "auto_chunk", False)]
+    fits = {}
+    for job in auto:
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
-        key = repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
-        if key not in cache:
-            rates = {}
-            for m in candidates(device):
-                cal = fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, device)
-                rates[m] = 1.0 / cal.s_per_model_iter
-            cache[key] = choose_m(rates, device, 2 * job.req.shadow_models, workers)
-            notice(f"{job.name}: chunk size {cache[key]} chosen from model-iterations/s "
-                   + ", ".join(f"M={m}: {r:,.0f}" for m, r in rates.items()) + f" on {device}")
-        out[job.name] = cache[key]
+        fits[repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))] = \
+            (impl, opts, dataset, eps, delta, label, bounds)
+    measured: dict[str, dict] = {}
+    run_chunks(calibrate_chunk, [{"key": k, "fit": f} for k, f in fits.items()], config=engine,
+               on_done=lambda s, r, e: measured.__setitem__(s["key"], r or {}))
+    out = {}
+    for job in auto:
+        impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
+        got = measured.get(repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds)))
+        if not got:
+            notice(f"warning: {job.name}: the chunk-size calibration failed; keeping "
+                   f"M = {job.req.chunk_size}")
+            continue  # calibration failed: the job keeps the default M (its probe will say why)
+        out[job.name] = choose_m(got["rates"], got["device"], 2 * job.req.shadow_models, workers)
+        notice(f"{job.name}: chunk size {out[job.name]} from model-iterations/s "
+               + ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
+               + f" on {got['device']}")
     return out

@@ -27,8 +27,8 @@ from typing import Any
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
 from raudit.campaign.schedule import schedule
-from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError, RauditError
+from raudit.engine.driver import EngineConfig, session
+from raudit.errors import RauditError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
 
@@ -52,14 +52,14 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     progress, notice = progress or quiet, notice or (lambda m: None)
     out = Path(out)
     header, jobs = load_jobs(path, only)
-    resolve_auto_chunks(jobs, engine, notice)
     for job in jobs:  # a job of another campaign's settings: refuse before any work
         if job.kind != "inspect":
             ResultStore(out, partition=job.partition).check_manifest(job.manifest)
     check_writable(out)
     root = ResultStore(out, notice=notice)
-    with root.lock():
+    with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
+        resolve_auto_chunks(jobs, engine, notice)
         return _run_locked(header, jobs, out, engine, progress, notice)
 
 
@@ -99,16 +99,11 @@ def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
         return
     from raudit.campaign.calibrate import auto_chunk_sizes
 
-    device = "cpu"
-    if engine.device != "cpu":
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
     workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    sizes = auto_chunk_sizes(jobs, engine, workers, notice)
     for job in jobs:
-        m = auto_chunk_sizes([job], device, workers, notice).get(job.name)
-        if m:
-            job.req = dataclasses.replace(job.req, chunk_size=m)
+        if job.name in sizes:
+            job.req = dataclasses.replace(job.req, chunk_size=sizes[job.name])
 
 
 def _failed(job, exc: Exception, notice) -> dict[str, Any]:
@@ -117,9 +112,4 @@ def _failed(job, exc: Exception, notice) -> dict[str, Any]:
     return {"status": "failed", "kind": job.kind, "error": msg}
 
 
-def check_only(path: Path | str, only: list[str] | None) -> None:
-    """Validate a campaign file without running it (ConfigError listing every error)."""
-    load_jobs(path, only)
-
-
-__all__ = ["run_campaign", "load_jobs", "check_only", "ConfigError"]
+__all__ = ["run_campaign", "load_jobs"]

@@ -167,3 +167,19 @@ def test_killed_worker_on_a_two_worker_pool_loses_no_row(tmp_path, monkeypatch):
     shadow = pd.read_parquet(tmp_path / "c" / "shadow")
     assert len(shadow) == 40 and shadow["trial_id"].is_unique and (shadow["status"] == "ok").all()
     assert {n: j["models_ok"] for n, j in res["jobs"].items()} == {"wc-paper": 20, "wc-original": 20}
+
+
+def test_auto_chunk_size_is_calibrated_and_changes_no_number(tmp_path):
+    text = CAMPAIGN.replace("chunk_size: 3", "chunk_size: auto")
+    notes: list[str] = []
+    res = run_campaign(_file(tmp_path, text), tmp_path / "auto", LOCAL, only=["wc-paper"],
+                       notice=notes.append)
+    fixed = run_campaign(_file(tmp_path), tmp_path / "fixed", LOCAL, only=["wc-paper"])
+    assert {k: res["jobs"]["wc-paper"][k] for k in KEYS} == \
+        {k: fixed["jobs"]["wc-paper"][k] for k in KEYS}
+    (note,) = [n for n in notes if "chunk size" in n]
+    assert "M=1:" in note and "M=32:" in note and note.endswith("on cpu")
+    m = int(note.split("chunk size ")[1].split()[0])
+    assert m in (1, 8, 10)  # 20 models on one local worker: at most 10 a chunk
+    shadow = pd.read_parquet(tmp_path / "auto" / "shadow")
+    assert shadow["chunk_models"].max() == m
