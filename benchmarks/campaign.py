@@ -48,7 +48,7 @@ def sleepy(spec: dict) -> list[dict]:
 
 
 def engine_overhead(rows: list[dict], out: Path, workers: int, chunks: int = 40,
-                    sleep: float = 1.0) -> None:
+                    sleep: float = 1.0, chunk_s: float | None = None) -> None:
     import ray
 
     from raudit.results import ResultStore
@@ -66,8 +66,8 @@ def engine_overhead(rows: list[dict], out: Path, workers: int, chunks: int = 40,
     per = (stats.wall_s - start - chunks * sleep / workers) / (chunks / workers)
     print(f"engine overhead, {workers} workers, {chunks} chunks of {len(rows)} stored rows "
           f"that sleep {sleep:g} s: {stats.wall_s:.1f} s (actor start-up {start:.1f} s): "
-          f"{per * 1000:.0f} ms per chunk; {per / 3.1:.1%} of a 3.1 s chunk (M=25, 50 "
-          "iterations, measured above)")
+          f"{per * 1000:.0f} ms per chunk" + (f"; {per / chunk_s:.1%} of the {chunk_s:.2f} s "
+                                              "chunk measured above" if chunk_s else ""))
 
 
 def _config(folder: Path, s: int, iters: int, m: int) -> Path:
@@ -86,7 +86,7 @@ def _config(folder: Path, s: int, iters: int, m: int) -> Path:
     return p
 
 
-def overhead(cfg: Path, out: Path, workers: int) -> None:
+def overhead(cfg: Path, out: Path, workers: int) -> float:
     import ray
 
     ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
@@ -104,7 +104,9 @@ def overhead(cfg: Path, out: Path, workers: int) -> None:
     print(f"engine, {workers} workers: {chunks} chunks in {done.stats.wall_s:.1f} s, actor "
           f"start-up {start:.1f} s, chunk compute {compute:.1f} s "
           f"({compute / chunks:.2f} s a chunk): overhead {per:.3f} s per chunk = "
-          f"{per / (compute / chunks):.1%} of a chunk")
+          f"{per / (compute / chunks):.1%} of a chunk (compute includes other processes' "
+          "load on these cores)")
+    return compute / chunks
 
 
 def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
@@ -168,10 +170,10 @@ def main() -> None:
                   f"{walls[w]:.1f} s ({models / walls[w] * 3600:,.0f} models/hour, Ray "
                   "start-up and analysis included)")
         print(f"speed-up 1 -> 2 workers: {walls[1] / walls[2]:.2f}x")
-        overhead(cfg, tmp / "engine", 2)
+        chunk_s = overhead(cfg, tmp / "engine", 2)
         rows = pd.read_parquet(tmp / "engine" / "shadow").drop(columns=["job"]).head(a.chunk)
         engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
-                         for r in rows.to_dict("records")], tmp / "sleepy", 2)
+                         for r in rows.to_dict("records")], tmp / "sleepy", 2, chunk_s=chunk_s)
         t0 = time.perf_counter()
         for impl in IMPLS:
             run_audit(AuditRequest(impl=impl, attack="querybased", dataset="worst-case",

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from raudit import data, generators
 
 CAL_ITERS = 20
+AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle fast)
+AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32)
 GPU_CANDIDATES = (32, 128, 512)
 
@@ -112,10 +114,14 @@ def calibrate_chunk(spec: dict) -> dict:
     device (the engine writes ``device``), so M is chosen where the chunks will run."""
     device = spec.get("device", "cpu")
     rates = {}
-    for m in candidates(device):
-        impl, opts, dataset, eps, delta, label, bounds = spec["fit"]
-        cal = fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, device=device)
+    t0 = time.perf_counter()
+    impl, opts, dataset, eps, delta, label, bounds = spec["fit"]
+    for m in candidates(device):  # smallest first: a slow generator stops the search early
+        cal = fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, device=device,
+                       cap=AUTO_ITERS)
         rates[m] = 1.0 / cal.s_per_model_iter
+        if time.perf_counter() - t0 > AUTO_BUDGET_S:
+            break
     return {"device": device, "rates": rates}
 
 
