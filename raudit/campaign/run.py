@@ -28,7 +28,7 @@ from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
 from raudit.campaign.schedule import schedule
 from raudit.engine.driver import EngineConfig, session
-from raudit.errors import RauditError
+from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
 
@@ -54,7 +54,10 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     header, jobs = load_jobs(path, only)
     for job in jobs:  # a job of another campaign's settings: refuse before any work
         if job.kind != "inspect":
-            ResultStore(out, partition=job.partition).check_manifest(job.manifest)
+            try:
+                ResultStore(out, partition=job.partition).check_manifest(job.manifest)
+            except ConfigError as exc:
+                raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
     check_writable(out)
     root = ResultStore(out, notice=notice)
     with root.lock(), session(engine):  # one Ray start-up for calibration and chunks

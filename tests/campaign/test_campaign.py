@@ -107,7 +107,7 @@ def test_one_campaign_per_out_and_a_changed_job_is_refused(tmp_path):
             run_campaign(_file(tmp_path), out, LOCAL, only=["wc-paper"])
     run_campaign(_file(tmp_path), out, LOCAL, only=["wc-paper"])
     changed = _file(tmp_path, CAMPAIGN.replace("seed: 7", "seed: 8"))
-    with pytest.raises(ConfigError, match="holds a different audit"):
+    with pytest.raises(ConfigError, match="job wc-paper: output folder .* holds a different"):
         run_campaign(changed, out, LOCAL, only=["wc-paper"])
 
 
