@@ -20,6 +20,7 @@ as soon as its selection's last chunk is stored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     from raudit.campaign.schedule import quiet
 
     progress, notice = progress or quiet, notice or (lambda m: None)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", str(out)):
+        # The store's guarantees (atomic rename, flock, fsync) are local-filesystem ones.
+        raise ConfigError(f"--out {out}: object stores are not supported; write to a local "
+                          "(or network-mounted) folder and copy it, e.g. `aws s3 sync`")
     out = Path(out)
     header, jobs = load_jobs(path, only)
     for job in jobs:  # a job of another campaign's settings: refuse before any work

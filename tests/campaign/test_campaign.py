@@ -183,3 +183,8 @@ def test_auto_chunk_size_is_calibrated_and_changes_no_number(tmp_path):
     assert m in (1, 8, 10)  # 20 models on one local worker: at most 10 a chunk
     shadow = pd.read_parquet(tmp_path / "auto" / "shadow")
     assert shadow["chunk_models"].max() == m
+
+
+def test_object_store_out_is_refused_before_work(tmp_path):
+    with pytest.raises(ConfigError, match="object stores are not supported"):
+        run_campaign(_file(tmp_path), "s3://bucket/runs", LOCAL)
