@@ -109,7 +109,8 @@ def _show(r: dict) -> None:
             res = (f"AUC {j['auc']:.3f}, eps_cp {j['eps_cp']:.2f} of max {j['eps_max']:.2f}, "
                    f"{j['models_ok']} models ok")
         elif j["kind"] == "utility":
-            res = f"{j['points']} sweep point(s), AUROC B {j['auroc_B']}"
+            aucs = ", ".join("n/a" if a is None else f"{a:.3f}" for a in j["auroc_B"])
+            res = f"{j['points']} sweep point(s), AUROC (B) {aucs}"
         else:
             res = "see " + str(Path(r["out"]) / "inspect" / f"job={name}")
         t.add_row(name, j["kind"], j["status"], res)
