@@ -28,13 +28,12 @@ from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import failed_rows, run_chunk
-from raudit.audit.game import (NEIGHBOURS, Game, data_digest, default_context,
-                               split_sizes, trials)
+from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
-from raudit.audit.guard import (Estimator, check_models, first_error, probe,
+from raudit.audit.guard import (check_models, first_error, probe,
                                 validate_generator)
 from raudit.audit.verdict import verdict
-from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
+from raudit.engine.driver import EngineConfig, RunStats, run_chunks
 from raudit.errors import ConfigError
 from raudit.privacy import resolve_delta
 from raudit.results import ResultStore, spec_hash
@@ -194,10 +193,10 @@ def execute(specs: list[dict], store: ResultStore, engine: EngineConfig, progres
                           weight=lambda s: len(s["trials"]), progress=tick)
 
 
-def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineConfig,
-                  progress: Progress, notice=None) -> tuple[Any, list[tuple[Any, float]], RunStats]:
-    """Run the selection (resuming) and return the chosen row, every (row, AUC), the stats."""
-    store = ResultStore(out / "target-selection", **({"notice": notice} if notice else {}))
+def selection_plan(game: Game, req: AuditRequest, ds, store: ResultStore) -> dict[str, Any]:
+    """The pending chunks of a target selection (resuming from ``store``) and what
+    :func:`choose_selected` needs afterwards: keys specs, fn, failed, ids, candidates,
+    description."""
     cands = tg.candidates_of(ds.train, req.target_candidates)
     pooled = req.target_selection == "pool"
     meta = {**game.spec(), "target": "auto", "candidates": [str(c) for c in cands],
@@ -209,26 +208,27 @@ def select_target(game: Game, req: AuditRequest, ds, out: Path, engine: EngineCo
     if pooled:
         pool = sel.pool_trials(game, cands, req.selection_models)
         specs = sel.pool_chunks(game, "target-selection", cands, pool, done, req.chunk_size)
-        stats = execute(specs, store, engine, progress,
-                        f"target selection ({len(cands)} candidates, one pool of "
-                        f"{req.selection_models} models)", sel.run_pool_chunk,
-                        sel.failed_pool_rows,
-                        Estimator(sum(len(c["trials"]) for c in specs), engine,
-                                  notice or (lambda m: None)))
         ids = {c: {sel.candidate_trial_id(t["trial_id"], c) for t in pool} for c in cands}
-    else:
-        games = [tg.candidate_game(game, c) for c in cands]
-        per_game = [tg.selection_trials(gm, req.target_pairs) for gm in games]
-        specs = [s for gm, pw in zip(games, per_game)
-                 for s in chunk_specs(gm, "target-selection", pw, done, req.chunk_size)]
-        stats = execute(specs, store, engine, progress,
-                        f"target selection ({len(cands)} candidates)")
-        ids = {gm.target: {t["trial_id"] for ts in pw.values() for t in ts}
-               for gm, pw in zip(games, per_game)}
+        return {"specs": specs, "fn": sel.run_pool_chunk, "failed": sel.failed_pool_rows,
+                "ids": ids, "candidates": cands, "pooled": True,
+                "description": f"target selection ({len(cands)} candidates, one pool of "
+                               f"{req.selection_models} models)"}
+    games = [tg.candidate_game(game, c) for c in cands]
+    per_game = [tg.selection_trials(gm, req.target_pairs) for gm in games]
+    specs = [s for gm, pw in zip(games, per_game)
+             for s in chunk_specs(gm, "target-selection", pw, done, req.chunk_size)]
+    ids = {gm.target: {t["trial_id"] for ts in pw.values() for t in ts}
+           for gm, pw in zip(games, per_game)}
+    return {"specs": specs, "fn": None, "failed": None, "ids": ids, "candidates": cands,
+            "pooled": False, "description": f"target selection ({len(cands)} candidates)"}
+
+
+def choose_selected(store: ResultStore, plan: dict, seed: int) -> tuple[Any, list[tuple[Any, float]]]:
+    """The chosen row and every (row, AUC) once the selection's chunks are stored."""
     shadow = store.read("shadow")
-    aucs = [(c, tg.candidate_auc(shadow, ids[c], game.seed)) for c in cands]
+    aucs = [(c, tg.candidate_auc(shadow, plan["ids"][c], seed)) for c in plan["candidates"]]
     row, _ = tg.choose(aucs)
-    return row, aucs, stats
+    return row, aucs
 
 
 def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
@@ -259,7 +259,7 @@ def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineC
                     _remove_empty(out)
                 raise
         store.ensure_manifest(manifest)
-        return _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice)
+        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
 
 
 def _remove_empty(out: Path) -> None:
@@ -271,30 +271,37 @@ def _remove_empty(out: Path) -> None:
         out.rmdir()
 
 
-def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -> dict[str, Any]:
-    selection: dict[str, Any] = {}
-    with session(engine):
-        if game.target == "auto":
-            row, aucs, sstats = select_target(game, req, ds, out, engine, progress, notice)
-            game = tg.candidate_game(game, row)
-            selection = {"target_aucs": {str(r): a for r, a in aucs},
-                         "selection_models": sstats.units,
-                         "selection_failed_chunks": sstats.failed_chunks}
-        per_world = {w: trials(game, world=w) for w in ("out", "in")}
-        specs = chunk_specs(game, audit_id, per_world, store.done_ids(), req.chunk_size)
-        pending = sum(len(c["trials"]) for c in specs)
-        if specs:
-            notice(f"{pending:,} of {2 * game.shadow_models:,} shadow models to train, in "
-                   f"{len(specs)} chunk(s) of up to {req.chunk_size}; the time estimate "
-                   "follows the first chunk")
-        stats = execute(specs, store, engine, progress,
-                        f"{game.impl} vs {game.attack} on {game.dataset}",
-                        estimator=Estimator(pending, engine, notice))
-    ids = {t["trial_id"] for ts in per_world.values() for t in ts}
+def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
+    # The campaign's scheduler with one job: the same chunks, seeds and store, so an
+    # audit gives the same numbers alone or as a job of a campaign.
+    from raudit.campaign.jobs import AuditJob
+    from raudit.campaign.schedule import schedule
+
+    job = AuditJob("audit", req, prepared=prepared, partition=None, verbose=True)
+    done = schedule([job], out, engine, progress, notice, probe_first=False)
+    if job.name in done.errors:
+        raise done.errors[job.name]
+    row = done.results[job.name]
+    units, failed, wall = job.game_stats()
+    selection = {k: job.selection[k] for k in ("target_aucs", "selection_models",
+                                               "selection_failed_chunks")} if job.selection else {}
+    row = {k: v for k, v in row.items() if k not in ("target_aucs", "selection_models",
+                                                     "selection_failed_chunks", "target_row",
+                                                     "models_run", "failed_chunks")}
+    return {**row, **selection, "out": str(out), "models_run": units,
+            "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
+            "notes": done.stats.notes, "target_row": job.game.target}
+
+
+def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,
+              ids: set[str], units: int, wall_s: float) -> dict[str, Any]:
+    """Analyse the stored models of ``ids``, append the summary row (once) and return it.
+
+    Raises :class:`AuditFailed` when no model of the audit trained."""
     check_models(store, ids, len(ids))
     shadow = store.read("shadow")
     result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
-    rate = stats.units / stats.wall_s * 3600 if stats.units and stats.wall_s > 0 else None
+    rate = units / wall_s * 3600 if units and wall_s > 0 else None
     label = "worst-case" if req.target == "worst-case" or (
         req.target is None and "target_row" in ds.notes) else f"row:{game.target}"
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
@@ -303,9 +310,7 @@ def _run_locked(req, game, ds, out, store, audit_id, engine, progress, notice) -
     row["verdict"] = verdict(row)
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     _append_summary(store, row)
-    return {**row, **selection, "out": str(out), "models_run": stats.units,
-            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
-            "placement": stats.placement, "notes": stats.notes, "target_row": game.target}
+    return row
 
 
 def _append_summary(store: ResultStore, row: dict) -> None:

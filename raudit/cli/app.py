@@ -47,6 +47,8 @@ def _mount() -> None:
     except ImportError:  # the audit command arrives with the audit package
         return
     app.command(help=audit.__doc__)(audit)
+    from raudit.cli.campaign import campaign
+    app.command(help=campaign.__doc__)(campaign)
 
 
 _mount()

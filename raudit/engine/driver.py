@@ -7,7 +7,10 @@ shipped to actors by reference). For every spec the driver calls
 ``on_done(spec, result, error)`` exactly once, in completion order, as soon as
 the chunk finishes: ``result`` is fn's return value, or None with ``error`` (the
 last attempt's traceback) once ``retries`` further attempts also failed. The
-caller persists there, so an interrupted run loses no finished chunk.
+caller persists there, so an interrupted run loses no finished chunk. ``on_done``
+may return further specs (a list) to run in the same pool: a campaign adds a job's
+next stage (its shadow models once its target is chosen) while other jobs' chunks
+are still running, instead of waiting for the whole round to drain.
 
 The ``ray`` backend keeps at most ``depth`` chunks queued per actor (backpressure
 with ``ray.wait``: specs are submitted as slots free up, never all at once), and
@@ -104,14 +107,18 @@ def run_chunks(fn: Fn, specs: Iterable[Mapping], *, on_done: OnDone,
     return stats
 
 
-def _finish(spec, result, error, stats, on_done, weight, progress) -> None:
+def _finish(spec, result, error, stats, on_done, weight, progress) -> list[dict]:
+    """Record a finished chunk; returns the follow-up specs ``on_done`` asked for."""
     stats.chunks += 1
     if error is None:
         stats.units += weight(spec)
     else:
         stats.failed_chunks += 1
-    on_done(spec, result, error)
+    more = on_done(spec, result, error)
     progress(weight(spec))
+    # only a list counts: a callback that happens to return something else (a path, a
+    # count) adds nothing
+    return [dict(s) for s in more] if isinstance(more, list) else []
 
 
 def _local_device(device: str) -> str:
@@ -143,7 +150,9 @@ def _run_local(fn, specs, on_done, config, weight, progress, stats) -> None:
 def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> None:
     if config.device == "cuda" and device == "cpu":
         stats.notes.append("CUDA is not available: running on CPU")
-    for spec in specs:
+    queue = deque(specs)
+    while queue:
+        spec = queue.popleft()
         result, error = None, None
         for _ in range(config.retries + 1):
             stats.attempts += 1
@@ -152,7 +161,7 @@ def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> 
                 break
             except Exception:  # noqa: BLE001 - any chunk failure is recorded, not fatal
                 error = traceback.format_exc()
-        _finish(spec, result, error, stats, on_done, weight, progress)
+        queue.extend(_finish(spec, result, error, stats, on_done, weight, progress))
 
 
 def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
@@ -197,15 +206,20 @@ def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
                     if deaths < config.retries + 2:
                         queue.appendleft((spec, errors, deaths + 1))
                     else:
-                        _finish(spec, None, _describe(exc), stats, on_done, weight, progress)
+                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
+                                       progress)
+                        queue.extend((s, 0, 0) for s in more)
                     continue
                 except ray.exceptions.RayError as exc:  # the chunk raised
                     if errors < config.retries:
                         queue.appendleft((spec, errors + 1, deaths))
                     else:
-                        _finish(spec, None, _describe(exc), stats, on_done, weight, progress)
+                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
+                                       progress)
+                        queue.extend((s, 0, 0) for s in more)
                     continue
-                _finish(spec, result, None, stats, on_done, weight, progress)
+                more = _finish(spec, result, None, stats, on_done, weight, progress)
+                queue.extend((s, 0, 0) for s in more)
         finally:
             for ref in in_flight:  # interrupted: drop queued work, keep what is written
                 try:

@@ -124,3 +124,28 @@ def run_inspect(req: InspectRequest, out: Path | None = None,
         runs = finish_runs(runs, out)
         write_folder(out, runs, manifest)
     return runs
+
+
+def request_from_settings(settings: dict[str, Any]) -> InspectRequest:
+    """A campaign job's settings as an :class:`InspectRequest` (ConfigError/TypeError on a
+    bad or unknown key, which the campaign reports with its line). ``impl`` is a name, a
+    list of names or ``all``; ``options`` a mapping or a list of KEY=VALUE strings;
+    ``iterations`` is an alias of ``max_iter``."""
+    s = dict(settings)
+    impl = s.pop("impl", "paper")
+    impls = tuple(str(i) for i in impl) if isinstance(impl, (list, tuple)) else (str(impl),)
+    opts = s.pop("options", None) or {}
+    items = (tuple(f"{k}={v}" for k, v in opts.items()) if isinstance(opts, dict)
+             else tuple(str(o) for o in opts))
+    if "iterations" in s:
+        s["max_iter"] = s.pop("iterations")
+    all_ = impls == ("all",)
+    return InspectRequest(impls=() if all_ else impls, all_=all_, options=items, **s)
+
+
+def run_inspect_job(settings: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A campaign's inspect job: inspect into ``folder``; a short JSON-ready summary."""
+    runs = run_inspect(request_from_settings(settings), Path(folder))
+    violated = sorted({f"{r['impl']}:{v['category']}" for r in runs
+                       for v in r.get("violations", []) if v.get("status") == "violated"})
+    return {"runs": len(runs), "violations": violated}

@@ -109,13 +109,23 @@ def write_atomic(path: Path, write) -> None:
 class ResultStore:
     """Result tables under ``root`` (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path | str, *, notice=_notice):
+    def __init__(self, root: Path | str, *, notice=_notice, partition: str | None = None):
         self.root = Path(root)
+        # A campaign's job writes into one hive partition of each table
+        # (``root/<table>/job=<name>/``), so that ``pd.read_parquet(root / table)`` reads
+        # every job with a ``job`` column; its manifest lives in ``root/jobs/job=<name>/``.
+        self.partition = partition
         self.notice = notice  # one-line messages (damaged parts); print to stderr by default
         self._verified: dict[Path, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
-        return f"ResultStore({str(self.root)!r})"
+        part = f", partition={self.partition!r}" if self.partition else ""
+        return f"ResultStore({str(self.root)!r}{part})"
+
+    def folder(self, table: str) -> Path:
+        """Where ``table``'s parts live (its partition's folder for a campaign job)."""
+        base = self.root / table
+        return base / self.partition if self.partition else base
 
     # -- writing ------------------------------------------------------------
     def append(self, table: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame) -> Path:
@@ -125,7 +135,7 @@ class ResultStore:
         (before writing anything) for unknown columns or values of the wrong type.
         """
         data = to_arrow(table, rows)
-        folder = self.root / table
+        folder = self.folder(table)
         folder.mkdir(parents=True, exist_ok=True)
         # The time prefix makes parts sort in write order; the uuid makes names unique
         # across threads and machines.
@@ -138,7 +148,7 @@ class ResultStore:
     def parts(self, table: str) -> list[Path]:
         """The finished, readable parts of ``table`` in write order (temp files excluded;
         damaged parts are quarantined, see the module docstring)."""
-        folder = self.root / table
+        folder = self.folder(table)
         if not folder.is_dir():
             return []
         found = sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
@@ -235,6 +245,8 @@ class ResultStore:
     # -- manifest -----------------------------------------------------------
     @property
     def manifest_path(self) -> Path:
+        if self.partition:
+            return self.root / "jobs" / self.partition / MANIFEST
         return self.root / MANIFEST
 
     def manifest(self) -> dict[str, Any] | None:
@@ -257,7 +269,7 @@ class ResultStore:
         wanted = self._wanted(spec)
         current = self.manifest()
         if current is None:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
             current = self._create_manifest(wanted)
         self._check(current, wanted)
         return current
@@ -265,7 +277,7 @@ class ResultStore:
     def check_manifest(self, spec: Mapping[str, Any]) -> None:
         """:meth:`ensure_manifest`'s checks without writing anything (a folder without a
         manifest passes): lets a run refuse a folder of another audit before any work."""
-        current = self.manifest() if self.root.is_dir() else None
+        current = self.manifest() if self.manifest_path.parent.is_dir() else None
         if current is not None:
             self._check(current, self._wanted(spec))
 
@@ -279,7 +291,7 @@ class ResultStore:
     def _create_manifest(self, wanted: dict[str, Any]) -> dict[str, Any]:
         """Create the manifest unless another writer just did; return the winner's."""
         text = json.dumps(wanted, indent=2, sort_keys=True) + "\n"
-        tmp = self.root / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
+        tmp = self.manifest_path.parent / f".{MANIFEST}.{uuid.uuid4().hex}.tmp"
         tmp.write_text(text, encoding="utf-8")
         try:
             os.link(tmp, self.manifest_path)  # fails if it exists: first writer wins
@@ -289,7 +301,7 @@ class ResultStore:
             os.replace(tmp, self.manifest_path)
         finally:
             tmp.unlink(missing_ok=True)
-        _fsync_dir(self.root)
+        _fsync_dir(self.manifest_path.parent)
         return self.manifest() or wanted
 
     def _check(self, current: dict[str, Any], wanted: dict[str, Any]) -> None:

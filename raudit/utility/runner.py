@@ -22,14 +22,13 @@ from typing import Any, ContextManager
 
 import pandas as pd
 
-from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
+from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
-from raudit.results import ResultStore, spec_hash
+from raudit.results import ResultStore
 from raudit.results.store import check_writable
 from raudit.results.ids import trial_id
-from raudit.utility import analyse as an
 from raudit.utility import plan
-from raudit.utility.chunk import _base, failed_rows, run_chunk
+from raudit.utility.chunk import _base
 
 Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 TABLE = "utility"
@@ -113,30 +112,20 @@ def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig 
 
 
 def _run_locked(req, ds, names, manifest, store, out, engine, progress, reference):
-    store.ensure_manifest(manifest)
-    run_id = spec_hash(manifest)[:16]
-    specs, skipped = plan_chunks(req, ds, run_id, finished(store))
-    if skipped:
-        store.append(TABLE, skipped)
-
-    real_ok = []
-
-    def on_done(spec, rows, error):
-        store.append(TABLE, rows if error is None else failed_rows(spec, error))
-        if spec.get("real") and error is None:
-            real_ok.append(spec["trial_id"])
+    # The campaign's scheduler with one job (see raudit.campaign.schedule).
+    from raudit.campaign.jobs import UtilityJob
+    from raudit.campaign.schedule import schedule
 
     what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
-    with session(engine), progress(f"{what} (fits)", sum(_weight(s) for s in specs)) as tick:
-        stats = run_chunks(run_chunk, specs, on_done=on_done, config=engine, weight=_weight,
-                           progress=tick) if specs else RunStats()
-    rows = store.read(TABLE)
-    # Only this request's trials: rows of another seed scheme in the same folder never mix in.
-    rows = rows[(rows["run_id"] == run_id) & rows["trial_id"].isin(planned_ids(req, ds))]
-    result = an.analyse(rows, reference=reference)
-    return {**result, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
-            "out": str(out), "run_id": run_id, "fits_run": stats.units - len(real_ok),
-            "real_run": bool(real_ok),
+    job = UtilityJob("utility", req, ds=ds, partition=None, what=f"{what} (fits)",
+                     reference=reference)
+    done = schedule([job], out, engine, progress)
+    if job.name in done.errors:
+        raise done.errors[job.name]
+    stats = done.stats
+    return {**job.analysis, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
+            "out": str(out), "run_id": job.run_id, "fits_run": stats.units - len(job.real_ok),
+            "real_run": bool(job.real_ok),
             "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
             "placement": stats.placement, "notes": stats.notes,
             "fits": req.fits, "samples": req.samples}

@@ -1,0 +1,189 @@
+"""Campaign engine benchmark: 1 vs 2 workers, per-chunk overhead, one pool vs a Ray
+session per audit.
+
+    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25]
+
+Runs two worst-case querybased audits (paper, original; M models per chunk, a fixed
+number of iterations per model) as one campaign, and prints:
+* the campaign's wall time with 1 and 2 Ray workers (one pool for both jobs), the speed-up;
+* the engine's per-chunk overhead on the 2-worker pool: the pool's wall time minus the
+  actors' start-up (timed with no-op chunks) minus the chunks' own compute time (summed
+  from the rows' wall_s) divided by the workers, per chunk and as a share of a chunk;
+* the same two audits as two ``run_audit`` calls, each starting its own Ray session.
+
+    python benchmarks/campaign.py --extrapolate configs/study-audit.yaml [--m 32]
+
+times one chunk of M models of every job of the campaign at its full settings (one
+core, in this process, training only) and extrapolates the campaign's training time
+on this machine's cores and on a 16-vCPU node (assuming per-core throughput as here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from raudit.audit.runner import AuditRequest, run_audit
+from raudit.campaign.run import load_jobs, run_campaign
+from raudit.campaign.schedule import schedule
+from raudit.engine.driver import EngineConfig, run_chunks
+
+IMPLS = ("paper", "original")
+
+
+def noop(spec: dict) -> int:
+    return 0
+
+
+def sleepy(spec: dict) -> list[dict]:
+    """A chunk that takes ``sleep`` s without using a core and returns real shadow rows:
+    what remains of its wall time in the pool is the engine's own cost."""
+    time.sleep(spec["sleep"])
+    return spec["rows"]
+
+
+def engine_overhead(rows: list[dict], out: Path, workers: int, chunks: int = 40,
+                    sleep: float = 1.0, chunk_s: float | None = None) -> None:
+    import ray
+
+    from raudit.results import ResultStore
+
+    store = ResultStore(out)
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = EngineConfig(workers=workers)
+        start = run_chunks(noop, [{}] * workers, on_done=lambda *a: None, config=engine).wall_s
+        specs = [{"sleep": sleep, "rows": rows, "i": i} for i in range(chunks)]
+        stats = run_chunks(sleepy, specs, config=engine,
+                           on_done=lambda s, r, e: store.append("shadow", r))
+    finally:
+        ray.shutdown()
+    per = (stats.wall_s - start - chunks * sleep / workers) / (chunks / workers)
+    print(f"engine overhead, {workers} workers, {chunks} chunks of {len(rows)} stored rows "
+          f"that sleep {sleep:g} s: {stats.wall_s:.1f} s (actor start-up {start:.1f} s): "
+          f"{per * 1000:.0f} ms per chunk" + (f"; {per / chunk_s:.1%} of the {chunk_s:.2f} s "
+                                              "chunk measured above" if chunk_s else ""))
+
+
+def _config(folder: Path, s: int, iters: int, m: int) -> Path:
+    p = folder / "bench.yaml"
+    p.write_text(textwrap.dedent(f"""\
+        name: bench
+        jobs:
+          - name: wc-{{impl}}
+            grid: {{impl: [{', '.join(IMPLS)}]}}
+            attack: querybased
+            dataset: worst-case
+            shadow_models: {s}
+            chunk_size: {m}
+            max_iter: {iters}
+        """))
+    return p
+
+
+def overhead(cfg: Path, out: Path, workers: int) -> float:
+    import ray
+
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        engine = EngineConfig(workers=workers)
+        start = run_chunks(noop, [{}] * workers, on_done=lambda *a: None, config=engine).wall_s
+        _, jobs = load_jobs(cfg)
+        done = schedule(jobs, out, engine)
+    finally:
+        ray.shutdown()
+    shadow = pd.read_parquet(out / "shadow")
+    compute = float(shadow["wall_s"].sum())  # per-model wall_s: sums to the chunks' time
+    chunks = done.stats.chunks
+    per = (done.stats.wall_s - start - compute / workers) / (chunks / workers)
+    print(f"engine, {workers} workers: {chunks} chunks in {done.stats.wall_s:.1f} s, actor "
+          f"start-up {start:.1f} s, chunk compute {compute:.1f} s "
+          f"({compute / chunks:.2f} s a chunk): overhead {per:.3f} s per chunk = "
+          f"{per / (compute / chunks):.1%} of a chunk (compute includes other processes' "
+          "load on these cores)")
+    return compute / chunks
+
+
+def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
+                only: list[str] | None = None) -> None:
+    import torch
+
+    from raudit.campaign import calibrate as cb
+
+    torch.set_num_threads(1)
+    _, jobs = load_jobs(path, only)
+    total_s = 0.0
+    for job in jobs:
+        impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(job)
+        cal = cb.fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, cap=cap)
+        # capped and still running: count the job's own max_iter (an upper bound)
+        its = cal.iterations
+        ge = "<=" if cap and its == opts.get("max_iter") and its > cap else ""
+        secs = job.planned_models() * its * cal.s_per_model_iter
+        total_s += secs
+        print(f"{job.name}: {job.planned_models():,} models x {ge}{its} iterations, "
+              f"{1 / cal.s_per_model_iter:,.0f} model-iterations/s on one core at M={m}: "
+              f"{secs / 3600:.2f} core-hours")
+    print(f"total: {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
+          f"~{total_s / 3600 / cores_here:.1f} h; on a 16-vCPU node ~{total_s / 3600 / 16:.1f} h "
+          "(per-vCPU throughput as one core here, linear scaling)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extrapolate", default=None, help="a campaign file to extrapolate")
+    ap.add_argument("--m", type=int, default=32)
+    ap.add_argument("--overhead-only", action="store_true")
+    ap.add_argument("--cap", type=int, default=None,
+                    help="--extrapolate: stop the timing fits after this many iterations")
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--shadow-models", type=int, default=100)
+    ap.add_argument("--iters", type=int, default=50)
+    ap.add_argument("--chunk", type=int, default=25)
+    a = ap.parse_args()
+    if a.extrapolate:
+        import os
+
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only)
+        return
+    models = 2 * a.shadow_models * len(IMPLS)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        cfg = _config(tmp, a.shadow_models, a.iters, a.chunk)
+        if a.overhead_only:
+            run_campaign(_config(tmp, 5, 2, a.chunk), tmp / "rows", EngineConfig(backend="local"))
+            rows = pd.read_parquet(tmp / "rows" / "shadow").drop(columns=["job"]).head(a.chunk)
+            engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
+                             for r in rows.to_dict("records")], tmp / "sleepy", 2)
+            return
+        walls = {}
+        for w in (1, 2):
+            t0 = time.perf_counter()
+            run_campaign(cfg, tmp / f"w{w}", EngineConfig(workers=w))
+            walls[w] = time.perf_counter() - t0
+            print(f"campaign, {w} worker(s): {models} models x {a.iters} iterations in "
+                  f"{walls[w]:.1f} s ({models / walls[w] * 3600:,.0f} models/hour, Ray "
+                  "start-up and analysis included)")
+        print(f"speed-up 1 -> 2 workers: {walls[1] / walls[2]:.2f}x")
+        chunk_s = overhead(cfg, tmp / "engine", 2)
+        rows = pd.read_parquet(tmp / "engine" / "shadow").drop(columns=["job"]).head(a.chunk)
+        engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
+                         for r in rows.to_dict("records")], tmp / "sleepy", 2, chunk_s=chunk_s)
+        t0 = time.perf_counter()
+        for impl in IMPLS:
+            run_audit(AuditRequest(impl=impl, attack="querybased", dataset="worst-case",
+                                   shadow_models=a.shadow_models, chunk_size=a.chunk,
+                                   options={"max_iter": a.iters}),
+                      tmp / f"single-{impl}", EngineConfig(workers=2))
+        single = time.perf_counter() - t0
+        print(f"the same {len(IMPLS)} audits as run_audit calls (a Ray session each), 2 "
+              f"workers: {single:.1f} s; as one campaign (one pool): {walls[2]:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

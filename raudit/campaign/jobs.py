@@ -1,0 +1,264 @@
+"""The jobs of a campaign: each turns its request into chunk specs, stores what they
+return in its own partition of the campaign's store, and analyses it at the end.
+
+A job is driven by :mod:`raudit.campaign.run` through three calls::
+
+    specs = job.open(out, notice)            # pending chunks (resuming), after the probe
+    more = job.done(spec, rows, error)       # store a chunk; maybe the next stage's chunks
+    summary = job.finish()                   # analyse; raises when the job failed for good
+
+Chunk specs are wrapped as ``{"job", "fn": "module:attr", "chunk": <the chunk's spec>}``
+so one pool runs the chunks of every kind (see :func:`raudit.campaign.dispatch.run_spec`).
+Every chunk is the one the single command would run: same trials, same seeds, same
+functions, so a job's numbers equal ``raudit audit`` / ``raudit utility`` run alone.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from raudit.audit import runner as ar
+from raudit.audit import targets as tg
+from raudit.audit.game import trials
+from raudit.audit.guard import Estimator, probe
+from raudit.results import ResultStore, spec_hash
+from raudit.utility import analyse as uan
+from raudit.utility import runner as ur
+
+# the runner's name for the chunk function, looked up at call time (tests patch it there)
+AUDIT_CHUNK = "raudit.audit.runner:run_chunk"
+POOL_CHUNK = "raudit.audit.selection:run_pool_chunk"
+UTILITY_CHUNK = "raudit.utility.chunk:run_chunk"
+
+
+def wrap(job: str, fn: str, chunk: dict) -> dict:
+    return {"job": job, "fn": fn, "chunk": chunk}
+
+
+def weight(spec: dict) -> int:
+    """Models in a wrapped chunk (the unit of progress): trials, or 1 for Setting A."""
+    chunk = spec["chunk"]
+    return 1 if chunk.get("real") else len(chunk["trials"])
+
+
+class Job:
+    kind = "?"
+
+    def __init__(self, name: str, partition: str | None = "job"):
+        self.name = name
+        # campaign jobs write to their hive partition; a single audit/utility run to the root
+        self.partition = f"job={name}" if partition else None
+        self.total = 0  # models this run still has to train (set by open)
+        self.t0: float | None = None
+        self.units = 0
+        self.failed_chunks = 0
+
+    def _tick(self, spec: dict, error: str | None) -> None:
+        if error is None:
+            self.units += weight(spec)
+        else:
+            self.failed_chunks += 1
+
+    def describe(self) -> str:
+        return self.name
+
+    def wall_s(self) -> float:
+        return time.perf_counter() - self.t0 if self.t0 is not None else 0.0
+
+
+class AuditJob(Job):
+    """One distinguishing game (with its target selection when the target is auto).
+
+    ``verbose`` (the single `raudit audit`) prints the plan of the game and the time
+    estimate after its first chunk; a campaign's bars carry that instead."""
+
+    kind = "audit"
+
+    def __init__(self, name: str, req: ar.AuditRequest, prepared=None,
+                 partition: str | None = "job", verbose: bool = False):
+        super().__init__(name, partition)
+        self.req = req
+        # validates and loads the data (the single audit passes what it already prepared)
+        self.game, self.manifest, self.ds = prepared or ar.prepare(req)
+        self.audit_id = spec_hash(self.manifest)[:16]
+        self.verbose = verbose
+        self.selection: dict[str, Any] = {}
+        self._plan: dict | None = None
+        self._pending_selection = 0
+        self._expected = 0  # game models counted in total before the target was chosen
+        self.sel_units = self.sel_failed = 0  # the selection stage's share of units/failures
+        self._estimator = None
+
+    def planned_models(self) -> int:
+        """Models of the whole job (selection included), done or not."""
+        n = 2 * self.req.shadow_models
+        if self.game.target == "auto":
+            n += (self.req.selection_models if self.req.target_selection == "pool" else
+                  2 * self.req.target_candidates * self.req.target_pairs)
+        return n
+
+    def open(self, out: Path, notice, engine=None, probe_first: bool = True) -> list[dict]:
+        self.notice, self.engine = notice, engine
+        self.store = ResultStore(out, partition=self.partition, notice=notice)
+        if probe_first:
+            self.store.check_manifest(self.manifest)
+            if not self.store.done_ids():  # a finished model already proved the set-up
+                probe(self.game if self.game.target != "auto" else
+                      tg.candidate_game(self.game, tg.candidates_of(self.ds.train, 1)[0]),
+                      self.audit_id)
+        self.store.ensure_manifest(self.manifest)
+        self.t0 = time.perf_counter()
+        if self.game.target != "auto":
+            return self._audit_specs()
+        self.sel_store = ResultStore(out / "target-selection", partition=self.partition,
+                                     notice=notice)
+        self._plan = ar.selection_plan(self.game, self.req, self.ds, self.sel_store)
+        fn = POOL_CHUNK if self._plan["pooled"] else AUDIT_CHUNK
+        specs = [wrap(self.name, fn, s) for s in self._plan["specs"]]
+        self._pending_selection = len(specs)
+        if self._plan["pooled"] and self.verbose and engine is not None:
+            self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice)
+        # The game's models are known in number before its target is: counted now, so
+        # the bars and the ETA cover the whole job from the start.
+        self._expected = max(0, 2 * self.req.shadow_models - len(self.store.done_ids()))
+        self.total = sum(weight(s) for s in specs) + self._expected
+        return specs if specs else self._chosen()
+
+    def _chosen(self) -> list[dict]:
+        row, aucs = ar.choose_selected(self.sel_store, self._plan, self.game.seed)
+        self.game = tg.candidate_game(self.game, row)
+        self.selection = {"target_aucs": {str(r): a for r, a in aucs},
+                          "selection_models": self.units, "selection_failed_chunks":
+                          self.failed_chunks, "target_row": row}
+        self.sel_units, self.sel_failed = self.units, self.failed_chunks
+        return self._audit_specs()
+
+    def _audit_specs(self) -> list[dict]:
+        self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
+        chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world, self.store.done_ids(),
+                                self.req.chunk_size)
+        pending = sum(len(c["trials"]) for c in chunks)
+        self.total += pending - self._expected
+        self._expected = 0
+        self.t_game = time.perf_counter()
+        if self.verbose and chunks:
+            self.notice(f"{pending:,} of {2 * self.game.shadow_models:,} shadow models to "
+                        f"train, in {len(chunks)} chunk(s) of up to {self.req.chunk_size}; the "
+                        "time estimate follows the first chunk")
+        if self.verbose and self.engine is not None:
+            self._estimator = Estimator(pending, self.engine, self.notice)
+        return [wrap(self.name, AUDIT_CHUNK, c) for c in chunks]
+
+    def done(self, spec: dict, rows, error: str | None) -> list[dict]:
+        self._tick(spec, error)
+        chunk = spec["chunk"]
+        if spec["fn"] == POOL_CHUNK:
+            from raudit.audit import selection as sel
+
+            self.sel_store.append("shadow", rows if error is None else
+                                  sel.failed_pool_rows(chunk, error))
+        else:
+            from raudit.audit.chunk import failed_rows
+
+            store = self.sel_store if chunk["audit_id"] == "target-selection" else self.store
+            store.append("shadow", rows if error is None else failed_rows(chunk, error))
+        if error is None and self._estimator is not None:
+            self._estimator(rows)
+        if chunk["audit_id"] == "target-selection":
+            self._pending_selection -= 1
+            if self._pending_selection == 0:  # the last selection chunk: the game can start
+                return self._chosen()
+        return []
+
+    def describe(self) -> str:
+        if self.partition:
+            return self.name
+        g = self.game
+        return f"{g.impl} vs {g.attack} on {g.dataset}"
+
+    def game_stats(self) -> tuple[int, int, float]:
+        """(models trained, failed chunks, wall seconds) of the game stage alone."""
+        wall = time.perf_counter() - self.t_game
+        return self.units - self.sel_units, self.failed_chunks - self.sel_failed, wall
+
+    def finish(self) -> dict[str, Any]:
+        ids = {t["trial_id"] for ts in self.per_world.values() for t in ts}
+        units, failed, wall = self.game_stats()
+        row = ar.summarise(self.req, self.game, self.ds, self.store, self.audit_id, ids,
+                           units, wall)
+        sel = {**self.selection, "target_row": str(self.game.target)} if self.selection else {}
+        return {**row, **sel, "models_run": units, "failed_chunks": failed}
+
+
+class UtilityJob(Job):
+    """One utility benchmark (a sweep of configs, F fits each)."""
+
+    kind = "utility"
+
+    def __init__(self, name: str, req, ds=None, partition: str | None = "job", what=None,
+                 reference: float | None = None):
+        super().__init__(name, partition)
+        self.reference = reference
+        self.analysis: dict[str, Any] = {}
+        from raudit.utility import plan
+
+        self.req = req
+        self.ds = ds if ds is not None else plan.check(req)
+        self.what = what  # the single run's bar label
+        self.names = plan.classifier_names(req, self.ds.name)
+        if not req.real_only:
+            plan.configs(req, self.ds)  # options the generator rejects: now, not mid-run
+        self.manifest = ur.manifest_of(req, self.ds, self.names)
+        self.run_id = spec_hash(self.manifest)[:16]
+        self.real_ok: list[str] = []
+
+    def describe(self) -> str:
+        return self.what or self.name
+
+    def planned_models(self) -> int:
+        from raudit.utility import plan
+
+        if self.req.real_only:
+            return 1
+        return self.req.fits * len(plan.configs(self.req, self.ds))
+
+    def open(self, out: Path, notice, engine=None, probe_first: bool = True) -> list[dict]:
+        self.store = ResultStore(out, partition=self.partition, notice=notice)
+        self.store.ensure_manifest(self.manifest)
+        specs, skipped = ur.plan_chunks(self.req, self.ds, self.run_id, ur.finished(self.store))
+        if skipped:
+            self.store.append(ur.TABLE, skipped)
+        self.t0 = time.perf_counter()
+        wrapped = [wrap(self.name, UTILITY_CHUNK, s) for s in specs]
+        self.total = sum(weight(s) for s in wrapped)
+        return wrapped
+
+    def done(self, spec: dict, rows, error: str | None) -> list[dict]:
+        from raudit.utility.chunk import failed_rows
+
+        self._tick(spec, error)
+        self.store.append(ur.TABLE, rows if error is None else failed_rows(spec["chunk"], error))
+        if spec["chunk"].get("real") and error is None:
+            self.real_ok.append(spec["chunk"]["trial_id"])
+        return []
+
+    def rows(self):
+        """This request's rows only: another seed scheme's rows in the folder never mix in."""
+        rows = self.store.read(ur.TABLE)
+        return rows[(rows["run_id"] == self.run_id)
+                    & rows["trial_id"].isin(ur.planned_ids(self.req, self.ds))]
+
+    def finish(self) -> dict[str, Any]:
+        rows = self.rows()
+        # a campaign reports a job whose every fit failed; `raudit utility` shows the table
+        if self.partition and not rows.empty and not (rows["status"] == "ok").any():
+            raise ar.AuditFailed(f"every fit of {self.name} failed; first error: "
+                                 f"{str(rows['error'].dropna().iloc[0]).strip().splitlines()[-1]}")
+        result = self.analysis = uan.analyse(rows, reference=self.reference)
+        points = result.get("points") or []
+        return {"impl": "real" if self.req.real_only else self.req.impl,
+                "dataset": self.ds.name, "run_id": self.run_id, "points": len(points),
+                "auroc_B": [p.get("auroc_B") for p in points], "fits_run": self.units,
+                "failed_chunks": self.failed_chunks, "real_auroc": (result.get("real") or {}).get("auroc")}

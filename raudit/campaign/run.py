@@ -1,0 +1,123 @@
+"""Run a campaign: every job's chunks through ONE engine call over one actor pool.
+
+::
+
+    results = run_campaign("configs/quick-audit.yaml", "runs/quick", EngineConfig(workers=2))
+
+The output folder holds ``raudit.json`` (spec ``{"kind": "campaign", "name"}``) and
+each table hive-partitioned by job (``OUT/shadow/job=<name>/part-*.parquet``), each
+job with its own manifest under ``OUT/jobs/job=<name>/``: rerunning resumes every job
+(trial ids are content hashes), adding a job to the file runs only the new one, and a
+job whose settings changed under the same name is refused. ``OUT/.lock`` keeps a
+second campaign out while one runs.
+
+A job that cannot start (its probe fails) or whose every model fails is reported
+with its first error; the others run to the end. Chunks are queued job after job, so
+the first jobs finish (and are analysed) early while the pool moves on to the next;
+a job's second stage (its shadow models once its target is chosen) joins the queue
+as soon as its selection's last chunk is stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from raudit.campaign import config as cf
+from raudit.campaign import plan as pl
+from raudit.campaign.schedule import schedule
+from raudit.engine.driver import EngineConfig, session
+from raudit.errors import ConfigError, RauditError
+from raudit.results import ResultStore
+from raudit.results.store import check_writable
+
+
+def load_jobs(path: Path | str, only: list[str] | None = None,
+              chunk_sizes: dict[str, int] | None = None) -> tuple[dict, list]:
+    """The campaign's header and its validated jobs (all errors at once)."""
+    header, specs = cf.load(path)
+    return header, pl.build_all(cf.select(specs, only), chunk_sizes)
+
+
+def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = EngineConfig(),
+                 progress=None, notice: Callable[[str], None] | None = None,
+                 only: list[str] | None = None) -> dict[str, Any]:
+    """Run (or resume) the campaign; returns {"name", "out", "jobs": {name: result}, ...}.
+
+    Each job's result is its summary (an audit's summary row, a utility run's points)
+    with ``status`` "ok", or ``status`` "failed" and ``error``."""
+    from raudit.campaign.schedule import quiet
+
+    progress, notice = progress or quiet, notice or (lambda m: None)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", str(out)):
+        # The store's guarantees (atomic rename, flock, fsync) are local-filesystem ones.
+        raise ConfigError(f"--out {out}: object stores are not supported; write to a local "
+                          "(or network-mounted) folder and copy it, e.g. `aws s3 sync`")
+    out = Path(out)
+    header, jobs = load_jobs(path, only)
+    for job in jobs:  # a job of another campaign's settings: refuse before any work
+        if job.kind != "inspect":
+            try:
+                ResultStore(out, partition=job.partition).check_manifest(job.manifest)
+            except ConfigError as exc:
+                raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
+    check_writable(out)
+    root = ResultStore(out, notice=notice)
+    with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
+        root.ensure_manifest({"kind": "campaign", "name": header["name"]})
+        resolve_auto_chunks(jobs, engine, notice)
+        return _run_locked(header, jobs, out, engine, progress, notice)
+
+
+def _run_locked(header, jobs, out, engine, progress, notice) -> dict[str, Any]:
+    pool_jobs = [j for j in jobs if j.kind != "inspect"]
+    total = sum(j.planned_models() for j in pool_jobs)
+    notice(f"{len(pool_jobs)} job(s) of {total:,} models (before resuming) on one pool")
+    done = schedule(pool_jobs, out, engine, progress, notice,
+                    overall=f"campaign {header['name']}")
+    results: dict[str, dict] = {}
+    for job in pool_jobs:
+        if job.name in done.errors:
+            results[job.name] = _failed(job, done.errors[job.name], notice)
+        else:
+            results[job.name] = {"status": "ok", "kind": job.kind, **done.results[job.name]}
+            verdict = results[job.name].get("verdict")
+            notice(f"job {job.name} done" + (f": {verdict}" if verdict else ""))
+    for job in (j for j in jobs if j.kind == "inspect"):  # in the driver, after the pool
+        try:
+            results[job.name] = {"status": "ok", "kind": "inspect", **job.run(out)}
+        except RauditError as exc:
+            results[job.name] = _failed(job, exc, notice)
+    stats = done.stats
+    return {"name": header["name"], "out": str(out),
+            "jobs": {j.name: results[j.name] for j in jobs},
+            "failed_jobs": sorted(n for n, r in results.items() if r["status"] != "ok"),
+            "wall_s": stats.wall_s, "models_run": stats.units,
+            "placement": stats.placement or "nothing to run (resumed)", "notes": stats.notes}
+
+
+def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
+    """Give every ``chunk_size: auto`` job its calibrated M (chunking never changes results)."""
+    import dataclasses
+    import os
+
+    if not any(getattr(j, "auto_chunk", False) for j in jobs):
+        return
+    from raudit.campaign.calibrate import auto_chunk_sizes
+
+    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    sizes = auto_chunk_sizes(jobs, engine, workers, notice)
+    for job in jobs:
+        if job.name in sizes:
+            job.req = dataclasses.replace(job.req, chunk_size=sizes[job.name])
+
+
+def _failed(job, exc: Exception, notice) -> dict[str, Any]:
+    msg = " ".join(str(exc).split())
+    notice(f"warning: job {job.name} failed: {msg}")
+    return {"status": "failed", "kind": job.kind, "error": msg}
+
+
+__all__ = ["run_campaign", "load_jobs"]

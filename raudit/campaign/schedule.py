@@ -1,0 +1,80 @@
+"""One engine call for the chunks of many jobs: the scheduler of campaigns AND of the
+single `raudit audit` (a one-job schedule), so both run the same code.
+
+``schedule(jobs, out, engine, progress, notice)`` opens every job (its pending chunks,
+resuming), queues all chunks job after job on one pool (``raudit.engine.driver``),
+routes each finished chunk to its job (which stores it, and may hand back its next
+stage's chunks: they join the same queue), then lets every job analyse its results.
+A job that raises a :class:`RauditError` (its probe, every model failed) is recorded
+as failed, with the exception, and the others go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from raudit.campaign.dispatch import run_spec
+from raudit.campaign.jobs import weight
+from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
+from raudit.errors import RauditError
+
+
+@contextlib.contextmanager
+def quiet(description: str, total: int):
+    yield lambda n: None
+
+
+@dataclass
+class Outcome:
+    results: dict[str, dict] = field(default_factory=dict)  # name -> finish()'s dict
+    errors: dict[str, RauditError] = field(default_factory=dict)  # name -> why it failed
+    stats: RunStats = field(default_factory=RunStats)
+
+
+def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambda m: None,
+             overall: str | None = None, probe_first: bool = True) -> Outcome:
+    """Run the jobs' chunks over one pool; see the module docstring."""
+    done = Outcome()
+    specs: list[dict] = []
+    for job in jobs:
+        try:
+            specs += job.open(out, notice, engine, probe_first)
+        except RauditError as exc:  # the probe or the store refused it: the others go on
+            done.errors[job.name] = exc
+    live = {j.name: j for j in jobs if j.name not in done.errors}
+    total = sum(j.total for j in live.values())
+    with contextlib.ExitStack() as stack:
+        bars = {}
+        if overall is not None:
+            bars[None] = stack.enter_context(progress(overall, total))
+        for name, job in live.items():
+            if job.total:
+                bars[name] = stack.enter_context(progress(job.describe(), job.total))
+
+        def on_done(spec, rows, error):
+            job = live[spec["job"]]
+            more: list[dict] = []
+            if job.name not in done.errors:
+                try:
+                    more = job.done(spec, rows, error)
+                except RauditError as exc:  # e.g. no selection model trained: job over
+                    done.errors[job.name] = exc
+            bars.get(job.name, lambda n: None)(weight(spec))
+            return more
+
+        if specs:
+            with session(engine):
+                done.stats = run_chunks(run_spec, specs, on_done=on_done, config=engine,
+                                        weight=weight, progress=bars.get(None))
+    for name, job in live.items():
+        if name in done.errors:
+            continue
+        try:
+            done.results[name] = job.finish()
+        except RauditError as exc:
+            done.errors[name] = exc
+    return done
+
+
+__all__ = ["schedule", "Outcome", "quiet"]

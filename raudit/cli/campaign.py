@@ -1,0 +1,119 @@
+"""`raudit campaign`: many audits and utility runs from one YAML file, over one actor pool."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from raudit.cli.errors import results_only_stdout, user_errors
+
+Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only these jobs (names or shell patterns, repeatable).")]
+
+
+@user_errors
+def campaign(
+    config: Annotated[Path, typer.Argument(help="Campaign file (YAML), e.g. configs/quick-audit.yaml.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Result folder, tables partitioned by job (rerun to resume). Default runs/campaign-NAME.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate, calibrate and print the plan: jobs, fits, model-iterations, estimated time. Trains nothing.")] = False,
+    only: Only = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="ray (one actor pool; RAY_ADDRESS joins a cluster) or local (in-process).")] = "ray",
+    device: Annotated[str, typer.Option("--device", help="auto (GPU slots when the cluster has GPUs), cpu or cuda.")] = "auto",
+    per_gpu: Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU.")] = 1,
+    retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results (or the plan) as JSON.")] = False,
+) -> None:
+    """Run a campaign: audits, utility benchmarks and inspections of one YAML file, every chunk over one Ray actor pool.
+
+    Each job writes its own partition of each table (OUT/shadow/job=NAME/...): `pd.read_parquet(OUT/"summary")` reads them all with a `job` column. Rerun to resume; a failing job is reported and the others finish. Exits 1 if a job failed.
+    """
+    from raudit.campaign import config as cf
+    from raudit.campaign.run import load_jobs, run_campaign
+    from raudit.cli.progress import make_progress
+    from raudit.engine.driver import EngineConfig
+
+    engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
+                          retries=retries)
+    if dry_run:
+        from raudit.campaign.dryrun import plan_table, show_plan
+
+        header, jobs = load_jobs(config, only)
+        rows = plan_table(jobs, engine)
+        if as_json:
+            typer.echo(json.dumps({"name": header["name"], "jobs": rows}, indent=2))
+        else:
+            show_plan(header, rows, engine)
+        return
+    header, _ = cf.load(config)
+    out = out or Path("runs") / f"campaign-{header['name']}"
+    with results_only_stdout(), _bars(as_json, make_progress) as progress:
+        result = run_campaign(config, out, engine, progress, notice=_notice, only=only)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, default=_plain))
+    else:
+        _show(result)
+    if result["failed_jobs"]:
+        raise typer.Exit(1)
+
+
+def _bars(quiet: bool, make_progress):
+    """Bars per job and for the whole campaign, each with its ETA (nothing off a terminal)."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def none(description, total):
+        yield lambda n: None
+
+    @contextlib.contextmanager
+    def outer():
+        if quiet or not sys.stderr.isatty():
+            yield none
+            return
+        with make_progress() as bar:
+            @contextlib.contextmanager
+            def phase(description, total):
+                task = bar.add_task(description, total=total)
+                yield lambda n: bar.advance(task, n)
+            yield phase
+    return outer()
+
+
+def _notice(message: str) -> None:
+    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
+          file=sys.stderr, flush=True)
+
+
+def _plain(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return str(v)
+
+
+def _show(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"raudit campaign {r['name']}: {len(r['jobs'])} job(s) -> {r['out']}",
+              title_justify="left")
+    for col in ("job", "kind", "status", "result"):
+        t.add_column(col)
+    for name, j in r["jobs"].items():
+        if j["status"] != "ok":
+            res = j.get("error", "")[:160]
+        elif j["kind"] == "audit":
+            res = (f"AUC {j['auc']:.3f}, eps_cp {j['eps_cp']:.2f} of max {j['eps_max']:.2f}, "
+                   f"{j['models_ok']} models ok")
+        elif j["kind"] == "utility":
+            aucs = ", ".join("n/a" if a is None else f"{a:.3f}" for a in j["auroc_B"])
+            res = f"{j['points']} sweep point(s), AUROC (B) {aucs}"
+        else:
+            res = "see " + str(Path(r["out"]) / "inspect" / f"job={name}")
+        t.add_row(name, j["kind"], j["status"], res)
+    Console().print(t)
+    Console().print(f"{r['models_run']:,} models trained in {r['wall_s']:.1f} s on "
+                    f"{r['placement']}" + "".join(f"; {n}" for n in r["notes"]))
