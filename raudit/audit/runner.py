@@ -67,17 +67,31 @@ class AuditRequest:
     target_selection: str = "pool"  # pool | per-candidate
     selection_models: int = 200  # pool selection: models shared by every candidate
     samples_per_model: int = 1  # synthetic datasets per model (extra ones: multi-sample Bayes)
+    # sequential audit (raudit.audit.sequential): stages first_stage, 2x, ... up to
+    # shadow_models, stopping early by either rule
+    target_width: float | None = None
+    until_ceiling: bool = False
+    first_stage: int = 50
+
+    @property
+    def sequential(self) -> bool:
+        return self.target_width is not None or self.until_ceiling
 
     def __post_init__(self) -> None:
         """Check what needs no data, so that a config file or the Python API fails at once,
         with the same messages as the command line."""
         for name in ("shadow_models", "seed", "chunk_size", "target_candidates", "target_pairs",
-                     "selection_models", "samples_per_model"):
+                     "selection_models", "samples_per_model", "first_stage"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{name.replace('_', '-')} must be an integer, got {value!r}")
         if self.chunk_size < 1:
             raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
+        if self.target_width is not None and not self.target_width > 0:
+            raise ConfigError(f"--target-width must be positive, got {self.target_width!r}")
+        if self.sequential:
+            from raudit.audit.sequential import stages
+            stages(self.first_stage, self.shadow_models)  # first stage in [5, shadow models]
         split_sizes(self.shadow_models)
         _synthetic_rows(self.synthetic_rows)
         if self.neighbours not in NEIGHBOURS:
@@ -134,6 +148,9 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 context=default_context(req.seed), samples_per_model=req.samples_per_model)
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
+    if req.sequential:  # the same trials as the fixed audit; stopping makes it another run
+        manifest["sequential"] = {"first_stage": req.first_stage, "target_width": req.target_width,
+                                  "until_ceiling": req.until_ceiling}
     if target == "auto":
         manifest.update(target_candidates=req.target_candidates, target_pairs=req.target_pairs)
         if req.target_selection != "per-candidate":  # absent for the protocol older stores used
@@ -294,13 +311,18 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
 
 
 def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,
-              ids: set[str], units: int, wall_s: float) -> dict[str, Any]:
+              ids: set[str], units: int, wall_s: float,
+              result: dict[str, Any] | None = None) -> dict[str, Any]:
     """Analyse the stored models of ``ids``, append the summary row (once) and return it.
 
+    ``result``: the analysis already made (a sequential audit's last look).
     Raises :class:`AuditFailed` when no model of the audit trained."""
     check_models(store, ids, len(ids))
     shadow = store.read("shadow")
-    result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
+    if result is None:
+        result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
+    else:
+        game = dataclasses.replace(game, shadow_models=int(result["models_per_world"]))
     rate = units / wall_s * 3600 if units and wall_s > 0 else None
     label = "worst-case" if req.target == "worst-case" or (
         req.target is None and "target_row" in ds.notes) else f"row:{game.target}"
@@ -309,6 +331,8 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row["synthetic_protocol"] = game.synthetic_protocol
     row["verdict"] = verdict(row)
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
+    if "looks" in result:
+        row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
     _append_summary(store, row)
     return row
 

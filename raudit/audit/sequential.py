@@ -79,9 +79,10 @@ def prefix_bounds(shadow: pd.DataFrame, s: int, *, seed: int, delta: float, alph
     df = df[df["shadow_index"] < s].copy()
     df["split"] = [split_of(int(i), s) for i in df["shadow_index"]]
     parts = {k: df[df["split"] == k] for k in ("train", "val", "test")}
+    counts = {"models_per_world": s, "models_ok": int(len(df)), "missing": int(2 * s - len(df))}
     if not all(0 < int(an.matrix(p)[1].sum()) < len(p) for p in parts.values()):
-        return {"models_per_world": s, "eps_cp": math.nan, "eps_hi": math.nan,
-                "eps_max": math.nan, "saturated": False}
+        return {**counts, **{k: math.nan for k in an._NAN_KEYS}, "eps_hi": math.nan,
+                "saturated": False, "direction": None}
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
                               seeds.derive_seed(seed, seeds.ATTACK) % 2**32)
     (vs, vl), (ts, tl) = scored["val"], scored["test"]
@@ -89,16 +90,24 @@ def prefix_bounds(shadow: pd.DataFrame, s: int, *, seed: int, delta: float, alph
     out.update(tradeoff_bounds(vs, vl, ts, tl, delta=delta, alpha=alpha))
     out["eps_hi"] = eps_interval(out["tp"], out["fn"], out["tn"], out["fp"], delta=delta,
                                  alpha=alpha)[1]
-    return {"models_per_world": s, **out}
+    out["best_estimator"] = "curve" if out["eps_curve"] > out["eps_cp"] else "cp"
+    return {**counts, **out}
+
+
+#: ``until_ceiling``: a bound that grew less than this since the previous look has stopped growing
+PLATEAU = 0.05
 
 
 def should_stop(look: dict[str, Any], *, width: float | None = None,
-                until_ceiling: bool = False, last: bool = False) -> str | None:
+                until_ceiling: bool = False, last: bool = False,
+                previous: dict[str, Any] | None = None) -> str | None:
     """Why to stop after this look (a sentence), or None to train the next stage.
 
-    ``width``: stop once eps_hi - eps_lo <= width. ``until_ceiling``: stop at the
-    first look whose bound is below its ceiling (the attack's errors, not the
-    number of models, limit it now; a perfect attack keeps going to the last stage).
+    ``width``: stop once eps_hi - eps_lo <= width. ``until_ceiling``: go on while the
+    bound is at its ceiling (the number of models limits it: a perfect attack keeps
+    going to the last stage); stop at the first look after the first whose bound is
+    below its ceiling and grew less than PLATEAU since ``previous`` (the attack's
+    errors limit it now, and more models would not raise it much).
     """
     if last:
         return "reached the last stage"
@@ -107,7 +116,9 @@ def should_stop(look: dict[str, Any], *, width: float | None = None,
         return None
     if width is not None and hi - lo <= width:
         return f"the interval [{lo:.2f}, {hi:.2f}] is narrower than {width:g}"
-    if until_ceiling and not look.get("saturated"):
-        return (f"the bound {lo:.2f} is below its ceiling {look.get('eps_max', math.nan):.2f}: "
-                "more models would not raise it much")
+    if until_ceiling and previous is not None and not look.get("saturated"):
+        before = previous.get("eps_cp", math.nan)
+        if not math.isnan(before) and lo <= before + PLATEAU:
+            return (f"the bound {lo:.2f} is below its ceiling {look.get('eps_max', math.nan):.2f} "
+                    f"and grew less than {PLATEAU} since the last look ({before:.2f})")
     return None

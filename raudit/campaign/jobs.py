@@ -136,6 +136,14 @@ class AuditJob(Job):
         return self._audit_specs()
 
     def _audit_specs(self) -> list[dict]:
+        if self.req.sequential:
+            self.looks: list[dict] = []
+            self.t_game = time.perf_counter()
+            # the bars count the most it can train; stopping early leaves them short
+            self.total += max(0, 2 * self.game.shadow_models - len(self.store.done_ids())
+                              - self._expected)
+            self._expected = 0
+            return self._next_stage()
         self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
         chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world, self.store.done_ids(),
                                 self.req.chunk_size)
@@ -170,7 +178,55 @@ class AuditJob(Job):
             self._pending_selection -= 1
             if self._pending_selection == 0:  # the last selection chunk: the game can start
                 return self._chosen()
+        elif self.req.sequential:
+            self._stage_pending -= 1
+            if self._stage_pending == 0:  # the stage is stored: look, then stop or go on
+                return [] if self._look() else self._next_stage()
         return []
+
+    # ---------------------------------------------------------------- sequential audits
+
+    def _next_stage(self) -> list[dict]:
+        """The next stage's pending chunks; stages with nothing to train (a resume) are
+        looked at at once. [] when a look stopped the audit."""
+        from raudit.audit.sequential import stages
+
+        plan = stages(self.req.first_stage, self.game.shadow_models)
+        while len(self.looks) < len(plan):
+            s = plan[len(self.looks)]
+            self.per_world = {w: trials(self.game, world=w, count=s) for w in ("out", "in")}
+            chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
+                                    self.store.done_ids(), self.req.chunk_size)
+            if chunks:
+                self._stage_pending = len(chunks)
+                if self.verbose:
+                    self.notice(f"look {len(self.looks) + 1}: training up to {s} models per world")
+                return [wrap(self.name, AUDIT_CHUNK, c) for c in chunks]
+            if self._look():
+                return []
+        return []
+
+    def _look(self) -> bool:
+        """Bound the first s models per world at this look's level; True to stop."""
+        from raudit.audit.sequential import look_alpha, prefix_bounds, should_stop, stages
+
+        plan = stages(self.req.first_stage, self.game.shadow_models)
+        k = len(self.looks) + 1
+        s = plan[k - 1]
+        ids = {t["trial_id"] for ts in self.per_world.values() for t in ts}
+        look = prefix_bounds(self.store.read("shadow"), s, seed=self.game.seed,
+                             delta=self.game.delta or 0.0, alpha=look_alpha(0.1, k),
+                             trial_ids=ids)
+        reason = should_stop(look, width=self.req.target_width,
+                             until_ceiling=self.req.until_ceiling, last=k == len(plan),
+                             previous=self.looks[-1] if self.looks else None)
+        look.update(looks=k, stop_reason=reason)
+        self.looks.append(look)
+        if self.verbose:
+            self.notice(f"look {k} ({s} models per world, level {look_alpha(0.1, k):.3g}): "
+                        f"eps_cp {look['eps_cp']:.3f}, interval up to {look['eps_hi']:.3f}"
+                        + (f"; stop: {reason}" if reason else "; going on"))
+        return reason is not None
 
     def describe(self) -> str:
         if self.partition:
@@ -187,7 +243,7 @@ class AuditJob(Job):
         ids = {t["trial_id"] for ts in self.per_world.values() for t in ts}
         units, failed, wall = self.game_stats()
         row = ar.summarise(self.req, self.game, self.ds, self.store, self.audit_id, ids,
-                           units, wall)
+                           units, wall, result=self.looks[-1] if self.req.sequential else None)
         sel = {**self.selection, "target_row": str(self.game.target)} if self.selection else {}
         return {**row, **sel, "models_run": units, "failed_chunks": failed}
 

@@ -18,7 +18,10 @@ from raudit.cli.progress import phase_bars
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
 Target = Annotated[Optional[str], typer.Option("--target", "-t", help="auto (mini-MIAs over the most outlying records), worst-case (the planted target), or a row id of the training table. Default: worst-case where planted, else auto.")]
-Shadow = Annotated[int, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test).")]
+Shadow = Annotated[str, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test), or `auto`: a sequential audit of up to 2,000 (stages of --first-stage, doubling) that stops by --target-width or --until-ceiling (the default rule).")]
+Width = Annotated[Optional[float], typer.Option("--target-width", help="Sequential audit: stop once the interval [eps_lo, eps_hi] is narrower than this. Every look is corrected (alpha spending), so stopping early never inflates the bound; -S is then the most models per world.")]
+UntilCeiling = Annotated[bool, typer.Option("--until-ceiling", help="Sequential audit: go on while the bound sits at its ceiling (the number of models limits it); stop once it is below its ceiling and stopped growing.")]
+FirstStage = Annotated[int, typer.Option("--first-stage", help="Sequential audit: models per world at the first look (then doubling).")]
 SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|), or `per-world`: each model samples its own training size, as the study's harness did (the one-row size difference can give the world away; use it to reproduce the study's figures).")]
 Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
 SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
@@ -44,7 +47,7 @@ def audit(
     features: Features = None,
     dataset: Annotated[Optional[str], typer.Option("--dataset", "-d", help="Dataset name or CSV/Parquet path (default: worst-case for querybased, breast-cancer for groundhog).")] = None,
     target: Target = None,
-    shadow_models: Shadow = 1000,
+    shadow_models: Shadow = "1000",
     epsilon: opt.Epsilon = 1.0,
     delta: opt.Delta = None,
     teachers: opt.Teachers = None,
@@ -70,6 +73,9 @@ def audit(
     retries: Retries = 1,
     as_json: Json = False,
     samples_per_model: Samples = 1,
+    target_width: Width = None,
+    until_ceiling: UntilCeiling = False,
+    first_stage: FirstStage = 50,
     synthetic_in: SynthIn = None,
     synthetic_out: SynthOut = None,
 ) -> None:
@@ -84,13 +90,22 @@ def audit(
                           retries=retries)
     kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
                                   max_iter=max_iter, device=None, options=option)
+    if shadow_models.strip().lower() == "auto":
+        shadow_models, until_ceiling = 2000, until_ceiling or target_width is None
+    else:
+        try:
+            shadow_models = int(shadow_models)
+        except ValueError:
+            raise ConfigError(f"--shadow-models takes a number or auto, got {shadow_models!r}") from None
     req = AuditRequest(impl=impl, attack=attack, features=features, dataset=dataset, label=label,
                        bounds=None if bounds is None else str(bounds), target=target,
                        options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
                        seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
                        chunk_size=chunk_size, target_candidates=target_candidates,
                        target_pairs=target_pairs, target_selection=target_selection,
-                       selection_models=selection_models, samples_per_model=samples_per_model)
+                       selection_models=selection_models, samples_per_model=samples_per_model,
+                       target_width=target_width, until_ceiling=until_ceiling,
+                       first_stage=first_stage)
     ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
@@ -170,6 +185,9 @@ def _show(r: dict) -> None:
                   "mechanism is Gaussian-shaped")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    if r.get("looks"):
+        t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
+                  "at its share of alpha, so the bound keeps its confidence)")
     if r.get("first_error"):
         t.add_row("first error", r["first_error"])
     rows_txt = ("each world its own training size (the study's protocol)"

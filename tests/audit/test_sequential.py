@@ -37,8 +37,11 @@ def test_interval_brackets_the_point_estimate():
 def test_stopping_rules():
     look = {"eps_cp": 1.0, "eps_hi": 1.4, "saturated": False, "eps_max": 3.0}
     assert sq.should_stop(look, width=0.5) and not sq.should_stop(look, width=0.3)
-    assert sq.should_stop(look, until_ceiling=True)
-    assert not sq.should_stop({**look, "saturated": True}, until_ceiling=True)
+    assert not sq.should_stop(look, until_ceiling=True)  # the first look never plateaus
+    assert sq.should_stop(look, until_ceiling=True, previous={"eps_cp": 0.98})
+    assert not sq.should_stop(look, until_ceiling=True, previous={"eps_cp": 0.5})
+    assert not sq.should_stop({**look, "saturated": True}, until_ceiling=True,
+                              previous={"eps_cp": 1.0})
     assert sq.should_stop({"eps_cp": math.nan}, last=True) == "reached the last stage"
     assert sq.should_stop({"eps_cp": math.nan}, width=10.0) is None
 
@@ -78,3 +81,32 @@ def test_sequential_stop_keeps_the_fixed_size_error_rate():
     assert err_fixed <= alpha / 2 and err_seq <= alpha / 2
     assert err_seq <= err_fixed + 0.015
     assert err_naive > err_seq
+
+
+def _seq(tmp_path, name, **kw):
+    from raudit.audit.runner import AuditRequest, run_audit
+    from raudit.engine.driver import EngineConfig
+
+    base = dict(attack="querybased", shadow_models=100, chunk_size=100, first_stage=25)
+    return run_audit(AuditRequest(**{**base, **kw}), tmp_path / name, EngineConfig(backend="local"))
+
+
+def test_a_perfect_attack_goes_to_the_last_stage_and_a_null_one_stops(tmp_path):
+    ident = _seq(tmp_path, "id", impl="identity", until_ceiling=True)
+    assert ident["looks"] == 3 and ident["shadow_models"] == 100
+    assert ident["stop_reason"] == "reached the last stage"
+    # the last look's level is alpha 6/(pi^2 9): the CP ceiling at that level, 40 per class
+    b = (sq.look_alpha(0.1, 3) / 4) ** (1 / 40)
+    assert ident["eps_cp"] == pytest.approx(math.log((b - 1e-5) / (1 - b)), abs=1e-6)
+    null = _seq(tmp_path, "ind", impl="independent", until_ceiling=True)
+    assert null["looks"] == 2 and null["models_ok"] == 100 and null["eps_cp"] == 0.0
+
+
+def test_a_sequential_audit_resumes_to_the_same_answer(tmp_path):
+    first = _seq(tmp_path, "a", impl="identity", target_width=0.5)
+    again = _seq(tmp_path, "a", impl="identity", target_width=0.5)
+    assert again["models_run"] == 0
+    for key in ("eps_cp", "looks", "stop_reason", "shadow_models", "auc"):
+        assert again[key] == first[key], key
+    with pytest.raises(ConfigError, match="target-width"):
+        _seq(tmp_path, "b", impl="identity", target_width=-1.0)
