@@ -34,7 +34,7 @@ def campaign(
     """
     from raudit.campaign import config as cf
     from raudit.campaign.run import load_jobs, run_campaign
-    from raudit.cli.progress import make_progress
+    from raudit.cli.progress import phase_bars
     from raudit.engine.driver import EngineConfig
 
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
@@ -51,7 +51,8 @@ def campaign(
         return
     header, _ = cf.load(config)
     out = out or Path("runs") / f"campaign-{header['name']}"
-    with results_only_stdout(), _bars(as_json, make_progress) as progress:
+    # bars per job and for the whole campaign, each with its ETA (nothing off a terminal)
+    with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         result = run_campaign(config, out, engine, progress, notice=_notice, only=only)
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=_plain))
@@ -61,26 +62,6 @@ def campaign(
         raise typer.Exit(1)
 
 
-def _bars(quiet: bool, make_progress):
-    """Bars per job and for the whole campaign, each with its ETA (nothing off a terminal)."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def none(description, total):
-        yield lambda n: None
-
-    @contextlib.contextmanager
-    def outer():
-        if quiet or not sys.stderr.isatty():
-            yield none
-            return
-        with make_progress() as bar:
-            @contextlib.contextmanager
-            def phase(description, total):
-                task = bar.add_task(description, total=total)
-                yield lambda n: bar.advance(task, n)
-            yield phase
-    return outer()
 
 
 def _notice(message: str) -> None:
