@@ -33,6 +33,7 @@ for _name, _path in (
     ("turing", "raudit.generators.pategan.turing:TuringPateGan"),
     ("updated", "raudit.generators.pategan.updated:UpdatedPateGan"),
     ("synthcity", "raudit.generators.pategan.synthcity:SynthcityPateGan"),
+    ("fixed", "raudit.generators.pategan.fixed:FixedPateGan"),
     ("identity", "raudit.generators.debug:IdentityGenerator"),
     ("independent", "raudit.generators.debug:IndependentGenerator"),
     ("randomized-response", "raudit.generators.debug:RandomizedResponseGenerator"),
