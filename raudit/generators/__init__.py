@@ -34,6 +34,8 @@ for _name, _path in (
     ("updated", "raudit.generators.pategan.updated:UpdatedPateGan"),
     ("synthcity", "raudit.generators.pategan.synthcity:SynthcityPateGan"),
     ("fixed", "raudit.generators.pategan.fixed:FixedPateGan"),
+    ("gan", "raudit.generators.gan.vanilla:VanillaGan"),
+    ("dpgan", "raudit.generators.gan.dpgan:DpGan"),
     ("identity", "raudit.generators.debug:IdentityGenerator"),
     ("independent", "raudit.generators.debug:IndependentGenerator"),
     ("randomized-response", "raudit.generators.debug:RandomizedResponseGenerator"),

@@ -21,6 +21,7 @@ bounds are clamped (the clipping DP needs).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,6 +65,14 @@ def private_columns(names: list[str], columns: tuple[ColumnMeta, ...] | None) ->
     return [j for j, n in enumerate(names) if not (n in meta and meta[n].bounds == "public")]
 
 
+@functools.lru_cache(maxsize=256)
+def bounds_noise(epsilon: float, delta: float, dp_columns: int, bounds_share: float) -> float | None:
+    """z of the bounds histogram: it alone costs ``bounds_share * eps`` (None: nothing to bound)."""
+    if not dp_columns:
+        return None
+    return _bisect(lambda z: _eps([GaussianStep(z)], delta), bounds_share * epsilon)
+
+
 def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
               training: Callable[[float], object]) -> tuple[float | None, float]:
     """Noise for a whole run, fixed before it starts: (z of the bounds histogram, or None
@@ -71,9 +80,7 @@ def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float
     event of all training steps). The bounds alone cost ``bounds_share * eps``; bounds
     plus training cost at most eps, composed by dp_accounting's RDP accountant (the
     accountant the generators charge while training)."""
-    z_bounds = None
-    if dp_columns:
-        z_bounds = _bisect(lambda z: _eps([GaussianStep(z)], delta), bounds_share * epsilon)
+    z_bounds = bounds_noise(epsilon, delta, dp_columns, bounds_share)
     before = [] if z_bounds is None else [GaussianStep(z_bounds)]
     return z_bounds, _bisect(lambda noise: _eps(before + [training(noise)], delta), epsilon)
 
@@ -146,3 +153,49 @@ class DPBoundsEncoder(Encoder):
             if self.integer[j]:
                 out[n] = np.round(y[:, j]).astype(np.int64)
         return out
+
+
+class SeededEncoder(DPBoundsEncoder):
+    """A DPBoundsEncoder that takes its model's seed from the fit call's SeedBook."""
+
+    def __init__(self, noise_multiplier, book):
+        super().__init__(noise_multiplier=noise_multiplier)
+        self.book = book
+
+    def fit(self, df, columns):
+        if self.book is not None:
+            self.seed = self.book.pop(df)
+        return super().fit(df, columns)
+
+
+class DPBoundsFitting:
+    """Mixin for a BatchedGenerator whose encoder takes DP bounds (``fixed``, ``dpgan``).
+
+    The histogram's noise is fixed by the schema (how many columns lack public bounds)
+    and the budget before any record is read; each model's noise stream is its seed's.
+    """
+
+    _seeds = None
+    _z_bounds: float | None = None
+    _n_dp = 0
+
+    def encoder(self) -> DPBoundsEncoder:
+        return SeededEncoder(self._z_bounds, self._seeds)
+
+    def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
+                 progress=None, train_options=None):
+        from raudit.generators.pategan.smartnoise_encoding import SeedBook  # avoids a cycle
+        delta = self.default_delta if delta is None else delta
+        if len(tables):
+            cols = tuple(columns) if columns else None
+            self._n_dp = len(private_columns(list(tables[0].columns), cols))
+            if isinstance(epsilon, (int, float)) and epsilon > 0 and 0 < delta < 1:
+                self._z_bounds = bounds_noise(float(epsilon), float(delta), self._n_dp,
+                                              self.options["bounds_share"])
+        self._seeds = SeedBook(list(tables), list(seeds))
+        try:
+            return super().fit_many(tables, epsilon=epsilon, delta=delta, seeds=seeds,
+                                    columns=columns, observer=observer, progress=progress,
+                                    train_options=train_options)
+        finally:
+            self._seeds = None

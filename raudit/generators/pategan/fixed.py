@@ -46,10 +46,9 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, calibrate, private_columns
+from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import positive
-from raudit.generators.pategan.smartnoise_encoding import SeedBook
 from raudit.generators.pategan.teachers import iid_partition
 
 
@@ -65,7 +64,7 @@ def plan(epsilon: float, delta: float, queries: int, dp_columns: int, bounds_sha
                      lambda sigma: GNMaxAnswer(sigma, count=queries))
 
 
-class FixedPateGan(BatchedGenerator):
+class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
     default_delta = 1e-5
@@ -93,9 +92,6 @@ class FixedPateGan(BatchedGenerator):
                          teacher_ratio=teacher_ratio, batch=batch, iterations=iterations,
                          max_iter=max_iter, teacher_steps=teacher_steps,
                          student_steps=student_steps, lr=lr, bounds_share=bounds_share)
-        self._seeds: SeedBook | None = None
-        self._z_bounds: float | None = None
-        self._n_dp = 0
 
     def iterations(self) -> int:
         """T, fixed before training; ``max_iter`` (the audits' and tests' cap) only lowers it,
@@ -114,26 +110,6 @@ class FixedPateGan(BatchedGenerator):
     def queries(self) -> int:
         o = self.options
         return self.iterations() * o["student_steps"] * o["batch"]
-
-    def encoder(self) -> DPBoundsEncoder:
-        return _SeededEncoder(noise_multiplier=self._z_bounds, book=self._seeds)
-
-    def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
-                 progress=None, train_options=None):
-        delta = self.default_delta if delta is None else delta
-        if tables:  # the bounds' noise is fixed by the schema and the budget, before any record
-            names = list(tables[0].columns)
-            self._n_dp = len(private_columns(names, tuple(columns) if columns else None))
-            if isinstance(epsilon, (int, float)) and epsilon > 0 and 0 < delta < 1:
-                self._z_bounds, _ = plan(float(epsilon), float(delta), self.queries(), self._n_dp,
-                                         self.options["bounds_share"])
-        self._seeds = SeedBook(list(tables), list(seeds))
-        try:
-            return super().fit_many(tables, epsilon=epsilon, delta=delta, seeds=seeds,
-                                    columns=columns, observer=observer, progress=progress,
-                                    train_options=train_options)
-        finally:
-            self._seeds = None
 
     @staticmethod
     def nets(d: int) -> PateNets:
@@ -167,15 +143,3 @@ class FixedPateGan(BatchedGenerator):
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained
 
-
-class _SeededEncoder(DPBoundsEncoder):
-    """A DPBoundsEncoder that takes its model's seed from the fit call's SeedBook."""
-
-    def __init__(self, noise_multiplier, book: SeedBook | None):
-        super().__init__(noise_multiplier=noise_multiplier)
-        self.book = book
-
-    def fit(self, df, columns):
-        if self.book is not None:
-            self.seed = self.book.pop(df)
-        return super().fit(df, columns)
