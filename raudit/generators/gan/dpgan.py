@@ -112,7 +112,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
                 c_opt.step()
                 with torch.no_grad():
                     critic.flat.clamp_(-WEIGHT_CLIP, WEIGHT_CLIP)
-                acct.compose(GaussianStep(z, sampling_rate=rate, count=1))
+            acct.compose(GaussianStep(z, sampling_rate=rate, count=o["critic_steps"]))
             g_opt.zero_grad()
             (-c_net(critic, g_net(gen, rng.uniform(o["batch"], d)), logits=True)
              .flatten(1).mean(1).sum()).backward()

@@ -22,6 +22,7 @@ bounds are clamped (the clipping DP needs).
 from __future__ import annotations
 
 import functools
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -89,7 +90,15 @@ def _eps(events, delta: float) -> float:
     acct = create("rdp")
     for event in events:
         acct.compose(event)
-    return float(acct.eps(delta)[0])
+    # dp_accounting logs (absl) when a fractional order fails to converge at a trial noise
+    # level and drops that order (a larger, still valid eps): expected while bisecting
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        return float(acct.eps(delta)[0])
+    finally:
+        absl.setLevel(level)
 
 
 def _bisect(eps_of, target: float) -> float:

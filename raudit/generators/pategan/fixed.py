@@ -129,7 +129,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             acct.compose(GaussianStep(z_bounds))
         cfg = LoopConfig(k=k, batch=b, lam=1.0 / sigma, noise_scale=sigma, aggregation="argmax",
                          accountant="rdp", teacher_steps=o["teacher_steps"],
-                         student_steps=o["student_steps"], check="after", max_iter=iters,
+                         student_steps=o["student_steps"], check="planned", max_iter=iters,
                          z_dim=batch.dim, z_train="uniform", generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian")
