@@ -56,7 +56,7 @@ def test_dpgan_charges_what_dp_accounting_computes():
     assert s["noise_multiplier"] == pytest.approx(z) and s["critic_steps"] == 6
     ref = reference_eps(z, 16 / 120, 6, z_bounds, 1e-5)
     assert s["eps_hat"] == pytest.approx(ref, rel=1e-9) and ref <= 1.0
-    assert ref == pytest.approx(1.0, rel=1e-4)  # the whole budget, no more
+    assert ref == pytest.approx(1.0, rel=1e-3)  # the whole budget, no more
     assert s["iterations"] == 3 and len(log.of(AccountantStep)) == 3
     assert len(log.of(TeacherBatch)) == 6
 

@@ -39,9 +39,9 @@ def test_plan_spends_eps_exactly_as_dp_accounting_counts_it(eps, queries, cols):
     events = [(dp_accounting.GaussianDpEvent(sigma / np.sqrt(2)), queries)]  # GNMax: L2 sens. sqrt 2
     if z_bounds is not None:
         events.append((dp_accounting.GaussianDpEvent(z_bounds), 1))
-        assert dp_accounting_eps(events[1:], 1e-5) == pytest.approx(0.2 * eps, rel=1e-4)
+        assert dp_accounting_eps(events[1:], 1e-5) == pytest.approx(0.2 * eps, rel=1e-3)
     total = dp_accounting_eps(events, 1e-5)
-    assert total <= eps and total == pytest.approx(eps, rel=1e-4)
+    assert total <= eps and total == pytest.approx(eps, rel=1e-3)
 
 
 def test_fixed_budget_every_query_charged_and_events():
@@ -54,7 +54,7 @@ def test_fixed_budget_every_query_charged_and_events():
         s = m.summary()
         assert s["iterations"] == 4 and s["queries"] == 128
         assert s["sigma"] == pytest.approx(sigma) and s["eps_hat"] <= 1.0
-        assert s["eps_hat"] == pytest.approx(1.0, rel=1e-4)
+        assert s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
     votes = log.of(Votes)
     assert len(votes) == 4 * 2
     assert all(v.noise_kind == "gaussian" and v.charged.all() and v.noise.shape == (2, 16, 2)
@@ -100,7 +100,7 @@ def test_dp_bounds_are_charged_and_reported():
                                                                        columns=cols)
     s = m.summary()
     assert s["dp_bounds_columns"] == 2 and s["bounds_noise_multiplier"] is not None
-    assert s["eps_hat"] <= 1.0 and s["eps_hat"] == pytest.approx(1.0, rel=1e-4)
+    assert s["eps_hat"] <= 1.0 and s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
 
 
 def test_rejects_bad_options():

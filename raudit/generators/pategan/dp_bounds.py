@@ -102,13 +102,13 @@ def _eps(events, delta: float) -> float:
 
 
 def _bisect(eps_of, target: float) -> float:
-    """The smallest noise (to 1e-6 relative) whose eps is <= target; eps falls with the noise."""
+    """The smallest noise (to 1e-4 relative) whose eps is <= target; eps falls with the noise."""
     lo, hi = 1e-3, 1.0
     while eps_of(hi) > target:
         lo, hi = hi, hi * 2.0
         if hi > 1e9:
             raise ConfigError(f"epsilon {target:.4g} is too small to calibrate any noise")
-    while hi / lo > 1 + 1e-6:
+    while hi / lo > 1 + 1e-4:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if eps_of(mid) <= target else (mid, hi)
     return hi
