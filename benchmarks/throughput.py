@@ -1,10 +1,13 @@
-"""Model-iterations per second per core of the batched engine (`paper` generator).
+"""Model-iterations per second per core of the batched engine (`paper` by default).
 
 Cervical-sized data (d = 29, N = 686), k = 5 teachers, batch 64, one thread, M models
 trained in one call. eps is set out of reach so every model runs exactly ``--iters``
-iterations. Prints a table; ``--json`` for machines.
+iterations (``fixed``, ``gan`` and ``dpgan`` run a fixed number anyway: ``max_iter``
+caps it). ``--impl`` picks the generator (paper, fixed, gan, dpgan, ...): options a
+generator does not take (teachers for the GANs) are left out. Prints a table;
+``--json`` for machines.
 
-    python benchmarks/throughput.py [--models 1 8 32 128] [--iters 20] [--device cpu]
+    python benchmarks/throughput.py [--impl paper] [--models 1 8 32 128] [--iters 20] [--device cpu]
 """
 
 from __future__ import annotations
@@ -30,10 +33,17 @@ def cervical_like() -> pd.DataFrame:
         return df
 
 
-def measure(df: pd.DataFrame, models: int, iters: int, device: str, repeats: int) -> float:
+def build(impl: str, iters: int, device: str):
+    cls = generators.get(impl)
+    wanted = {"teachers": 5, "batch": 64, "max_iter": iters, "device": device}
+    caps = cls.describe()
+    return cls(**{k: v for k, v in wanted.items() if caps.accepts(k)})
+
+
+def measure(df: pd.DataFrame, impl: str, models: int, iters: int, device: str, repeats: int) -> float:
     best = 0.0
     for _ in range(repeats):
-        gen = generators.get("paper")(teachers=5, batch=64, max_iter=iters, device=device)
+        gen = build(impl, iters, device)
         t0 = time.perf_counter()
         gen.fit_many([df] * models, epsilon=1e9, seeds=list(range(models)))
         if device.startswith("cuda"):
@@ -44,6 +54,7 @@ def measure(df: pd.DataFrame, models: int, iters: int, device: str, repeats: int
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--impl", default="paper")
     ap.add_argument("--models", type=int, nargs="+", default=[1, 8, 32, 128])
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
@@ -53,18 +64,18 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     df = cervical_like()
-    measure(df, 2, 2, args.device, 1)  # warm-up: imports, allocator, kernels
+    measure(df, args.impl, 2, 2, args.device, 1)  # warm-up: imports, allocator, kernels
     rows = []
     for m in args.models:
-        rate = measure(df, m, args.iters, args.device, args.repeats)
+        rate = measure(df, args.impl, m, args.iters, args.device, args.repeats)
         rows.append({"M": m, "model_it_per_s": rate, "per_core": rate / args.threads})
     base = rows[0]["model_it_per_s"]
     for r in rows:
         r["speedup"] = r["model_it_per_s"] / base
     if args.json:
-        print(json.dumps({"device": args.device, "threads": args.threads, "rows": rows}))
+        print(json.dumps({"impl": args.impl, "device": args.device, "threads": args.threads, "rows": rows}))
         return
-    print(f"paper, d={df.shape[1]}, N={len(df)}, k=5, batch 64, {args.threads} thread(s), {args.device}")
+    print(f"{args.impl}, d={df.shape[1]}, N={len(df)}, k=5, batch 64, {args.threads} thread(s), {args.device}")
     print(f"{'M':>5} {'model-it/s':>12} {'per core':>10} {'vs M=' + str(rows[0]['M']):>8}")
     for r in rows:
         print(f"{r['M']:>5} {r['model_it_per_s']:>12.1f} {r['per_core']:>10.1f} {r['speedup']:>7.1f}x")

@@ -37,4 +37,13 @@ def noisy_threshold(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
     return labels, noise
 
 
+def gaussian_argmax(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
+    """GNMax: r = argmax_j (n_j + N(0, scale^2)), one noise per class (``fixed``): labels and noise (M, B, 2)."""
+    noise = rng.normal(n1.shape[1], 2, std=scale).to(torch.float64)
+    n1f = n1.to(noise.dtype)
+    labels = (n1f + noise[..., 1] > (k - n1f) + noise[..., 0])
+    return labels, noise
+
+
 AGGREGATIONS = {"argmax": noisy_argmax, "threshold": noisy_threshold}
+GAUSSIAN_AGGREGATIONS = {"argmax": gaussian_argmax}

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import Accountant, PateVote, create
+from raudit.accountants import Accountant, GNMaxAnswer, PateVote, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, Observer, TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
-from raudit.generators.pategan.aggregation import AGGREGATIONS
+from raudit.generators.pategan.aggregation import AGGREGATIONS, GAUSSIAN_AGGREGATIONS
 from raudit.generators.pategan.teachers import LocalTeachers, bce_logits, teacher_rng
 
 
@@ -46,7 +46,7 @@ class LoopConfig:
     orders: int = 100
     teacher_steps: int = 5
     student_steps: int = 5
-    check: str = "after"  # after | top
+    check: str = "after"  # after | top | planned (the budget is fixed in advance: never stop on eps)
     max_iter: int | None = None
     z_dim: int = 1
     z_train: str = "uniform"  # uniform [0,1) | uniform-sym (-1,1) | normal
@@ -56,6 +56,7 @@ class LoopConfig:
     teacher_fakes: str = "shared"  # shared (one fake batch per round) | per-teacher (a fresh one each)
     teacher_update: str = "joint"  # joint (one step on real+fake) | split (a step on each)
     partial_batch: bool = False  # first-shuffled: a partition smaller than batch gives a short batch
+    noise: str = "laplace"  # laplace (PATE moments accountants) | gaussian (GNMax, dp_accounting)
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -78,6 +79,21 @@ class PateNets:
         return self.generator(p, z)
 
 
+def make_accountant(cfg: LoopConfig, models: int) -> Accountant:
+    """The accountant named by ``cfg``: PATE moments for Laplace votes, a dp_accounting one
+    (``rdp``/``pld``, no PATE parameters) for Gaussian (GNMax) votes."""
+    if cfg.noise == "gaussian":
+        return create(cfg.accountant, models=models)
+    return create(cfg.accountant, models=models, lam=cfg.lam, orders=cfg.orders, k=cfg.k)
+
+
+def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray):
+    """The privacy event of one batch of votes: every query is charged."""
+    if cfg.noise == "gaussian":
+        return GNMaxAnswer(cfg.noise_scale, count=int(n1.shape[1]), mask=active)
+    return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
+
+
 def model_eps(acct: Accountant, delta) -> np.ndarray:
     """eps_hat per model; ``delta`` is one number or one per model (smartnoise's 1/(N sqrt N))."""
     return acct.eps(delta)
@@ -86,14 +102,16 @@ def model_eps(acct: Accountant, delta) -> np.ndarray:
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None, partition=None,
-                   teachers=None, make_teachers=None) -> tuple[Stacked, list[int], list[float]]:
+                   teachers=None, make_teachers=None, accountant: Accountant | None = None,
+                   ) -> tuple[Stacked, list[int], list[float]]:
     """Train every model of ``batch``; returns generator params, iterations, eps_hat.
 
     ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data.
     ``make_teachers(batch, parts, sizes, cfg, net)`` builds the ensemble elsewhere
     (e.g. shards on Ray actors) from the same partition; ``teachers`` may also be
     given ready-made. Both default to :class:`LocalTeachers`. ``delta`` may hold one
-    value per model.
+    value per model. ``accountant`` may come already charged (``fixed`` charges its DP
+    bounds before training); by default a fresh one of ``cfg.accountant``.
     """
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
@@ -110,8 +128,8 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                                  partial_batch=cfg.partial_batch)
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
-    acct = create(cfg.accountant, models=m, lam=cfg.lam, orders=cfg.orders, k=cfg.k)
-    aggregate = AGGREGATIONS[cfg.aggregation]
+    acct = make_accountant(cfg, m) if accountant is None else accountant
+    aggregate = (GAUSSIAN_AGGREGATIONS if cfg.noise == "gaussian" else AGGREGATIONS)[cfg.aggregation]
     active = torch.ones(m, dtype=torch.bool, device=dev)
     iters = np.zeros(m, dtype=np.int64)
     eps_hat = acct.eps(delta)
@@ -150,10 +168,11 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 n1 = teachers.votes(fake)
                 labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
             n1_np = n1.cpu().numpy()
-            acct.compose(PateVote(n1_np, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, act_np))
+            acct.compose(vote_event(cfg, n1_np, act_np))
             if observer is not None:
                 observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
-                               labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation))
+                               labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation,
+                               cfg.noise))
             s_opt.zero_grad()
             bce_logits(nets.student(student, fake, logits=True), labels.to(fake.dtype)[..., None]).backward()
             s_opt.step(upd)
@@ -168,9 +187,14 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         g_opt.step(upd)
         iters += act_np
         it += 1
-        eps_hat = acct.eps(delta)
+        # a planned run asks for eps only when someone watches, and at the end (an RDP
+        # conversion per iteration would cost more than the networks)
+        last = cfg.max_iter is not None and it >= cfg.max_iter
+        if cfg.check != "planned" or observer is not None or last:
+            eps_hat = acct.eps(delta)
         if observer is not None:
-            observer(AccountantStep(it - 1, eps_hat.copy(), acct.alpha.copy(), act_np))
+            moments = getattr(acct, "alpha", np.zeros((m, 0)))  # dp_accounting ones keep no moments
+            observer(AccountantStep(it - 1, eps_hat.copy(), moments.copy(), act_np))
         if progress is not None:
             progress(it)
         if cfg.check == "after":

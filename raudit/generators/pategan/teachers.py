@@ -41,6 +41,22 @@ def shuffled_partition(rng: CounterRNG, rows: torch.Tensor, n_max: int, k: int):
     return partition_from_order(rng.permutation(n_max, rows), rows, k)
 
 
+def iid_partition(rng: CounterRNG, rows: torch.Tensor, n_max: int, k: int):
+    """Each row to a teacher drawn uniformly and independently (``fixed``).
+
+    Adding or removing a record then changes one teacher's data and no other's (a
+    shuffled order cut into equal chunks shifts every later boundary). Sizes are
+    multinomial; a teacher may get no row when N is small.
+    """
+    m = rows.shape[0]
+    owner = rng.integers(torch.full((m, 1), k, device=rows.device), n_max)
+    valid = torch.arange(n_max, device=rows.device)[None, :] < rows[:, None]
+    owner = torch.where(valid, owner, torch.full_like(owner, k))  # padding sorts last
+    order = torch.argsort(owner * n_max + torch.arange(n_max, device=rows.device)[None, :], dim=1)
+    sizes = torch.stack([(owner == t).sum(1) for t in range(k)], dim=1)
+    return partition_from_order(order, rows, k, sizes)
+
+
 def contiguous_partition(rows: torch.Tensor, n_max: int, k: int):
     """Disjoint chunks in row order, no shuffle (borealis, smartnoise)."""
     order = torch.arange(n_max, device=rows.device).expand(rows.shape[0], n_max)

@@ -1,0 +1,128 @@
+"""`dpgan`: DP-GAN (Xie et al. 2018), a WGAN whose critic is trained with DP-SGD.
+
+Per iteration: ``critic_steps`` critic steps, then one generator step
+(-mean D(G(z))). A critic step draws a Poisson sample of the real rows (every row
+independently with rate q = batch / N, N treated as public as in the study), takes
+each real row's gradient of -D(x) (per-sample, :mod:`.persample`), clips it to L2 norm
+``clip``, sums, adds N(0, (z clip)^2) and divides by q N; the gradient of mean D(G(z))
+over ``batch`` generated rows needs no noise (it does not read the records). Adam
+(lr 1e-3, beta1 0.5), then the critic's weights are clipped to [-0.01, 0.01] (WGAN;
+post-processing). Networks: the paper's generator; the critic is the paper's
+discriminator with a linear output.
+
+Accounting: every critic step is a :class:`~raudit.accountants.GaussianStep` (noise
+multiplier z, Poisson rate q) charged to dp_accounting's ``RdpAccountant``
+(add/remove neighbours). The number of iterations is fixed in advance and z is
+calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.dp_bounds`,
+``bounds_share`` of eps, only for columns without public bounds) plus all critic
+steps cost at most eps: the stopping time is data-independent and never overshoots.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+from raudit.accountants import GaussianStep, create
+from raudit.errors import ConfigError
+from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.capabilities import Capabilities
+from raudit.generators.events import AccountantStep, TeacherBatch
+from raudit.generators.gan.common import finish, gather_rows, paper_discriminator, paper_generator, poisson_rows
+from raudit.generators.gan.persample import per_sample_grads, privatise
+from raudit.generators.nn.optim import Adam
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
+from raudit.generators.pategan.options import positive
+
+WEIGHT_CLIP = 0.01
+
+
+@functools.lru_cache(maxsize=256)
+def plan(epsilon: float, delta: float, steps: int, rate: float, dp_columns: int,
+         bounds_share: float) -> tuple[float | None, float]:
+    """(z of the bounds histogram or None, z of the critic steps) for a whole run."""
+    return calibrate(epsilon, delta, dp_columns, bounds_share,
+                     lambda z: GaussianStep(z, sampling_rate=rate, count=steps))
+
+
+class DpGan(DPBoundsFitting, BatchedGenerator):
+    name = "dpgan"
+    description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
+    default_delta = 1e-5
+    capabilities = Capabilities(device=True, progress=True,
+                                events=("teacher_batch", "accountant_step"),
+                                privacy_events=("GaussianStep",))
+
+    def __init__(self, *, preset: str = "default", iterations: int = 300,
+                 max_iter: int | None = None, critic_steps: int = 5, batch: int = 64,
+                 clip: float = 1.0, lr: float = 1e-3, bounds_share: float = 0.2,
+                 device: str | None = None, dtype: str | None = None):
+        if preset != "default":
+            raise ConfigError(f"dpgan has one preset, 'default'; got {preset!r}")
+        for name, value in (("iterations", iterations), ("critic_steps", critic_steps),
+                            ("batch", batch)):
+            positive(name, value, integer=True)
+        positive("max_iter", max_iter, integer=True, allow_none=True)
+        positive("clip", clip)
+        positive("lr", lr)
+        if not 0.0 < bounds_share < 1.0:
+            raise ConfigError(f"bounds_share must lie in (0, 1), got {bounds_share!r}")
+        super().__init__(preset=preset, device=device, dtype=dtype, iterations=iterations,
+                         max_iter=max_iter, critic_steps=critic_steps, batch=batch, clip=clip,
+                         lr=lr, bounds_share=bounds_share)
+
+    def resolve(self, n_rows: int, n_cols: int) -> tuple:
+        o = self.options
+        iters = min(o["iterations"], o["max_iter"] or o["iterations"])
+        return iters, min(1.0, o["batch"] / n_rows)
+
+    def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress) -> Trained:
+        iters, rate = hp
+        o = self.options
+        d, m, n_max = batch.dim, batch.models, batch.x.shape[1]
+        steps = iters * o["critic_steps"]
+        z_bounds, z = plan(float(epsilon), float(delta), steps, rate, self._n_dp, o["bounds_share"])
+        acct = create("rdp", models=m)
+        if z_bounds is not None:
+            acct.compose(GaussianStep(z_bounds))
+        rng = CounterRNG(batch.seeds, purpose="dpgan", device=batch.x.device, dtype=batch.x.dtype)
+        g_net, c_net = paper_generator(d), paper_discriminator(d, output="linear")
+        gen, critic = g_net.create(rng), c_net.create(rng)
+        g_opt = Adam(gen, lr=o["lr"], betas=(0.5, 0.999))
+        c_opt = Adam(critic, lr=o["lr"], betas=(0.5, 0.999))
+        expected = rate * batch.rows.to(batch.x.dtype)[:, None]  # q N per model
+        active = np.ones(m, dtype=bool)
+        for it in range(iters):
+            for _ in range(o["critic_steps"]):
+                idx, mask = poisson_rows(rng, batch.rows, n_max, rate)
+                if observer is not None:
+                    ids = idx.cpu().numpy()
+                    observer(TeacherBatch(it, -1, np.where(mask.cpu().numpy(), ids, -1), active))
+                real = gather_rows(batch.x, idx)
+                grads = per_sample_grads(c_net, critic, real, mask, lambda out: -out)
+                private, _ = privatise(grads, o["clip"], z, 1.0, rng)
+                c_opt.zero_grad()
+                with torch.no_grad():
+                    fake = g_net(gen, rng.uniform(o["batch"], d))
+                c_net(critic, fake, logits=True).flatten(1).mean(1).sum().backward()
+                critic.flat.grad = critic.flat.grad + private / expected
+                c_opt.step()
+                with torch.no_grad():
+                    critic.flat.clamp_(-WEIGHT_CLIP, WEIGHT_CLIP)
+            acct.compose(GaussianStep(z, sampling_rate=rate, count=o["critic_steps"]))
+            g_opt.zero_grad()
+            (-c_net(critic, g_net(gen, rng.uniform(o["batch"], d)), logits=True)
+             .flatten(1).mean(1).sum()).backward()
+            g_opt.step()
+            if observer is not None:
+                observer(AccountantStep(it, acct.eps(delta), np.zeros((m, 0)), active))
+            if progress is not None:
+                progress(it + 1)
+        eps_hat = acct.eps(delta)
+        trained = finish(gen, g_net, d, [iters] * m, [float(e) for e in eps_hat])
+        trained.extra = [{"noise_multiplier": z, "sampling_rate": rate, "critic_steps": steps,
+                          "bounds_noise_multiplier": z_bounds, "dp_bounds_columns": self._n_dp}] * m
+        return trained

@@ -1,0 +1,210 @@
+"""DP column bounds for ``fixed``: what the ports read off the records, paid for here.
+
+Every port scales its table with min/max read off the training records, so one
+record that holds a column's extreme (cervical row 407) moves the whole synthetic
+table. ``fixed`` takes bounds from the column metadata when they are public and
+otherwise estimates them with a Gaussian noisy histogram, charged to the same
+dp_accounting RDP accountant as the training votes.
+
+The histogram (per non-public column): bins on a signed log2 scale, [0, 1),
+[2^j, 2^(j+1)) for j = 0..R-1 and their mirror images below 0; values beyond
++-2^R fall in the outermost bins. Adding or removing one record changes one bin of
+every column by 1, so the joint histogram of c columns has L2 sensitivity sqrt(c);
+N(0, sigma^2) is added to every bin, sigma = z * sqrt(c) with noise multiplier z
+(one :class:`~raudit.accountants.GaussianStep`). The bounds are the outer edges of
+the outermost bins whose noisy count exceeds ``4 sigma`` (a bin that holds no record
+passes with probability 3e-5); if none passes, the bin of the largest noisy count.
+Everything after the noise is post-processing, so the bounds are as private as the
+histogram. The range is widened to hold 0 (a public prior). Records outside the
+bounds are clamped (the clipping DP needs).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from raudit.accountants import GaussianStep, create
+from raudit.data.dataset import ColumnMeta
+from raudit.errors import ConfigError
+from raudit.generators.batched import Encoder
+from raudit.generators.nn.rng import CounterRNG
+
+RANGE_BITS = 20  # bins cover |x| < 2^20; larger values land in the outermost bins
+THRESHOLD_SIGMAS = 4.0
+
+
+def bin_edges() -> np.ndarray:
+    """Edges of the 2R + 2 bins, ascending: -2^R .. -1, 0, 1, 2 .. 2^R."""
+    pos = 2.0 ** np.arange(0, RANGE_BITS + 1)
+    return np.concatenate([-pos[::-1], [0.0], pos])
+
+
+def noisy_bounds(values: np.ndarray, noise: np.ndarray, sigma: float) -> tuple[float, float]:
+    """Bounds of one column from its histogram plus ``noise`` (one N(0, sigma^2) per bin)."""
+    edges = bin_edges()
+    idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    hist = np.bincount(idx, minlength=len(edges) - 1).astype(float) + noise
+    passing = np.flatnonzero(hist > THRESHOLD_SIGMAS * sigma)
+    if passing.size == 0:
+        passing = np.array([int(np.argmax(hist))])
+    # the range always holds 0 (a data-independent prior: counts and indicators start
+    # there), so a 0/1 column whose mode is 1 keeps its zeros
+    return min(0.0, float(edges[passing.min()])), max(0.0, float(edges[passing.max() + 1]))
+
+
+def private_columns(names: list[str], columns: tuple[ColumnMeta, ...] | None) -> list[int]:
+    """Indices of the columns without public bounds (they need DP bounds)."""
+    meta = {c.name: c for c in columns} if columns else {}
+    return [j for j, n in enumerate(names) if not (n in meta and meta[n].bounds == "public")]
+
+
+@functools.lru_cache(maxsize=256)
+def bounds_noise(epsilon: float, delta: float, dp_columns: int, bounds_share: float) -> float | None:
+    """z of the bounds histogram: it alone costs ``bounds_share * eps`` (None: nothing to bound)."""
+    if not dp_columns:
+        return None
+    return _bisect(lambda z: _eps([GaussianStep(z)], delta), bounds_share * epsilon)
+
+
+def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
+              training: Callable[[float], object]) -> tuple[float | None, float]:
+    """Noise for a whole run, fixed before it starts: (z of the bounds histogram, or None
+    when every column has public bounds; the noise parameter of ``training(noise)``, the
+    event of all training steps). The bounds alone cost ``bounds_share * eps``; bounds
+    plus training cost at most eps, composed by dp_accounting's RDP accountant (the
+    accountant the generators charge while training)."""
+    z_bounds = bounds_noise(epsilon, delta, dp_columns, bounds_share)
+    before = [] if z_bounds is None else [GaussianStep(z_bounds)]
+    return z_bounds, _bisect(lambda noise: _eps(before + [training(noise)], delta), epsilon)
+
+
+def _eps(events, delta: float) -> float:
+    acct = create("rdp")
+    for event in events:
+        acct.compose(event)
+    # dp_accounting logs (absl) when a fractional order fails to converge at a trial noise
+    # level and drops that order (a larger, still valid eps): expected while bisecting
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        return float(acct.eps(delta)[0])
+    finally:
+        absl.setLevel(level)
+
+
+def _bisect(eps_of, target: float) -> float:
+    """The smallest noise (to 1e-4 relative) whose eps is <= target; eps falls with the noise."""
+    lo, hi = 1e-3, 1.0
+    while eps_of(hi) > target:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e9:
+            raise ConfigError(f"epsilon {target:.4g} is too small to calibrate any noise")
+    while hi / lo > 1 + 1e-4:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if eps_of(mid) <= target else (mid, hi)
+    return hi
+
+
+@dataclass
+class DPBoundsEncoder(Encoder):
+    """Min-max to [0, 1] with public bounds, or DP bounds from a noisy histogram.
+
+    ``noise_multiplier`` z of the histogram (None: no column needs DP bounds, and one
+    that does is an error); ``seed`` the model's seed (the noise stream). Column kinds
+    (integer or not) come from the metadata where given, else from the dtype: they are
+    treated as schema, not as a statistic.
+    """
+
+    noise_multiplier: float | None = None
+    seed: int = 0
+
+    def fit(self, df: pd.DataFrame, columns: tuple[ColumnMeta, ...] | None) -> "DPBoundsEncoder":
+        x = df.to_numpy(dtype=float)
+        self.names, meta = list(df.columns), ({c.name: c for c in columns} if columns else {})
+        self.lo, self.hi = np.zeros(x.shape[1]), np.ones(x.shape[1])
+        self.integer = [meta[n].kind in ("integer", "binary") if n in meta
+                        else pd.api.types.is_integer_dtype(df[n]) for n in self.names]
+        private = private_columns(self.names, columns)
+        for j, n in enumerate(self.names):
+            if j not in private:
+                self.lo[j], self.hi[j] = meta[n].lower, meta[n].upper
+        self.dp_columns = private
+        if private:
+            if self.noise_multiplier is None:
+                raise ValueError("columns without public bounds need a DP noise multiplier")
+            sigma = self.noise_multiplier * np.sqrt(len(private))
+            rng = CounterRNG([self.seed], purpose="fixed-bounds", dtype=torch.float64)
+            noise = rng.normal(len(private), len(bin_edges()) - 1, std=sigma).cpu().numpy()[0]
+            for i, j in enumerate(private):
+                self.lo[j], self.hi[j] = noisy_bounds(x[:, j], noise[i], sigma)
+        return self
+
+    def _span(self) -> np.ndarray:
+        span = self.hi - self.lo
+        return np.where(span > 0, span, 1.0)
+
+    def transform(self, df: pd.DataFrame) -> np.ndarray:
+        return np.clip((df.to_numpy(dtype=float) - self.lo) / self._span(), 0.0, 1.0)
+
+    def inverse(self, x: np.ndarray) -> pd.DataFrame:
+        y = np.clip(np.asarray(x, dtype=float), 0.0, 1.0) * self._span() + self.lo
+        out = pd.DataFrame(y, columns=self.names)
+        for j, n in enumerate(self.names):
+            if self.integer[j]:
+                out[n] = np.round(y[:, j]).astype(np.int64)
+        return out
+
+
+class SeededEncoder(DPBoundsEncoder):
+    """A DPBoundsEncoder that takes its model's seed from the fit call's SeedBook."""
+
+    def __init__(self, noise_multiplier, book):
+        super().__init__(noise_multiplier=noise_multiplier)
+        self.book = book
+
+    def fit(self, df, columns):
+        if self.book is not None:
+            self.seed = self.book.pop(df)
+        return super().fit(df, columns)
+
+
+class DPBoundsFitting:
+    """Mixin for a BatchedGenerator whose encoder takes DP bounds (``fixed``, ``dpgan``).
+
+    The histogram's noise is fixed by the schema (how many columns lack public bounds)
+    and the budget before any record is read; each model's noise stream is its seed's.
+    """
+
+    _seeds = None
+    _z_bounds: float | None = None
+    _n_dp = 0
+
+    def encoder(self) -> DPBoundsEncoder:
+        return SeededEncoder(self._z_bounds, self._seeds)
+
+    def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
+                 progress=None, train_options=None):
+        from raudit.generators.pategan.smartnoise_encoding import SeedBook  # avoids a cycle
+        delta = self.default_delta if delta is None else delta
+        if len(tables):
+            cols = tuple(columns) if columns else None
+            self._n_dp = len(private_columns(list(tables[0].columns), cols))
+            if isinstance(epsilon, (int, float)) and epsilon > 0 and 0 < delta < 1:
+                self._z_bounds = bounds_noise(float(epsilon), float(delta), self._n_dp,
+                                              self.options["bounds_share"])
+        self._seeds = SeedBook(list(tables), list(seeds))
+        try:
+            return super().fit_many(tables, epsilon=epsilon, delta=delta, seeds=seeds,
+                                    columns=columns, observer=observer, progress=progress,
+                                    train_options=train_options)
+        finally:
+            self._seeds = None

@@ -1,0 +1,111 @@
+"""`fixed`: the privacy-correct PATE-GAN (fixed budget, GNMax on RDP, iid teachers, DP bounds)."""
+
+import dp_accounting
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from raudit import generators
+from raudit.data.dataset import ColumnMeta, infer_columns
+from raudit.errors import ConfigError
+from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
+from raudit.generators.pategan.fixed import plan
+from raudit.generators.pategan.teachers import iid_partition
+
+Fixed = generators.get("fixed")
+
+
+def table(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": rng.integers(0, 5, n), "b": rng.normal(3, 1, n)})
+    df["label"] = (rng.random(n) < 0.3).astype(int)
+    return df
+
+
+def dp_accounting_eps(events, delta):
+    acct = dp_accounting.rdp.RdpAccountant()
+    for event, count in events:
+        acct.compose(event, count)
+    return acct.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("eps,queries,cols", [(1.0, 12_800, 28), (0.5, 640, 0), (4.0, 3_200, 3)])
+def test_plan_spends_eps_exactly_as_dp_accounting_counts_it(eps, queries, cols):
+    z_bounds, sigma = plan(eps, 1e-5, queries, cols, 0.2)
+    assert (z_bounds is None) == (cols == 0)
+    events = [(dp_accounting.GaussianDpEvent(sigma / np.sqrt(2)), queries)]  # GNMax: L2 sens. sqrt 2
+    if z_bounds is not None:
+        events.append((dp_accounting.GaussianDpEvent(z_bounds), 1))
+        assert dp_accounting_eps(events[1:], 1e-5) == pytest.approx(0.2 * eps, rel=1e-3)
+    total = dp_accounting_eps(events, 1e-5)
+    assert total <= eps and total == pytest.approx(eps, rel=1e-3)
+
+
+def test_fixed_budget_every_query_charged_and_events():
+    log = EventLog()
+    gen = Fixed(teachers=3, iterations=4, batch=16, student_steps=2)
+    models = gen.fit_many([table(seed=1), table(n=150, seed=2)], epsilon=1.0, seeds=[1, 2],
+                          columns=infer_columns(table(), bounds="public"), observer=log)
+    _, sigma = plan(1.0, 1e-5, 4 * 2 * 16, 0, 0.2)
+    for m in models:  # the stopping time is fixed: the same for every table
+        s = m.summary()
+        assert s["iterations"] == 4 and s["queries"] == 128
+        assert s["sigma"] == pytest.approx(sigma) and s["eps_hat"] <= 1.0
+        assert s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
+    votes = log.of(Votes)
+    assert len(votes) == 4 * 2
+    assert all(v.noise_kind == "gaussian" and v.charged.all() and v.noise.shape == (2, 16, 2)
+               for v in votes)
+    steps = log.of(AccountantStep)
+    assert [s.iteration for s in steps] == [0, 1, 2, 3]
+    assert np.all(np.diff(np.stack([s.eps_hat for s in steps]), axis=0) > 0)
+    # teachers read disjoint rows: no row is seen by two teachers of one model
+    for model in range(2):
+        owner = {}
+        for e in log.of(TeacherBatch):
+            for r in e.rows[model].ravel():
+                assert owner.setdefault(int(r), e.teacher) == e.teacher
+
+
+def test_iid_partition_is_a_partition():
+    rows = torch.tensor([50, 37])
+    parts, sizes = iid_partition(CounterRNG([3, 4]), rows, 50, 4)
+    for m in range(2):
+        got = np.concatenate([parts[m, t, : sizes[m, t]].numpy() for t in range(4)])
+        assert sorted(got.tolist()) == list(range(int(rows[m])))
+
+
+def test_noisy_bounds_ignore_a_lone_outlier_and_use_public_bounds():
+    x = np.r_[np.zeros(300), np.full(300, 3.0), [5000.0]]  # one record holds the max
+    zero = np.zeros(len(bin_edges()) - 1)
+    assert noisy_bounds(x, zero, sigma=10.0) == (0.0, 4.0)  # [0,1) and [2,4) pass, 5000 does not
+    df = pd.DataFrame({"a": x, "label": (np.arange(len(x)) % 2)})
+    cols = (ColumnMeta("a", "continuous", -1.0, 10.0, "data"),
+            ColumnMeta("label", "binary", 0.0, 1.0, "public"))
+    enc = DPBoundsEncoder(noise_multiplier=2.0, seed=0).fit(df, cols)
+    assert enc.dp_columns == [0] and (enc.lo[1], enc.hi[1]) == (0.0, 1.0)
+    assert enc.hi[0] < 5000.0 and enc.lo[0] == 0.0
+    with pytest.raises(ValueError):
+        DPBoundsEncoder(noise_multiplier=None).fit(df, cols)
+
+
+def test_dp_bounds_are_charged_and_reported():
+    df = table()
+    cols = infer_columns(df)  # data bounds: a and b need DP bounds, the label does not
+    cols = cols[:2] + (ColumnMeta("label", "binary", 0.0, 1.0, "public"),)
+    m = Fixed(teachers=2, iterations=2, batch=8, student_steps=1).fit(df, epsilon=1.0, seed=0,
+                                                                       columns=cols)
+    s = m.summary()
+    assert s["dp_bounds_columns"] == 2 and s["bounds_noise_multiplier"] is not None
+    assert s["eps_hat"] <= 1.0 and s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
+
+
+def test_rejects_bad_options():
+    for kwargs in ({"bounds_share": 1.0}, {"iterations": 0}, {"preset": "paper"}, {"lr": -1}):
+        with pytest.raises(ConfigError):
+            Fixed(**kwargs)
+    with pytest.raises(ConfigError, match="teachers"):
+        Fixed(teachers=50).fit(table(n=20), epsilon=1.0)
