@@ -115,7 +115,22 @@ class TeacherLoss:
     active: np.ndarray  # (M,) bool
 
 
-Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, TeacherLoss, GradientVotes]
+@dataclass(frozen=True)
+class DpSgdStep:
+    """DP-SGD steps of a model that reads real rows directly (a DP-GAN critic): each step
+    clips per-sample gradients to ``clip`` and adds N(0, (noise_multiplier clip)^2),
+    on a Poisson sample of rate ``sampling_rate``."""
+
+    iteration: int
+    steps: int
+    noise_multiplier: float
+    clip: float
+    sampling_rate: float
+    active: np.ndarray  # (M,) bool
+
+
+Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, TeacherLoss, GradientVotes,
+              DpSgdStep]
 Observer = Callable[[Event], None]
 
 

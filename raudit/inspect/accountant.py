@@ -127,6 +127,8 @@ def check_accountant(ctx: Context) -> Cell:
                     "no accountant: no AccountantStep events (training runs a fixed number of iterations)")
     if tr.votes and all(v[5] == "gaussian" for v in tr.votes):
         return _check_gaussian(tr, ctx.delta)
+    if tr.dp_sgd and not tr.votes:
+        return _check_dp_sgd(tr, ctx.delta)
     k = tr.votes[0][7] if tr.votes else ctx.k
     if ctx.lam is None or not k:
         return Cell("moments_accountant", "not_checked", "lambda or k unknown: cannot recompute")
@@ -167,6 +169,30 @@ def _check_gaussian(tr: Trace, delta: float) -> Cell:
           f"{_direction(final, ref)}")
     if not under and final > ref * (1.0 + 1e-3):
         ev += " (its total also holds charges made without votes, e.g. DP bounds)"
+    return cell("moments_accountant", under, ev, "moments")
+
+
+def _check_dp_sgd(tr: Trace, delta: float) -> Cell:
+    """DP-SGD: the generator's eps must be at least what its recorded steps cost
+    (Poisson-subsampled Gaussian, dp_accounting's RDP, recomputed from the events)."""
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    its, gen = tr.eps_series()
+    if not its.size:
+        return Cell("moments_accountant", "not_checked", "DP-SGD steps but no accountant steps")
+    acct = RdpAccountant()
+    for _, steps, z, _, q in tr.dp_sgd:
+        acct.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)),
+                     steps)
+    ref = float(acct.get_epsilon(delta))
+    final = float(gen[-1])
+    under = bool(np.isnan(final) or final < ref * (1.0 - AGREE))
+    ev = (f"{sum(v[1] for v in tr.dp_sgd)} DP-SGD steps cost eps {ref:.4g} (RDP, delta {delta:g}, "
+          f"recomputed from the events); the generator reports {final:.4g}: "
+          f"{_direction(final, ref)}")
+    if not under and final > ref * (1.0 + 1e-3):
+        ev += " (its total also holds charges made without steps, e.g. DP bounds)"
     return cell("moments_accountant", under, ev, "moments")
 
 

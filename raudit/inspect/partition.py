@@ -29,12 +29,22 @@ def overlaps(seen: dict[int, np.ndarray]) -> dict[tuple[int, int], int]:
             for a, b in itertools.combinations(ids, 2)}
 
 
+def _dp_sgd_text(tr) -> str:
+    total = sum(v[1] for v in tr.dp_sgd)
+    _, _, z, clip, q = tr.dp_sgd[0]
+    return (f"{total} steps, per-sample gradients clipped to {clip:g}, noise multiplier "
+            f"{z:.4g}, Poisson rate {q:.4g}")
+
+
 def check_pate(ctx: Context) -> Cell:
     """Violated when real rows trained a discriminator and no teacher vote was ever aggregated."""
     tr = ctx.trace
     if tr is None:
         return Cell("pate", "not_checked", NO_EVENTS)
-    steps = sum(n for t, n in tr.teacher_steps.items() if t >= 0)
+    steps = sum(tr.teacher_steps.values())  # teachers and a critic reading real rows
+    if tr.dp_sgd and not tr.votes:
+        return Cell("pate", "not_applicable", f"not a PATE generator: real rows reach the "
+                    f"critic through DP-SGD ({_dp_sgd_text(tr)})")
     if tr.votes:
         q = sum(v[1].size for v in tr.votes)
         return cell("pate", False, f"{len(tr.votes)} noisy aggregations of the votes of "
@@ -45,7 +55,7 @@ def check_pate(ctx: Context) -> Cell:
                     f"{tr.gradient_votes[0][7]} teachers' gradients ({q} coordinate queries, "
                     "Confident-GNMax) trained the generator")
     if steps:
-        rows = np.unique(np.concatenate([tr.teachers_seen[t] for t in tr.teacher_ids]))
+        rows = np.unique(np.concatenate(list(tr.teachers_seen.values())))
         extra = f"; noisy real/fake labels instead ({len(tr.label_noise)} LabelNoise events)" \
             if tr.label_noise else ""
         return cell("pate", True, f"no teacher votes were aggregated (0 Votes events): "
@@ -115,6 +125,9 @@ def check_student(ctx: Context) -> Cell:
     if tr is None:
         return Cell("student_real_records", "not_checked", NO_EVENTS)
     critic = tr.teachers_seen.get(-1)
+    if critic is not None and critic.size and tr.dp_sgd:
+        return cell("student_real_records", False, f"the critic read {critic.size} distinct real "
+                    f"rows only through DP-SGD ({_dp_sgd_text(tr)})")
     if critic is not None and critic.size:
         return cell("student_real_records", True,
                     f"the critic/student read {critic.size} distinct real rows in "

@@ -92,10 +92,18 @@ def _moments(ctx: Context, path: Path) -> bool:
     for ax, (label, t, lam) in zip(axes[0], panels):
         mom = t.moments()
         its = np.arange(mom.shape[0])
+        if mom.ndim < 2 or mom.shape[1] == 0:  # an RDP/PLD accountant reports eps only
+            _, eps = t.eps_series()
+            ax.plot(np.arange(eps.size), eps, color="tab:blue", lw=2, label="eps_hat")
+            ax.axhline(ctx.epsilon, color="red", ls="--", label=f"eps = {ctx.epsilon:g}")
+            ax.set_xlabel("accountant step")
+            ax.set_title(f"{label}: eps_hat (no moments reported)")
+            ax.legend(fontsize=7)
+            continue
         ax.plot(its, mom, color="tab:blue", alpha=0.25, lw=0.8)
         ax.plot(its, mom[:, 0], color="tab:blue", lw=2, label="generator (orders 1..L)")
         k = t.votes[0][7] if t.votes else ctx.k
-        if k and lam:
+        if k and lam and not any(v[5] == "gaussian" for v in t.votes):
             _, ref = recompute(t, correct_table(k, lam, mom.shape[1]), k, ctx.delta)
             ax.plot(its, ref[:, 0], "k--", lw=1.5, label="correct, order 1")
             ax.plot(its, ref[:, -1], "k:", lw=1.5, label=f"correct, order {mom.shape[1]}")
@@ -103,7 +111,8 @@ def _moments(ctx: Context, path: Path) -> bool:
         ax.set_xlabel("iteration")
         ax.set_title(f"{label}: lambda {lam:g}")
         ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("moment alpha(l)")
+    if axes[0][0].get_ylabel() == "":
+        axes[0][0].set_ylabel("moment alpha(l)" if tr.moments().shape[-1] else "eps_hat")
     fig.suptitle(f"{ctx.impl}: moments accountant")
     fig.tight_layout()
     fig.savefig(path, dpi=100)

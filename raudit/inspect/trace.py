@@ -13,6 +13,7 @@ import numpy as np
 
 from raudit.generators.events import (
     AccountantStep,
+    DpSgdStep,
     EventLog,
     GradientVotes,
     LabelNoise,
@@ -46,6 +47,8 @@ class Trace:
     # G-PATE's aggregations of teacher gradients: (iteration, queries, answered, charged,
     # threshold-noise draws, sigma1, sigma2, k)
     gradient_votes: list[tuple] = field(default_factory=list)
+    # DP-SGD on real rows: (iteration, steps, noise multiplier, clip, sampling rate)
+    dp_sgd: list[tuple] = field(default_factory=list)
     iterations: int = 0
 
     @property
@@ -94,6 +97,9 @@ def trace_of(log: EventLog, model: int = 0) -> Trace:
             tr.label_noise.append((int(ev.iteration), float(ev.sigma), draws))
         elif isinstance(ev, TeacherLoss):
             tr.losses[int(ev.iteration)] = np.asarray(ev.losses[model], dtype=np.float64)
+        elif isinstance(ev, DpSgdStep):
+            tr.dp_sgd.append((int(ev.iteration), int(ev.steps), float(ev.noise_multiplier),
+                              float(ev.clip), float(ev.sampling_rate)))
         elif isinstance(ev, GradientVotes):
             answered = np.asarray(ev.answered[model], dtype=bool)
             tr.gradient_votes.append((int(ev.iteration), int(answered.size), int(answered.sum()),

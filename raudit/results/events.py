@@ -35,8 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.generators.events import (AccountantStep, Event, GradientVotes, LabelNoise,
-                                     TeacherBatch, TeacherLoss, Votes)
+from raudit.generators.events import (AccountantStep, DpSgdStep, Event, GradientVotes,
+                                     LabelNoise, TeacherBatch, TeacherLoss, Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
@@ -51,9 +51,11 @@ EVENT_SCHEMA = pa.schema([
     ("eps_hat", _F64), ("moments", pa.list_(_F64)),
     ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
     ("losses", pa.list_(_F64)),
+    ("steps", _I64), ("noise_multiplier", _F64), ("clip", _F64), ("sampling_rate", _F64),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
-          LabelNoise: "label_noise", TeacherLoss: "teacher_loss", GradientVotes: "gradient_votes"}
+          LabelNoise: "label_noise", TeacherLoss: "teacher_loss", GradientVotes: "gradient_votes",
+          DpSgdStep: "dp_sgd_step"}
 
 
 class EventSink:
@@ -114,6 +116,9 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
         return {"sigma": float(event.sigma), "noise": noise}
     if isinstance(event, TeacherLoss):
         return {"losses": _list(event.losses[m], np.float64)}
+    if isinstance(event, DpSgdStep):
+        return {"steps": int(event.steps), "noise_multiplier": float(event.noise_multiplier),
+                "clip": float(event.clip), "sampling_rate": float(event.sampling_rate)}
     if isinstance(event, GradientVotes):  # G-PATE: n1 holds the flattened (B, q, bins) histograms
         return {"k": int(event.k), "sigma": float(event.sigma1), "noise_scale": float(event.sigma2),
                 "charged": bool(event.charged[m]), "n1": _list(event.counts[m], np.int64),

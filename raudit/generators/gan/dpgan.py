@@ -29,7 +29,7 @@ from raudit.accountants import GaussianStep, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.events import AccountantStep, TeacherBatch
+from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
 from raudit.generators.gan.common import finish, gather_rows, paper_discriminator, paper_generator, poisson_rows
 from raudit.generators.gan.persample import per_sample_grads, privatise
 from raudit.generators.nn.optim import Adam
@@ -113,6 +113,8 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
                 with torch.no_grad():
                     critic.flat.clamp_(-WEIGHT_CLIP, WEIGHT_CLIP)
             acct.compose(GaussianStep(z, sampling_rate=rate, count=o["critic_steps"]))
+            if observer is not None:
+                observer(DpSgdStep(it, o["critic_steps"], z, o["clip"], rate, active.copy()))
             g_opt.zero_grad()
             (-c_net(critic, g_net(gen, rng.uniform(o["batch"], d)), logits=True)
              .flatten(1).mean(1).sum()).backward()
