@@ -76,3 +76,27 @@ def test_gpate_aggregation_is_pate_but_its_accountant_is_data_dependent():
     assert check_pate(ctx).status == "ok"
     acc = check_accountant(ctx)
     assert acc.status == "violated" and "smooth sensitivity" in acc.evidence
+
+
+def test_a_dp_sgd_critic_reads_real_rows_privately():
+    import dp_accounting
+    from dp_accounting.rdp import RdpAccountant
+
+    from raudit.generators.events import DpSgdStep
+    from raudit.inspect.partition import check_student
+
+    acct = RdpAccountant()
+    acct.compose(dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(1.2)), 50)
+    ref = acct.get_epsilon(1e-5)
+    for reported, status in ((ref, "ok"), (0.5 * ref, "violated")):
+        log = EventLog()
+        for it in range(10):
+            log(TeacherBatch(it, -1, np.arange(it, it + 15)[None, :], ON))
+            log(DpSgdStep(it, 5, 1.2, 1.0, 0.1, ON))
+            log(AccountantStep(it, np.array([reported * (it + 1) / 10]), np.zeros((1, 0)), ON))
+        ctx = _ctx(log)
+        assert check_accountant(ctx).status == status
+        assert check_student(ctx).status == "ok" and check_pate(ctx).status == "not_applicable"
+    log.events = [e for e in log.events if not isinstance(e, DpSgdStep)]  # a plain GAN
+    assert check_student(_ctx(log)).status == "violated"
+    assert check_pate(_ctx(log)).status == "violated"
