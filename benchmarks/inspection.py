@@ -5,31 +5,23 @@ CLI's defaults), one torch thread, both probes on; timed in two parts: the instr
 (training + events + samples), the two probes and the checks, then the plots. Target: under
 2 minutes per implementation on CPU.
 
-    RAUDIT_DATA_DIR=../shared/data python benchmarks/inspect.py [--impl paper borealis ...]
+    RAUDIT_DATA_DIR=../shared/data python benchmarks/inspection.py [--impl paper borealis ...]
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
 
-# This file is named like the standard library's `inspect`, which torch and dataclasses
-# import: drop its folder from the path before anything imports it.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+import torch
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
-
-from raudit import data  # noqa: E402
-from raudit.inspect.job import InspectRequest, generator_options  # noqa: E402
-from raudit.inspect.plots import plot_all  # noqa: E402
-from raudit.inspect.runner import InspectSpec, inspect_generator  # noqa: E402
+from raudit import data
+from raudit.inspect.job import InspectRequest, generator_options
+from raudit.inspect.plots import plot_all
+from raudit.inspect.runner import InspectSpec, inspect_generator
 
 PORTS = ["paper", "original", "updated", "synthcity", "turing", "borealis", "smartnoise"]
 
