@@ -154,22 +154,27 @@ def gaussian_reference(answers: int, sigma: float, delta: float) -> float:
     return float(acct.get_epsilon(delta))
 
 
+def _against(tr: Trace, ref: float, what: str) -> Cell:
+    """The generator's final eps_hat against ``ref``, what its recorded ``what`` cost:
+    violated only below it (more is conservative: other charges, e.g. DP bounds)."""
+    _, gen = tr.eps_series()
+    final = float(gen[-1])
+    under = bool(np.isnan(final) or final < ref * (1.0 - AGREE))
+    ev = f"{what} cost eps {ref:.4g}; the generator reports {final:.4g}: {_direction(final, ref)}"
+    if not under and final > ref * (1.0 + 1e-3):
+        ev += " (its total also holds other charges, e.g. DP bounds)"
+    return cell("moments_accountant", under, ev, "moments")
+
+
 def _check_gaussian(tr: Trace, delta: float) -> Cell:
     """Gaussian votes: the generator's eps must be at least what its charged answers cost."""
-    its, gen = tr.eps_series()
-    if not its.size:
+    if not tr.accountant:
         return Cell("moments_accountant", "not_checked", "Gaussian votes but no accountant steps")
     sigma = tr.votes[0][6]
     q = sum(n1.size for _, n1 in tr.charged_queries())
-    ref = gaussian_reference(q, sigma, delta)
-    final = float(gen[-1])
-    under = bool(np.isnan(final) or final < ref * (1.0 - AGREE))
-    ev = (f"{q} charged GNMax answers at sigma {sigma:.4g} cost eps {ref:.4g} (RDP, delta "
-          f"{delta:g}, recomputed from the votes); the generator reports {final:.4g}: "
-          f"{_direction(final, ref)}")
-    if not under and final > ref * (1.0 + 1e-3):
-        ev += " (its total also holds charges made without votes, e.g. DP bounds)"
-    return cell("moments_accountant", under, ev, "moments")
+    return _against(tr, gaussian_reference(q, sigma, delta),
+                    f"{q} charged GNMax answers at sigma {sigma:.4g} (RDP, delta {delta:g}, "
+                    "recomputed from the votes)")
 
 
 def _check_dp_sgd(tr: Trace, delta: float) -> Cell:
@@ -178,22 +183,15 @@ def _check_dp_sgd(tr: Trace, delta: float) -> Cell:
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
 
-    its, gen = tr.eps_series()
-    if not its.size:
+    if not tr.accountant:
         return Cell("moments_accountant", "not_checked", "DP-SGD steps but no accountant steps")
     acct = RdpAccountant()
     for _, steps, z, _, q in tr.dp_sgd:
         acct.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)),
                      steps)
-    ref = float(acct.get_epsilon(delta))
-    final = float(gen[-1])
-    under = bool(np.isnan(final) or final < ref * (1.0 - AGREE))
-    ev = (f"{sum(v[1] for v in tr.dp_sgd)} DP-SGD steps cost eps {ref:.4g} (RDP, delta {delta:g}, "
-          f"recomputed from the events); the generator reports {final:.4g}: "
-          f"{_direction(final, ref)}")
-    if not under and final > ref * (1.0 + 1e-3):
-        ev += " (its total also holds charges made without steps, e.g. DP bounds)"
-    return cell("moments_accountant", under, ev, "moments")
+    return _against(tr, float(acct.get_epsilon(delta)),
+                    f"{sum(v[1] for v in tr.dp_sgd)} DP-SGD steps (RDP, delta {delta:g}, "
+                    "recomputed from the events)")
 
 
 def check_overshoot(ctx: Context) -> Cell:
