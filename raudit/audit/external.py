@@ -91,7 +91,11 @@ def read_worlds(synthetic_in, synthetic_out, train: pd.DataFrame
     if len(files["in"]) != len(files["out"]):
         raise ConfigError(f"--synthetic-in has {len(files['in'])} files and --synthetic-out "
                           f"{len(files['out'])}: give the same number of shadow models per world")
-    g.split_sizes(len(files["in"]))  # enough models for the three splits
+    if len(files["in"]) < 5:  # each world needs a model in each of the three splits
+        raise ConfigError(f"--synthetic-in and --synthetic-out hold {len(files['in'])} files "
+                          "each: give at least 5 per world (one per shadow model; 40/20/40 % "
+                          "train the attack / pick its threshold / test it)")
+    g.split_sizes(len(files["in"]))
     tables = {w: [read_synthetic(p, train) for p in fs] for w, fs in files.items()}
     sizes = sorted({len(t) for ts in tables.values() for t in ts})
     if len(sizes) != 1:
