@@ -84,6 +84,9 @@ def get(name: str) -> type[Generator]:
     """The generator class registered as ``name`` (or the plugin ``module:Class``)."""
     if name in GENERATORS:
         return GENERATORS.get(name)
+    if name.startswith("exec:"):  # an out-of-process generator (its own environment)
+        from raudit.generators.exec_adapter import exec_class
+        return exec_class(name[len("exec:"):])
     if ":" in name:
         return load_class(name)
     raise UnknownNameError("generator", name, names())
