@@ -113,7 +113,7 @@ def _moments(ctx: Context, path: Path) -> bool:
         ax.legend(fontsize=7)
     if axes[0][0].get_ylabel() == "":
         axes[0][0].set_ylabel("moment alpha(l)" if tr.moments().shape[-1] else "eps_hat")
-    fig.suptitle(f"{ctx.impl}: moments accountant")
+    fig.suptitle(f"{ctx.impl}: " + ("moments accountant" if tr.moments().shape[-1] else "accountant"))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
