@@ -69,12 +69,7 @@ def _manifest(folder: Path, what: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{what} {folder} is not a raudit results folder (no {MANIFEST}); "
                           "give the --out folder of raudit audit, utility, inspect or campaign")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} is not a raudit manifest (a JSON object)")
+    data = _json(path, dict, "a raudit manifest (a JSON object)")
     if "schema_version" in data or kind_of(data) != "inspect":  # inspect writes no tables
         _check_version(data.get("schema_version"), path)
     return data
@@ -141,16 +136,22 @@ def read_table(root: Path, table: str, notice: Callable[[str], None]) -> pd.Data
     return pd.concat(frames, ignore_index=True)
 
 
+def _json(path: Path, kind: type, what: str):
+    """The JSON document at ``path``, which must be a ``kind``; ConfigError otherwise."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, kind):
+        raise ConfigError(f"{path} is not {what}")
+    return data
+
+
 def read_inspect(folder: Path, job: str | None) -> InspectRun:
     runs: list[dict[str, Any]] = []
     path = folder / "inspect.json"
     if path.is_file():
-        try:
-            runs = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read {path}: {exc}") from exc
-        if not isinstance(runs, list):
-            raise ConfigError(f"{path} must hold a list of inspect runs")
+        runs = _json(path, list, "a list of inspect runs")
     vpath = folder / "violations.csv"
     if vpath.is_file():
         viol = pd.read_csv(vpath, dtype=str, keep_default_na=False)
