@@ -111,8 +111,8 @@ class GaussianStep:
 
 
 @dataclass(frozen=True)
-class GNMaxThreshold:
-    """Confident GNMax's check max_j n_j + N(0, sigma^2) >= T (L2 sensitivity 1)."""
+class _GNMaxEvent:
+    """A GNMax step with noise N(0, sigma^2), ``count`` times, for the models in ``mask``."""
 
     sigma: float
     count: int = 1
@@ -122,27 +122,23 @@ class GNMaxThreshold:
         _positive("sigma", self.sigma)
         _count(self.count)
         _mask(self.mask)
+
+
+@dataclass(frozen=True)
+class GNMaxThreshold(_GNMaxEvent):
+    """Confident GNMax's check max_j n_j + N(0, sigma^2) >= T (L2 sensitivity 1)."""
 
     def key(self) -> tuple:
         return ("gaussian", float(self.sigma), 1.0)
 
 
 @dataclass(frozen=True)
-class GNMaxAnswer:
+class GNMaxAnswer(_GNMaxEvent):
     """GNMax's noisy argmax with N(0, sigma^2) per class: L2 sensitivity sqrt 2, z = sigma/sqrt 2.
 
     Accounted data-independently (the data-dependent bound of Papernot et al. 2018
     needs the vote counts and is not implemented here).
     """
-
-    sigma: float
-    count: int = 1
-    mask: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        _positive("sigma", self.sigma)
-        _count(self.count)
-        _mask(self.mask)
 
     def key(self) -> tuple:
         return ("gaussian", float(self.sigma) / math.sqrt(2.0), 1.0)

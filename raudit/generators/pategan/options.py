@@ -26,6 +26,15 @@ def teachers_for(n_rows: int, teachers: int | None, *, ratio: int = 1000, minimu
     return k
 
 
+def check_pate_options(preset: str, lam, orders, batch, max_iter) -> None:
+    """The checks every PATE-GAN constructor starts with, in this order."""
+    check_preset(preset)
+    positive("lambda", lam)
+    positive("orders", orders, integer=True)
+    positive("batch", batch, integer=True, allow_none=True)
+    positive("max_iter", max_iter, integer=True, allow_none=True)
+
+
 def positive(name: str, value, *, integer: bool = False, allow_none: bool = False):
     """Check a positive option (a one-line error naming it otherwise)."""
     if value is None and allow_none:

@@ -29,7 +29,8 @@ from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import PateHP, check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
+                                               positive)
 from raudit.generators.pategan.teachers import shuffled_partition
 
 
@@ -50,11 +51,7 @@ class PaperPateGan(BatchedGenerator):
                  student_steps: int = 5, noise_scale: str = "inverse",
                  aggregation: str = "argmax", generator_loss: str = "saturating",
                  device: str | None = None, dtype: str | None = None):
-        check_preset(preset)
-        positive("lambda", lam)
-        positive("orders", orders, integer=True)
-        positive("batch", batch, integer=True, allow_none=True)
-        positive("max_iter", max_iter, integer=True, allow_none=True)
+        check_pate_options(preset, lam, orders, batch, max_iter)
         positive("teacher_steps", teacher_steps, integer=True)
         positive("student_steps", student_steps, integer=True)
         positive("lr", lr)

@@ -29,7 +29,8 @@ from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.pategan.aggregation import laplace_scale
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import PateHP, check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
+                                               positive)
 from raudit.generators.pategan.teachers import partition_from_order
 
 
@@ -46,11 +47,7 @@ class PortPateGan(BatchedGenerator):
                                 privacy_events=("PateVote",))
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):
-        check_preset(preset)
-        positive("lambda", o["lam"])
-        positive("orders", o["orders"], integer=True)
-        positive("batch", o["batch"], integer=True, allow_none=True)
-        positive("max_iter", o["max_iter"], integer=True, allow_none=True)
+        check_pate_options(preset, o["lam"], o["orders"], o["batch"], o["max_iter"])
         positive("teachers", o["teachers"], integer=True, allow_none=True)
         positive("teacher_steps", o["teacher_steps"], integer=True)
         positive("student_steps", o["student_steps"], integer=True)

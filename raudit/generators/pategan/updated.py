@@ -66,7 +66,7 @@ from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.teachers import partition_from_order
 from raudit.generators.pategan.wgan_gp import gather_rows
@@ -121,11 +121,7 @@ class UpdatedPateGan(BatchedGenerator):
                  clip: float = 0.01, partition: str = "stale", noise_scale: str = "direct",
                  accountant: str = "updated", bounds: str = "data", integers: str = "round",
                  device: str | None = None, dtype: str | None = None):
-        check_preset(preset)
-        positive("lambda", lam)
-        positive("orders", orders, integer=True)
-        positive("batch", batch, integer=True, allow_none=True)
-        positive("max_iter", max_iter, integer=True, allow_none=True)
+        check_pate_options(preset, lam, orders, batch, max_iter)
         positive("teachers", teachers, integer=True, allow_none=True)
         positive("student_steps", student_steps, integer=True, allow_none=True)
         positive("lr", lr)
