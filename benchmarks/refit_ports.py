@@ -12,24 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import torch
 
 from raudit import generators
-from throughput import cervical_like  # benchmarks/ is on sys.path when run as a script
+import throughput  # benchmarks/ is on sys.path when run as a script
+from throughput import cervical_like
 
 
 def measure(impl: str, df, models: int, iters: int, teachers: int, device: str, repeats: int) -> float:
-    best = 0.0
-    for _ in range(repeats):
-        gen = generators.get(impl)(teachers=teachers, max_iter=iters, device=device)
-        t0 = time.perf_counter()
-        gen.fit_many([df] * models, epsilon=1e9, seeds=list(range(models)))
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        best = max(best, models * iters / (time.perf_counter() - t0))
-    return best
+    def make(it):
+        return generators.get(impl)(teachers=teachers, max_iter=it, device=device)
+    return throughput.measure(df, impl, models, iters, device, repeats, make=make)
 
 
 def main() -> None:

@@ -40,10 +40,13 @@ def build(impl: str, iters: int, device: str):
     return cls(**{k: v for k, v in wanted.items() if caps.accepts(k)})
 
 
-def measure(df: pd.DataFrame, impl: str, models: int, iters: int, device: str, repeats: int) -> float:
+def measure(df: pd.DataFrame, impl: str, models: int, iters: int, device: str, repeats: int,
+            make=None) -> float:
+    """Best model-iterations/s over ``repeats`` fits of ``models`` models; ``make(iters)``
+    builds the generator (default: :func:`build`'s settings)."""
     best = 0.0
     for _ in range(repeats):
-        gen = build(impl, iters, device)
+        gen = make(iters) if make is not None else build(impl, iters, device)
         t0 = time.perf_counter()
         gen.fit_many([df] * models, epsilon=1e9, seeds=list(range(models)))
         if device.startswith("cuda"):
