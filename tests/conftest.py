@@ -14,3 +14,28 @@ import torch  # noqa: E402
 
 # Tiny networks on a 2-core machine: intra-op threads only add contention.
 torch.set_num_threads(1)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def kill_actor_after_first_part(monkeypatch):
+    """Kill one chunk actor's process as soon as the first shadow part is on disk; the
+    list it returns holds the killed pid (empty if no actor was found)."""
+    psutil = pytest.importorskip("psutil")
+    from raudit.results import store as store_mod
+
+    real_append, killed = store_mod.ResultStore.append, []
+
+    def append_then_kill(self, table, rows):
+        path = real_append(self, table, rows)
+        if table == "shadow" and not killed:
+            for p in psutil.process_iter(["cmdline"]):
+                if any("ChunkActor" in part for part in (p.info["cmdline"] or [])):
+                    p.kill()
+                    killed.append(p.pid)
+                    break
+        return path
+
+    monkeypatch.setattr(store_mod.ResultStore, "append", append_then_kill)
+    return killed

@@ -139,24 +139,9 @@ def test_killed_driver_resumes_to_exactly_the_expected_rows(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.ray
-def test_killed_worker_on_a_two_worker_pool_loses_no_row(tmp_path, monkeypatch):
+def test_killed_worker_on_a_two_worker_pool_loses_no_row(tmp_path, kill_actor_after_first_part):
     ray = pytest.importorskip("ray")
-    psutil = pytest.importorskip("psutil")
-    from raudit.results import store as store_mod
-
-    real_append, killed = store_mod.ResultStore.append, []
-
-    def append_then_kill(self, table, rows):
-        path = real_append(self, table, rows)
-        if table == "shadow" and not killed:  # one chunk is on disk: kill a worker
-            for p in psutil.process_iter(["cmdline"]):
-                if any("ChunkActor" in part for part in (p.info["cmdline"] or [])):
-                    p.kill()
-                    killed.append(p.pid)
-                    break
-        return path
-
-    monkeypatch.setattr(store_mod.ResultStore, "append", append_then_kill)
+    killed = kill_actor_after_first_part  # one chunk is on disk: kill a worker
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         res = run_campaign(_file(tmp_path), tmp_path / "c", EngineConfig(workers=2),

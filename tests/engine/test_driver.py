@@ -109,24 +109,8 @@ def test_ray_and_local_audits_agree(cluster, tmp_path):
     assert (a["auc"], a["eps_cp"]) == (b["auc"], b["eps_cp"])
 
 
-def test_killing_a_worker_mid_audit_loses_nothing(cluster, tmp_path, monkeypatch):
-    import psutil
-
-    from raudit.results import store as store_mod
-
-    real_append, killed = store_mod.ResultStore.append, []
-
-    def append_then_kill(self, table, rows):
-        path = real_append(self, table, rows)
-        if table == "shadow" and not killed:  # one chunk is safely on disk: kill an actor
-            for p in psutil.process_iter(["cmdline"]):
-                if any("ChunkActor" in part for part in (p.info["cmdline"] or [])):
-                    p.kill()
-                    killed.append(p.pid)
-                    break
-        return path
-
-    monkeypatch.setattr(store_mod.ResultStore, "append", append_then_kill)
+def test_killing_a_worker_mid_audit_loses_nothing(cluster, tmp_path, kill_actor_after_first_part):
+    killed = kill_actor_after_first_part  # one chunk is safely on disk: kill an actor
     req = AuditRequest(impl="paper", attack="querybased", shadow_models=10, chunk_size=2,
                        options={"max_iter": 3})
     r = run_audit(req, tmp_path, RAY)
