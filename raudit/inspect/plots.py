@@ -15,6 +15,7 @@ import numpy as np
 
 from raudit.inspect.accountant import correct_table, recompute
 from raudit.inspect.context import Context
+from raudit.report.figures import pyplot, save
 
 __all__ = ["FIGURES", "plot_all", "plot_file"]
 
@@ -26,19 +27,12 @@ def plot_file(impl: str, figure: str) -> str:
     return f"{re.sub(r'[^A-Za-z0-9_.-]+', '.', impl)}-{figure}.png"
 
 
-def _pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def _records(ctx: Context, path: Path) -> bool:
     tr = ctx.trace
     ids = sorted(tr.teachers_seen) if tr is not None else []
     if not ids:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     grid = np.zeros((len(ids), ctx.n_rows), dtype=bool)
     for i, t in enumerate(ids):
         rows = tr.teachers_seen[t]
@@ -49,9 +43,7 @@ def _records(ctx: Context, path: Path) -> bool:
                                     f" ({int(grid[i].sum())})" for i, t in enumerate(ids)])
     ax.set_xlabel("training row id")
     ax.set_title(f"{ctx.impl}: records seen per teacher (N = {ctx.n_rows})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path, dpi=100)
     return True
 
 
@@ -59,7 +51,7 @@ def _losses(ctx: Context, path: Path) -> bool:
     tr = ctx.trace
     if tr is None or not tr.losses:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     its = np.array(sorted(tr.losses))
     mats = np.stack([tr.losses[i] for i in its])  # (T, j, i)
     k = mats.shape[1]
@@ -74,9 +66,7 @@ def _losses(ctx: Context, path: Path) -> bool:
     axes[0][0].set_ylabel("cross entropy (real)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle(f"{ctx.impl}: teacher losses")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path, dpi=100)
     return True
 
 
@@ -84,7 +74,7 @@ def _moments(ctx: Context, path: Path) -> bool:
     tr = ctx.trace
     if tr is None or not tr.accountant:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     panels = [("run", tr, ctx.lam)]
     if ctx.accountant_probe is not None and ctx.accountant_probe.accountant:
         panels.append(("probe", ctx.accountant_probe, ctx.probe_lam))
@@ -114,9 +104,7 @@ def _moments(ctx: Context, path: Path) -> bool:
     if axes[0][0].get_ylabel() == "":
         axes[0][0].set_ylabel("moment alpha(l)" if tr.moments().shape[-1] else "eps_hat")
     fig.suptitle(f"{ctx.impl}: " + ("moments accountant" if tr.moments().shape[-1] else "accountant"))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save(fig, path, dpi=100)
     return True
 
 

@@ -20,11 +20,11 @@ def pyplot():
     return plt
 
 
-def save(fig, path: Path) -> Path:
-    """Write ``fig`` as PNG to ``path`` (atomically) and close it."""
+def save(fig, path: Path, dpi: int = DPI) -> Path:
+    """Write ``fig`` as PNG to ``path`` (atomically: no reader sees half a file) and close it."""
     buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png", dpi=DPI)
+    fig.savefig(buf, format="png", dpi=dpi)
     pyplot().close(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda fh: fh.write(buf.getvalue()))

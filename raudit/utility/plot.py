@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-from raudit.results.store import write_atomic
+from raudit.report.figures import pyplot, save
 
 
 def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") -> Path | None:
@@ -15,11 +14,7 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
     pts = [p for p in result["points"] if p.get("status") == "ok" and p.get(f"{metric}_B") is not None]
     if len({p["epsilon"] for p in pts}) < 2:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     groups: dict[str, list] = {}
     for p in pts:
         rest = " ".join(p["label"].split(" ")[1:]) or result.get("impl", "")
@@ -42,10 +37,4 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
     ax.set_ylabel(f"{metric.upper()}: best of fits x samples, mean over classifiers")
     ax.set_title(f"{result.get('impl')} on {result.get('dataset')}")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, lambda fh: fh.write(buf.getvalue()))
-    return path
+    return save(fig, path, dpi=120)
