@@ -135,6 +135,9 @@ def multi_sample_bound(parts: Mapping[str, pd.DataFrame], *, seed: int, delta: f
     estimate under that assumption, reported next to the single-sample bounds and
     never in the verdict. {} when the audit sampled one dataset per model.
     """
+    if not any("features_extra" in p and p["features_extra"].notna().any()
+               for p in parts.values()):
+        return {}  # one dataset per model: nothing to expand
     n = {k: expanded(p) for k, p in parts.items()}
     k_models = sum(len(p) for p in parts.values())
     samples = sum(len(y) for _, y in n.values())

@@ -137,7 +137,10 @@ class AuditJob(Job):
 
     def _audit_specs(self) -> list[dict]:
         if self.req.sequential:
+            from raudit.audit.sequential import stages
+
             self.looks: list[dict] = []
+            self.stages = stages(self.req.first_stage, self.game.shadow_models)
             self.t_game = time.perf_counter()
             # the bars count the most it can train; stopping early leaves them short
             self.total += max(0, 2 * self.game.shadow_models - len(self.store.done_ids())
@@ -189,11 +192,8 @@ class AuditJob(Job):
     def _next_stage(self) -> list[dict]:
         """The next stage's pending chunks; stages with nothing to train (a resume) are
         looked at at once. [] when a look stopped the audit."""
-        from raudit.audit.sequential import stages
-
-        plan = stages(self.req.first_stage, self.game.shadow_models)
-        while len(self.looks) < len(plan):
-            s = plan[len(self.looks)]
+        while len(self.looks) < len(self.stages):
+            s = self.stages[len(self.looks)]
             self.per_world = {w: trials(self.game, world=w, count=s) for w in ("out", "in")}
             chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
                                     self.store.done_ids(), self.req.chunk_size)
@@ -208,17 +208,16 @@ class AuditJob(Job):
 
     def _look(self) -> bool:
         """Bound the first s models per world at this look's level; True to stop."""
-        from raudit.audit.sequential import look_alpha, prefix_bounds, should_stop, stages
+        from raudit.audit.sequential import look_alpha, prefix_bounds, should_stop
 
-        plan = stages(self.req.first_stage, self.game.shadow_models)
         k = len(self.looks) + 1
-        s = plan[k - 1]
+        s = self.stages[k - 1]
         ids = {t["trial_id"] for ts in self.per_world.values() for t in ts}
         look = prefix_bounds(self.store.read("shadow"), s, seed=self.game.seed,
                              delta=self.game.delta or 0.0, alpha=look_alpha(0.1, k),
                              trial_ids=ids)
         reason = should_stop(look, width=self.req.target_width,
-                             until_ceiling=self.req.until_ceiling, last=k == len(plan),
+                             until_ceiling=self.req.until_ceiling, last=k == len(self.stages),
                              previous=self.looks[-1] if self.looks else None)
         look.update(looks=k, stop_reason=reason)
         self.looks.append(look)
