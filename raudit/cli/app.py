@@ -42,6 +42,7 @@ def _mount() -> None:
     app.command(help=report.__doc__)(report)
     from raudit.cli.inspect import inspect; app.command(help=inspect.__doc__)(inspect)  # noqa: E702
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
+    from raudit.cli.crosscheck import crosscheck; app.command(help=crosscheck.__doc__)(crosscheck)  # noqa: E702
     from raudit.cli.upstream import app as upstream_app; app.add_typer(upstream_app, name="upstream")  # noqa: E702
     try:
         from raudit.cli.audit import audit

@@ -1,0 +1,65 @@
+"""`raudit crosscheck`: compare a port with the released code it reproduces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from raudit.cli.errors import results_only_stdout, user_errors
+from raudit.cli.progress import phase_bars
+
+
+@user_errors
+def crosscheck(
+    impl: str = typer.Option("smartnoise", "--impl", help="the port to check (smartnoise)"),
+    dataset: str = typer.Option("cervical", "--dataset", "-d"),
+    seeds: int = typer.Option(20, "--seeds", "-n", help="models per side"),
+    seed: int = typer.Option(0, "--seed", help="root seed"),
+    epsilon: float = typer.Option(1.0, "--epsilon"),
+    delta: float = typer.Option(1e-5, "--delta", help="delta (the study's 1e-5)"),
+    teachers: int = typer.Option(5, "--teachers", "-k",
+                                 help="teachers on both sides (the released code's "
+                                      "int(N/1000) is replaced, as the study did)"),
+    classifiers: str = typer.Option("lr", "--classifiers",
+                                    help="comma-separated classifiers of the utility check"),
+    alpha: float = typer.Option(0.05, "--alpha", help="family-wise level of the statistical checks"),
+    config: Optional[str] = typer.Option(None, "--config",
+                                         help="exec config of the released code (default: the "
+                                              "one `raudit upstream setup IMPL` wrote)"),
+    upstream_dir: Optional[str] = typer.Option(None, "--upstream-dir",
+                                               help="root of the upstream environments"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="write crosscheck.json, crosscheck.md, models.csv"),
+    as_json: bool = typer.Option(False, "--json", help="print the JSON report"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Run a port and the released code on the same data and settings, and compare: stopping
+    iteration, eps_hat trajectory, accountant moments on the released votes, schema and
+    ranges, statistics over many seeds, utility, speed. Exit 1 when a check fails."""
+    from raudit.crosscheck import report
+    from raudit.crosscheck.runner import crosscheck as run
+
+    names = tuple(c.strip() for c in classifiers.split(",") if c.strip())
+    if out is not None:
+        try:  # refused before any training, as every command does
+            out.mkdir(parents=True, exist_ok=True)
+            (out / ".write-test").touch()
+            (out / ".write-test").unlink()
+        except OSError as exc:
+            from raudit.errors import ConfigError
+            raise ConfigError(f"--out {out} is not writable: {exc.strerror or exc}") from None
+    with results_only_stdout(), phase_bars(quiet or as_json) as phase:
+        result = run(impl, dataset, models=seeds, seed=seed, epsilon=epsilon, delta=delta,
+                     teachers=teachers, config=config, upstream_dir=upstream_dir,
+                     classifiers=names, alpha=alpha, phase=phase)
+    if out is not None:
+        report.write(result, out)
+    if as_json:
+        print(json.dumps(report.as_json(result), indent=2))
+    else:
+        print(report.markdown(result))
+    if report.failed(result):
+        raise typer.Exit(1)
