@@ -64,7 +64,7 @@ def setup(name: str = typer.Argument(..., help="an installable name of `raudit u
                 spinner.update(f"[{time.monotonic() - started:5.0f} s] {line.strip()[:110]}")
             result = envs.setup(u, directory=directory, python=python, force=force, log=shown)
     took = time.monotonic() - started
-    console.print(f"{u.name}: {result['action']} in {took:.0f} s; environment {result['env']}")
+    console.print(f"{u.name}: {result['action']} in {took:.0f} s; environment {result['env']}", soft_wrap=True)
     print(result["config"])
 
 

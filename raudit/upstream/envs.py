@@ -162,11 +162,13 @@ def setup(u: Upstream, *, directory: str | Path | None = None, python: str | Non
         shutil.rmtree(env)
     env.mkdir(parents=True)
     log(f"creating a virtual environment with {exe} (Python {version}) in {env / 'venv'}")
-    _run([exe, "-m", "venv", str(env / "venv")], "python -m venv", log, env)
+    no_pip = [] if u.requirements else ["--without-pip"]  # nothing to install: no pip needed
+    _run([exe, "-m", "venv", *no_pip, str(env / "venv")], "python -m venv", log, env)
     (env / "constraints.txt").write_text("\n".join(u.constraints) + "\n", encoding="utf-8")
-    log(f"installing {' '.join(u.requirements)}")
-    _run([str(interpreter(env)), "-m", "pip", "install", "-c", str(env / "constraints.txt"),
-          *u.requirements], "pip install", log, env)
+    if u.requirements:
+        log(f"installing {' '.join(u.requirements)}")
+        _run([str(interpreter(env)), "-m", "pip", "install", "-c", str(env / "constraints.txt"),
+              *u.requirements], "pip install", log, env)
     if u.imports:
         log(f"checking that {', '.join(u.imports)} import")
         _run([str(interpreter(env)), "-c", "; ".join(f"import {m}" for m in u.imports)],
