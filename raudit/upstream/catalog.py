@@ -60,10 +60,12 @@ SMARTNOISE = Upstream(
 )
 
 NOT_INSTALLABLE = (
-    Upstream("synthcity", "synthcity", "vanderschaar-lab synthcity, plugin 'pategan'",
-             notes="on PyPI, but its pins conflict with smartnoise's (it wants pandas<2 era "
-                   "opacus>=1.3 and torch<2.3 with its own xgboost and pydantic<2), so it can "
-                   "only live in its own environment; no entry script yet"),
+    Upstream("synthcity", "synthcity", "vanderschaar-lab synthcity 0.2.12, plugin 'pategan'",
+             notes="on PyPI and resolvable (pip, Python 3.11: 174 packages), but it needs "
+                   "torch>=2.1,<2.3 (whose PyPI wheel pulls ~2.5 GB of CUDA 12.1 libraries), "
+                   "opacus>=1.3 and numpy<2: it can share an environment neither with "
+                   "smartnoise-synth 1.0.8 (opacus<0.15) nor with raudit (torch 2.13, numpy 2); "
+                   "no entry script yet, so `setup` refuses it"),
     Upstream("original", "original", "Jordon et al. 2019 (ICLR) PATE-GAN code, TensorFlow 1",
              notes="not a package (a script in a GitHub repository); TensorFlow 1.x wheels "
                    "exist only for Python <= 3.7; the faithful port is raudit's 'original'"),

@@ -24,7 +24,7 @@ from raudit.generators.pategan.smartnoise import SmartNoisePateGan
 
 folder = Path(sys.argv[-1])
 req = json.loads((folder / "request.json").read_text())
-alter = os.environ.get("PORT_ALTER", "")
+alter = set(os.environ.get("PORT_ALTER", "").split(","))
 if req["action"] == "fit":
     (folder / "fit.json").write_text(json.dumps(req))
 fit = json.loads((folder / "fit.json").read_text())
@@ -34,7 +34,7 @@ log = EventLog()
 seed = (int(fit["seed"]) * 7919 + 1) % 2**63
 model = SmartNoisePateGan(**options).fit(train, epsilon=fit["epsilon"], delta=fit["delta"],
                                          seed=seed, observer=log)
-if alter == "stop":  # one more iteration than the port's rule: refit with that cap
+if "stop" in alter:  # one more iteration than the port's rule: refit with that cap
     cap = model.summary_["iterations"] + 1
     log = EventLog()
     model = SmartNoisePateGan(**options, max_iter=cap).fit(
@@ -56,7 +56,7 @@ if req["action"] == "fit":
         "patched": {"num_teachers": {"upstream": len(train) // 1000, "used": options.get("teachers")}}}))
 else:
     synth = model.sample(int(req["n"]), seed=int(req["seed"]))
-    if alter == "shift":
+    if "shift" in alter:
         first = train.columns[0]
         synth[first] = train[first].max()
     synth.to_parquet(folder / "synthetic.parquet")

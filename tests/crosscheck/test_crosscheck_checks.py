@@ -124,3 +124,27 @@ def test_verdict_names_the_failed_checks(rng):
     assert failed(result) == ["stopping-iteration"]
     line = verdict(result)
     assert "DIFFERS" in line and "stopping-iteration" in line and "4.0x faster" in line
+
+
+def test_float32_model_is_the_released_arithmetic_and_within_tolerance(rng):
+    """smartnoise-synth's moments_acc, re-typed in torch (int64 orders make its bound a
+    float32 tensor): the float32 model matches it exactly, raudit's float64 within 2e-7."""
+    import math
+
+    import torch
+
+    n1 = rng.integers(0, K + 1, 64)
+    votes = torch.tensor(n1, dtype=torch.float64)[:, None]
+    l_list = 1 + torch.tensor(range(L))
+    q = (2 + LAM * torch.abs(2 * votes - K)) / (4 * torch.exp(LAM * torch.abs(2 * votes - K)))
+    released = []
+    for l_val in l_list:
+        a = 2 * LAM ** 2 * l_val * (l_val + 1)
+        assert a.dtype == torch.float32
+        t = (1 - q) * torch.pow((1 - q) / (1 - math.exp(2 * LAM) * q), l_val) + q * torch.exp(2 * LAM * l_val)
+        released.append(torch.clamp(t, max=a).sum().item())
+    released = np.array(released)
+    assert np.max(np.abs(ck.float32_missing_log(n1, K, LAM, L) / released - 1)) <= 1e-12
+    ours = moments_missing_log(n1, K, LAM, L)
+    gap = np.max(np.abs(ours / released - 1))
+    assert 1e-9 < gap <= ck.FLOAT32_RTOL
