@@ -56,6 +56,10 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
         raise ConfigError(f"--seeds must be at least 2 (two-sample tests), got {models}")
     if not 0 < alpha < 1:
         raise ConfigError(f"--alpha must lie in (0, 1), got {alpha}")
+    if isinstance(teachers, bool) or not isinstance(teachers, int) or teachers < 1:
+        raise ConfigError(f"--teachers must be an integer >= 1, got {teachers!r}")
+    from raudit.generators.base import check_privacy
+    check_privacy(epsilon, delta)
     pair = PAIRINGS[impl]
     import torch
     torch.set_num_threads(1)  # the released side runs one thread too (its exec config)

@@ -101,3 +101,15 @@ def test_released_smartnoise_passes_on_a_small_table(tiny):
         assert checks[name].passed, checks[name].summary
     assert result["settings"]["patched"]["num_teachers"] == {"upstream": 0, "used": 2}
     assert os.path.basename(result["settings"]["config"]) == "exec.json"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seeds", "1"], "at least 2"), (["--alpha", "1.5"], "alpha"), (["--teachers", "0"], "teachers"),
+    (["--epsilon", "-1"], "epsilon"), (["--impl", "paper"], "crosscheck knows smartnoise"),
+    (["--classifiers", "nope"], "nope"),
+])
+def test_bad_input_is_refused_before_any_work(tmp_path, tiny, args, message):
+    res = CliRunner().invoke(app, ["crosscheck", "--dataset", tiny, "--config", _config(tmp_path),
+                                   "--out", str(tmp_path / "o"), *args])
+    assert res.exit_code == 2 and message in res.output
+    assert not (tmp_path / "o" / "crosscheck.json").exists()

@@ -45,7 +45,10 @@ delta: upstream defaults to 1/(N sqrt N) (the study passes 1e-5). ``delta=None``
 max(2, N // 1000) unless ``teachers`` is given.
 
 Not reproduced: the first eps check upstream runs on a float32 zero vector (1e-7
-relative, only at an exact tie with eps); BCE on logits instead of BCELoss on
+relative, only at an exact tie with eps), and upstream's ``moments_acc`` computes the
+bound 2 lam^2 l(l+1) in float32 (``l`` comes from an int64 tensor; relative error up to
+8.4e-8 in the moments, measured by ``raudit crosscheck``, which checks the port against
+the released code); BCE on logits instead of BCELoss on
 sigmoid outputs (equal unless saturated); snsynth's nullable columns (raudit
 tables have no missing values).
 """
