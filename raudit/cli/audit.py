@@ -14,6 +14,7 @@ from raudit.cli import options as opt
 from raudit.errors import ConfigError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.generators.exec_adapter import folder_name
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
@@ -111,7 +112,7 @@ def audit(
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
     data_only = synthetic_in is not None
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
-                                 if data_only else f"audit-{impl.replace(':', '.')}-{attack}-"
+                                 if data_only else f"audit-{folder_name(impl)}-{attack}-"
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:

@@ -18,6 +18,7 @@ from raudit.privacy import PrivacySpec
 from raudit.results.events import EventSink
 from raudit.results.store import check_writable, write_atomic
 from raudit.seeds import train_seeds
+from raudit.generators.exec_adapter import folder_name
 
 FORMATS = ("parquet", "csv")
 
@@ -64,7 +65,7 @@ def train(
     privacy = PrivacySpec(epsilon, delta).resolve(gen, len(ds.train))  # the audit resolves it alike
     delta = privacy.delta
     fit_seed, sample_seed = train_seeds(seed)  # the audit's derivation (raudit.seeds)
-    out = out or Path("runs") / f"train-{impl.replace(':', '.')}-{Path(dataset).stem}-s{seed}"
+    out = out or Path("runs") / f"train-{folder_name(impl)}-{Path(dataset).stem}-s{seed}"
     check_writable(out)  # before training: a finished model must not be lost at the end
     sink = EventSink(seeds=[fit_seed]) if events else None
     total = _expected_iterations(gen, len(ds.train), ds.train.shape[1])

@@ -13,6 +13,7 @@ from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import phase_bars
 from raudit.errors import ConfigError
+from raudit.generators.exec_adapter import folder_name
 
 SWEEPS = ("eps", "teachers", "presets", "conditional")
 L = Optional[list[str]]
@@ -85,7 +86,7 @@ def utility(
         fits=fits, samples=samples, seed=seed, classifiers=tuple(classifier or ()),
         settings=tuple(setting or plan.SETTINGS), real_only=real_only, chunk_size=chunk_size,
         max_iter=max_iter)
-    name = "real" if real_only else impl.replace(":", ".")
+    name = "real" if real_only else folder_name(impl)
     out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
     with phase_bars(quiet=as_json) as progress:
         result = run_utility(req, out, engine, progress, reference=reference)

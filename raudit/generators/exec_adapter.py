@@ -162,3 +162,13 @@ def exec_class(config: str) -> type[ExecGenerator]:
     return type(f"Exec[{cfg['name']}]", (ExecGenerator,),
                 {"config_path": cfg["path"], "name": PREFIX + config,
                  "description": f"out of process: {' '.join(cfg['command'])}"})
+
+
+def folder_name(impl: str) -> str:
+    """``impl`` as one path component for default output folders: ``exec:/x/sn/exec.json``
+    becomes ``exec-sn`` (the folder `raudit upstream setup` made), ``exec:/x/fake.json``
+    ``exec-fake``; other names keep their letters with ':' as '.'."""
+    if impl.startswith(PREFIX):
+        p = Path(impl[len(PREFIX):])
+        return "exec-" + (p.parent.name if p.stem == "exec" and p.parent.name else p.stem)
+    return impl.replace(":", ".").replace("/", "_")

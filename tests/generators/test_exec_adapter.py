@@ -81,3 +81,11 @@ def test_no_shell_sees_the_arguments(tmp_path, table):
     # the extra argument reaches the program as one literal argv entry (no shell parses it)
     cls().fit(table, epsilon=1.0)
     assert not marker.exists()
+
+
+def test_default_output_folders_name_exec_impls_by_their_config():
+    from raudit.generators.exec_adapter import folder_name
+
+    assert folder_name("exec:/home/u/.cache/raudit/upstream/smartnoise/exec.json") == "exec-smartnoise"
+    assert folder_name("exec:/tmp/exo/fake.json") == "exec-fake"
+    assert folder_name("paper") == "paper" and folder_name("pkg.mod:Gen") == "pkg.mod.Gen"

@@ -46,7 +46,10 @@ PACKAGE = "smartnoise-synth==1.0.8"
 LAMBDA = 1e-3  # hard-coded in upstream's train() (noise_multiplier)
 OPTIONS = {"teachers": "num_teachers (patched)", "batch": "batch_size", "latent_dim": "latent_dim",
            "binary": "binary", "teacher_steps": "teacher_iters", "student_steps": "student_iters",
-           "max_iter": "(patched cap)", "lam": "fixed at 1e-3 upstream"}
+           "max_iter": "(patched cap)", "lam": "fixed at 1e-3 upstream",
+           # raudit's commands pass these to every generator: the released code has no
+           # presets, and picks its device itself (cuda:0 when available)
+           "preset": "only 'default'", "device": "ignored"}
 
 
 class Stop(Exception):
@@ -81,6 +84,8 @@ def check_options(options):
              f"(it takes {', '.join(sorted(OPTIONS))})")
     if "lam" in options and float(options["lam"]) != LAMBDA:
         fail(f"lam={options['lam']}: the released code hard-codes lambda = {LAMBDA}")
+    if options.get("preset", "default") != "default":
+        fail(f"preset={options['preset']}: the released code has no presets")
 
 
 class Recorder:
