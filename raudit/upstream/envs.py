@@ -159,6 +159,10 @@ def setup(u: Upstream, *, directory: str | Path | None = None, python: str | Non
                 "env": str(env)}
     exe, version = find_python(u, python)  # before anything is removed
     if env.exists():
+        ours = any((env / p).exists() for p in (MARKER, "venv", "constraints.txt")) or not any(env.iterdir())
+        if not ours:  # never delete a folder this module did not make
+            raise ConfigError(f"{env} exists and is not a raudit upstream environment; "
+                              "remove it or choose another --dir")
         shutil.rmtree(env)
     env.mkdir(parents=True)
     log(f"creating a virtual environment with {exe} (Python {version}) in {env / 'venv'}")

@@ -78,6 +78,12 @@ def test_failures_are_one_line(tmp_path):
     with pytest.raises(ConfigError, match="the import check failed .*no_such_module_xyz"):
         envs.setup(_fake(imports=("no_such_module_xyz",)), directory=tmp_path, python=sys.executable)
     assert envs.status(_fake(), tmp_path) == "incomplete"  # no marker after a failure
+    other = tmp_path / "elsewhere"
+    (other / "smartnoise").mkdir(parents=True)
+    (other / "smartnoise" / "thesis.tex").write_text("mine")
+    with pytest.raises(ConfigError, match="not a raudit upstream environment"):
+        envs.setup(_fake(), directory=other, python=sys.executable)
+    assert (other / "smartnoise" / "thesis.tex").exists()
 
 
 @pytest.mark.slow
