@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from raudit.errors import ConfigError
-from raudit.seeds import derive_seed
+from raudit.seeds import CROSSCHECK, derive_seed
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
         ck.schema(port, released, train),
         ck.statistics(port, released, alpha=alpha),
         ck.utility(aucs["port"], aucs["released"], alpha=alpha,
-                   seed=derive_seed(seed, sides.CROSSCHECK, 1_000_000)),
+                   seed=derive_seed(seed, CROSSCHECK, 1_000_000)),
         ck.speed(port, released, by_m),
     ]
     settings = {"impl": impl, "dataset": dataset, "models": n, "seed": seed, "epsilon": epsilon,
@@ -114,7 +114,6 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
 
 
 def _aucs(runs, test, classifiers, seed: int, tick) -> dict[str, list[float]]:
-    from raudit.crosscheck.sides import CROSSCHECK
     from raudit.utility.chunk import score_setting
 
     out: dict[str, list[float]] = {c: [] for c in classifiers}

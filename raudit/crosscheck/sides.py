@@ -21,9 +21,7 @@ import pandas as pd
 from raudit.accountants.pate import eps_from_moments
 from raudit.errors import DataError
 from raudit.generators.events import AccountantStep, EventLog, Votes
-from raudit.seeds import FIT, SAMPLE, derive_seed
-
-CROSSCHECK = 19  # seed stream (raudit.seeds): (CROSSCHECK, i, FIT|SAMPLE)
+from raudit.seeds import CROSSCHECK, FIT, SAMPLE, derive_seed
 
 
 @dataclass
