@@ -14,6 +14,19 @@ import torch
 from raudit.generators.nn.stacked import Stacked
 
 
+def _sqrt(v: torch.Tensor) -> torch.Tensor:
+    """sqrt of Adam's second moment with subnormal entries read as 0.
+
+    Long runs leave subnormal moments (gradients ~1e-20 squared), and torch's sqrt is
+    ~10x slower on them on x86 (this was 1/4 of Adam's time). It is exact where it
+    matters: sqrt of a subnormal is < 1.1e-19 (float32) and 1.5e-154 (float64), then
+    divided by sqrt(1 - beta2^t) >= 0.03 and added to eps = 1e-8, whose half-ulp is
+    4e-16 (float32): the denominator rounds to the same number either way.
+    """
+    tiny = torch.finfo(v.dtype).tiny
+    return torch.where(v < tiny, torch.zeros((), dtype=v.dtype, device=v.device), v).sqrt()
+
+
 class _Masked:
     def __init__(self, params: Stacked, lr: float):
         self.p = params
@@ -63,7 +76,7 @@ class Adam(_Masked):
             self.m.mul_(self.b1).add_(g, alpha=1 - self.b1)
             self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
             step = self.lr / (1 - self.b1 ** self.t)
-            denom = (self.v.sqrt() / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
+            denom = (_sqrt(self.v) / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
             p.sub_(step * self.m / denom)
             return
         t = self.t + 1
@@ -71,7 +84,7 @@ class Adam(_Masked):
         v = self.b2 * self.v + (1 - self.b2) * g * g
         bc1 = 1 - self.b1 ** t
         bc2 = 1 - self.b2 ** t
-        new = p - (self.lr / bc1) * m / (torch.sqrt(v) / torch.sqrt(bc2) + self.eps)
+        new = p - (self.lr / bc1) * m / (_sqrt(v) / torch.sqrt(bc2) + self.eps)
         self.m.copy_(self._write(m, self.m, mask))
         self.v.copy_(self._write(v, self.v, mask))
         self.t.copy_(self._write(t, self.t, mask))
