@@ -27,6 +27,31 @@ def _sqrt(v: torch.Tensor) -> torch.Tensor:
     return torch.where(v < tiny, torch.zeros((), dtype=v.dtype, device=v.device), v).sqrt()
 
 
+class _Frozen:
+    """Update every model in place, then put back the rows of the stopped ones.
+
+    Cheaper than computing new tensors and selecting with ``where`` (two extra passes
+    over every state tensor, which for synthcity's 141,589-parameter generators was
+    half of each step), and exactly the same numbers for the models that move.
+    """
+
+    def __init__(self, active: torch.Tensor | None, *tensors: torch.Tensor):
+        self.idle = None
+        if active is not None and not bool(active.all()):
+            self.idle = (~active).nonzero().flatten()
+            self.tensors = tensors
+            self.saved = [t[self.idle].clone() for t in tensors]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.idle is not None:
+            for t, old in zip(self.tensors, self.saved):
+                t[self.idle] = old
+        return False
+
+
 class _Masked:
     def __init__(self, params: Stacked, lr: float):
         self.p = params
@@ -34,12 +59,6 @@ class _Masked:
 
     def zero_grad(self) -> None:
         self.p.flat.grad = None
-
-    def _mask(self, active: torch.Tensor | None) -> torch.Tensor | None:
-        return None if active is None else active.view(-1, 1)
-
-    def _write(self, new: torch.Tensor, old: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        return new if mask is None else torch.where(mask, new, old)
 
 
 class Adam(_Masked):
@@ -65,30 +84,18 @@ class Adam(_Masked):
         p, g = self.p.flat, self.p.flat.grad
         if g is None:
             return
-        mask = self._mask(active)
         if self.max_grad_norm is not None:
             norm = g.norm(dim=1, keepdim=True)
             g = g * torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0)
         if self.weight_decay:
             g = g + self.weight_decay * p
-        if mask is None:  # the common case: every model still training, update in place
+        with _Frozen(active, p, self.m, self.v, self.t):
             self.t += 1
             self.m.mul_(self.b1).add_(g, alpha=1 - self.b1)
             self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
             step = self.lr / (1 - self.b1 ** self.t)
             denom = (_sqrt(self.v) / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
             p.sub_(step * self.m / denom)
-            return
-        t = self.t + 1
-        m = self.b1 * self.m + (1 - self.b1) * g
-        v = self.b2 * self.v + (1 - self.b2) * g * g
-        bc1 = 1 - self.b1 ** t
-        bc2 = 1 - self.b2 ** t
-        new = p - (self.lr / bc1) * m / (_sqrt(v) / torch.sqrt(bc2) + self.eps)
-        self.m.copy_(self._write(m, self.m, mask))
-        self.v.copy_(self._write(v, self.v, mask))
-        self.t.copy_(self._write(t, self.t, mask))
-        p.copy_(self._write(new, p, mask))
 
 
 class RMSProp(_Masked):
@@ -110,8 +117,6 @@ class RMSProp(_Masked):
         p, g = self.p.flat, self.p.flat.grad
         if g is None:
             return
-        mask = self._mask(active)
-        ms = self.decay * self.ms + (1 - self.decay) * g * g
-        new = p - self.lr * g / torch.sqrt(ms + self.eps)
-        self.ms.copy_(self._write(ms, self.ms, mask))
-        p.copy_(self._write(new, p, mask))
+        with _Frozen(active, p, self.ms):
+            self.ms.mul_(self.decay).addcmul_(g, g, value=1 - self.decay)
+            p.sub_(self.lr * g / torch.sqrt(self.ms + self.eps))
