@@ -129,7 +129,6 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
     """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`):
     one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
     the pool (a GPU share when the cluster has GPUs)."""
-    from raudit.engine.driver import run_chunks
 
     auto = [j for j in jobs if j.kind == "audit" and getattr(j, "auto_chunk", False)]
     fits = {}
