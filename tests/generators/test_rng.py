@@ -116,6 +116,12 @@ def test_streams_are_uncorrelated_across_models_counters_and_positions():
         assert abs(np.corrcoef(x[:-1], x[1:])[0, 1]) < bound
 
 
+def test_open_uniform_32_bits_stays_inside_the_open_interval_and_is_uniform():
+    u = CounterRNG([14]).open_uniform(N, bits=32)[0].numpy()
+    assert u.min() > 0 and u.max() < 1 and u.dtype == np.float64
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+
+
 def test_integers_are_uniform_over_their_range():
     x = CounterRNG([13]).integers(torch.tensor([[7]]), N)[0].numpy()
     assert stats.chisquare(np.bincount(x, minlength=7)).pvalue > 1e-3

@@ -149,9 +149,14 @@ class CounterRNG:
         u = _unit24x2(self.keys, self._positions((n + 1) // 2))
         return u[:, :n].reshape(self.models, *shape)
 
-    def open_uniform(self, *shape: int) -> torch.Tensor:
-        """U(0, 1), never 0 or 1 (for logarithms), in float64."""
-        return _open53(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+    def open_uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
+        """U(0, 1), never 0 or 1 (for logarithms), in float64. ``bits=32`` (latent noise such
+        as Gumbel draws, never privacy noise): two per hash, on the grid (i + 0.5) 2^-32."""
+        n = math.prod(shape)
+        if bits == 32:
+            u = _unit32x2(self.keys, self._positions((n + 1) // 2))[:, :n] + 2.0**-33
+            return u.reshape(self.models, *shape)
+        return _open53(self.keys, self._positions(n)).view(self.models, *shape)
 
     def uniform_range(self, low: float, high: float, *shape: int) -> torch.Tensor:
         return (low + (high - low) * self.open_uniform(*shape)).to(self.dtype)
