@@ -9,6 +9,11 @@ _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if "RAUDIT_DATA_DIR" not in os.environ and (_SHARED / "SHA256SUMS").is_file():
     os.environ["RAUDIT_DATA_DIR"] = str(_SHARED)
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Measured chunk-size rates go to a folder of this run, never the user's ~/.cache.
+if "RAUDIT_CACHE_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["RAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="raudit-test-cache-")
 
 import torch  # noqa: E402
 

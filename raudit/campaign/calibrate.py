@@ -22,7 +22,7 @@ from raudit import data, generators
 CAL_ITERS = 20
 AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle fast)
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
-CPU_CANDIDATES = (1, 8, 32)
+CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
 GPU_CANDIDATES = (32, 128, 512)
 
 
@@ -129,7 +129,6 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
     """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`):
     one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
     the pool (a GPU share when the cluster has GPUs)."""
-    from raudit.engine.driver import run_chunks
 
     auto = [j for j in jobs if j.kind == "audit" and getattr(j, "auto_chunk", False)]
     fits = {}
@@ -137,19 +136,70 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
         fits[repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))] = \
             (impl, opts, dataset, eps, delta, label, bounds)
-    measured: dict[str, dict] = {}
-    run_chunks(calibrate_chunk, [{"key": k, "fit": f} for k, f in fits.items()], config=engine,
-               on_done=lambda s, r, e: measured.__setitem__(s["key"], r or {}))
+    measured = measure_rates(fits, engine)
     out = {}
     for job in auto:
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
         got = measured.get(repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds)))
-        if not got:
+        if not got or not got.get("rates"):
             notice(f"warning: {job.name}: the chunk-size calibration failed; keeping "
                    f"M = {job.req.chunk_size}")
             continue  # calibration failed: the job keeps the default M (its probe will say why)
         out[job.name] = choose_m(got["rates"], got["device"], 2 * job.req.shadow_models, workers)
         notice(f"{job.name}: chunk size {out[job.name]} from model-iterations/s "
                + ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
-               + f" on {got['device']}")
+               + f" on {got['device']}" + (" (cached)" if got.get("cached") else ""))
     return out
+
+
+def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
+    """{key: {"device", "rates", "cached"}} for each fit set-up: from the on-disk cache
+    (:mod:`.chunk_cache`), else measured by one calibration chunk on a slot of the pool."""
+    from raudit.campaign import chunk_cache
+    from raudit.engine.driver import run_chunks
+
+    device = "cpu" if engine.device in ("cpu", "auto") else engine.device
+    out, todo = {}, {}
+    for k, fit in fits.items():
+        rates = chunk_cache.lookup(chunk_cache.key(fit, device))
+        if rates:
+            out[k] = {"device": device, "rates": rates, "cached": True}
+        else:
+            todo[k] = fit
+
+    def done(spec, result, error):
+        if result and result.get("rates"):
+            out[spec["key"]] = result
+            chunk_cache.store(chunk_cache.key(spec["fit"], result["device"]), result["rates"])
+
+    if todo:
+        run_chunks(calibrate_chunk, [{"key": k, "fit": f} for k, f in todo.items()],
+                   config=engine, on_done=done)
+    return out
+
+
+def audit_chunk_size(req, engine, notice=lambda m: None) -> int:
+    """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
+    to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones."""
+    import os
+
+    from raudit.audit.runner import DEFAULT_CHUNK, prepare
+    from raudit.campaign import chunk_cache
+
+    models = 2 * req.shadow_models
+    g = prepare(req)[0]  # the game's resolved dataset and delta, as the chunks will fit them
+    fit = (g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds)
+    device = "cpu" if engine.device in ("cpu", "auto") else engine.device
+    if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, device)) is None:
+        return DEFAULT_CHUNK
+    got = measure_rates({"audit": fit}, engine).get("audit")
+    if not got:
+        notice(f"warning: the chunk-size calibration failed; using M = {DEFAULT_CHUNK}")
+        return DEFAULT_CHUNK
+    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    m = choose_m(got["rates"], got["device"], models, workers)
+    notice(f"chunk size {m} from model-iterations/s "
+           + ", ".join(f"M={k}: {r:,.0f}" for k, r in got["rates"].items())
+           + (" (cached; delete ~/.cache/raudit/chunk-rates.json to re-measure)" if got.get("cached")
+              else "") + "; -M N sets it")
+    return m

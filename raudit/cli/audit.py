@@ -27,7 +27,7 @@ SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows
 Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
 SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
 Out = Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
-Chunk = Annotated[int, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world).")]
+Chunk = Annotated[str, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world); auto: calibrated once per generator set-up and machine, then cached (never changes a result).")]
 Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
 Backend = Annotated[str, typer.Option("--backend", help="ray (actors; RAY_ADDRESS joins a cluster) or local (in-process, for debugging).")]
 PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (each gets 1/N of it).")]
@@ -66,7 +66,7 @@ def audit(
     target_selection: Selection = "pool",
     selection_models: SelModels = 200,
     out: Out = None,
-    chunk_size: Chunk = 100,
+    chunk_size: Chunk = "auto",
     workers: Workers = None,
     backend: Backend = "ray",
     device: opt.Device = "auto",
@@ -98,11 +98,17 @@ def audit(
             shadow_models = int(shadow_models)
         except ValueError:
             raise ConfigError(f"--shadow-models takes a number or auto, got {shadow_models!r}") from None
+    auto_chunk = chunk_size.strip().lower() == "auto"
+    if not auto_chunk:
+        try:
+            chunk_size = int(chunk_size)
+        except ValueError:
+            raise ConfigError(f"--chunk-size takes a number or auto, got {chunk_size!r}") from None
     req = AuditRequest(impl=impl, attack=attack, features=features, dataset=dataset, label=label,
                        bounds=None if bounds is None else str(bounds), target=target,
                        options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
                        seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
-                       chunk_size=chunk_size, target_candidates=target_candidates,
+                       chunk_size=100 if auto_chunk else chunk_size, target_candidates=target_candidates,
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
@@ -116,6 +122,11 @@ def audit(
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
+        if auto_chunk and not data_only:
+            import dataclasses
+
+            from raudit.campaign.calibrate import audit_chunk_size
+            req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, _notice))
         if data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)

@@ -81,7 +81,8 @@ def test_stops_before_the_step_that_would_exceed_eps():
             assert acct.eps_if(ev, 1e-5)[0] > 2.0
     assert acct.eps(1e-5)[0] == pytest.approx(s["eps_hat"])
     assert steps[-1].eps_hat[0] == pytest.approx(s["eps_hat"])
-    assert s["eps_data_independent"] >= s["eps_hat"]
+    # the data-dependent bound may equal the independent one (then they agree to rounding)
+    assert s["eps_data_independent"] >= s["eps_hat"] * (1 - 1e-12)
     assert len(log.of(TeacherBatch)) == 8 * len(votes)
 
 

@@ -61,3 +61,29 @@ def test_per_model_gradient_norm_clipping():
     opt_q = Adam(q, lr=0.1, max_grad_norm=1.0)
     opt_q.zero_grad(); _loss(q).backward(); opt_q.step()
     assert torch.allclose(p.flat[0], q.flat[0])
+
+
+def test_fused_and_eager_paths_agree_through_a_stop():
+    """The fused kernel (the default) and the eager reference give the same models, with
+    weight decay, clipping and a model stopping half-way (float64, to 1e-12)."""
+    from raudit.generators.nn import optim
+
+    if not optim.FUSED:
+        import pytest
+        pytest.skip("this torch has no fused Adam")
+    init = torch.randn(3, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    runs = []
+    for fused in (True, False):
+        optim.FUSED = fused
+        try:
+            p = _stacked(init.clone())
+            opt = Adam(p, lr=0.05, weight_decay=0.01, max_grad_norm=2.0)
+            for i in range(12):
+                opt.zero_grad(); _loss(p).backward()
+                opt.step(None if i < 6 else torch.tensor([True, False, True]))
+            runs.append((p.flat.detach().clone(), opt.m.clone(), opt.t.clone()))
+        finally:
+            optim.FUSED = True
+    (pa, ma, ta), (pb, mb, tb) = runs
+    assert torch.allclose(pa, pb, rtol=0, atol=1e-12) and torch.allclose(ma, mb, rtol=0, atol=1e-12)
+    assert torch.equal(ta, tb) and ta[:, 0].tolist() == [12, 6, 12]

@@ -74,3 +74,54 @@ def test_integers_and_permutation_respect_limits():
 def test_box_muller_tail_is_finite():
     z = CounterRNG([9], dtype=torch.float64).normal(1_000_000)
     assert torch.isfinite(z).all() and z.abs().max() < 7 * math.sqrt(2)
+
+
+# -- statistical tests of the streams (fixed seeds; each check's tolerance is stated) --
+# A correlation of independent streams over n pairs has sd 1/sqrt(n): 5 sd is the bound.
+
+from scipy import stats  # noqa: E402
+
+N = 100_000
+
+
+@pytest.mark.parametrize("dtype,bits", [(torch.float32, 53), (torch.float64, 53), (torch.float64, 32)])
+def test_uniforms_pass_ks_and_serial_chi2(dtype, bits):
+    u = CounterRNG([11], dtype=dtype).uniform(N, bits=bits)[0].double().numpy()
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+    # serial test: consecutive pairs fall evenly in a 16 x 16 grid (catches lag-1 structure)
+    cells = (np.floor(u[0::2] * 16) * 16 + np.floor(u[1::2] * 16)).astype(int)
+    counts = np.bincount(cells, minlength=256)
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def test_normals_pass_ks_and_both_box_muller_halves_are_independent():
+    z = CounterRNG([12], dtype=torch.float64).normal(N)[0].numpy()
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    h = N // 2  # the cos half and the sin half come from the same (r, theta) pairs
+    a, b = z[:h], z[h:]
+    bound = 5 / math.sqrt(h)
+    assert abs(np.corrcoef(a, b)[0, 1]) < bound
+    assert abs(np.corrcoef(a ** 2, b ** 2)[0, 1]) < bound  # r is shared: squares must not tie
+
+
+def test_streams_are_uncorrelated_across_models_counters_and_positions():
+    rng = CounterRNG(list(range(8)), dtype=torch.float64)
+    first, second = rng.uniform(N), rng.uniform(N)
+    bound = 5 / math.sqrt(N)
+    corr = np.corrcoef(first.numpy())  # 8 models: every pair
+    assert np.abs(corr[np.triu_indices(8, 1)]).max() < bound
+    for m in range(8):  # the same model, next counter
+        assert abs(np.corrcoef(first[m], second[m])[0, 1]) < bound
+        x = first[m].numpy()  # neighbouring positions of one draw
+        assert abs(np.corrcoef(x[:-1], x[1:])[0, 1]) < bound
+
+
+def test_open_uniform_32_bits_stays_inside_the_open_interval_and_is_uniform():
+    u = CounterRNG([14]).open_uniform(N, bits=32)[0].numpy()
+    assert u.min() > 0 and u.max() < 1 and u.dtype == np.float64
+    assert stats.kstest(u, "uniform").pvalue > 1e-3
+
+
+def test_integers_are_uniform_over_their_range():
+    x = CounterRNG([13]).integers(torch.tensor([[7]]), N)[0].numpy()
+    assert stats.chisquare(np.bincount(x, minlength=7)).pvalue > 1e-3

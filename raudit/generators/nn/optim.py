@@ -9,9 +9,53 @@ and the step count used for bias correction is kept per group.
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 from raudit.generators.nn.stacked import Stacked
+
+
+# torch's fused Adam kernel (CPU and CUDA); RAUDIT_FUSED_ADAM=0 forces the eager reference path
+FUSED = hasattr(torch, "_fused_adam_") and os.environ.get("RAUDIT_FUSED_ADAM", "1") != "0"
+
+
+def _sqrt(v: torch.Tensor) -> torch.Tensor:
+    """sqrt of Adam's second moment with subnormal entries read as 0.
+
+    Long runs leave subnormal moments (gradients ~1e-20 squared), and torch's sqrt is
+    ~10x slower on them on x86 (this was 1/4 of Adam's time). It is exact where it
+    matters: sqrt of a subnormal is < 1.1e-19 (float32) and 1.5e-154 (float64), then
+    divided by sqrt(1 - beta2^t) >= 0.03 and added to eps = 1e-8, whose half-ulp is
+    4e-16 (float32): the denominator rounds to the same number either way.
+    """
+    tiny = torch.finfo(v.dtype).tiny
+    return torch.where(v < tiny, torch.zeros((), dtype=v.dtype, device=v.device), v).sqrt()
+
+
+class _Frozen:
+    """Update every model in place, then put back the rows of the stopped ones.
+
+    Cheaper than computing new tensors and selecting with ``where`` (two extra passes
+    over every state tensor, which for synthcity's 141,589-parameter generators was
+    half of each step), and exactly the same numbers for the models that move.
+    """
+
+    def __init__(self, active: torch.Tensor | None, *tensors: torch.Tensor):
+        self.idle = None
+        if active is not None and not bool(active.all()):
+            self.idle = (~active).nonzero().flatten()
+            self.tensors = tensors
+            self.saved = [t[self.idle].clone() for t in tensors]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.idle is not None:
+            for t, old in zip(self.tensors, self.saved):
+                t[self.idle] = old
+        return False
 
 
 class _Masked:
@@ -21,12 +65,6 @@ class _Masked:
 
     def zero_grad(self) -> None:
         self.p.flat.grad = None
-
-    def _mask(self, active: torch.Tensor | None) -> torch.Tensor | None:
-        return None if active is None else active.view(-1, 1)
-
-    def _write(self, new: torch.Tensor, old: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        return new if mask is None else torch.where(mask, new, old)
 
 
 class Adam(_Masked):
@@ -52,30 +90,45 @@ class Adam(_Masked):
         p, g = self.p.flat, self.p.flat.grad
         if g is None:
             return
-        mask = self._mask(active)
         if self.max_grad_norm is not None:
             norm = g.norm(dim=1, keepdim=True)
             g = g * torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0)
+        with _Frozen(active, p, self.m, self.v, self.t):
+            step = self._common_step(active)
+            if FUSED and step is not None:
+                self._fused(p, g, step)
+            else:
+                self._eager(p, g)
+
+    def _common_step(self, active: torch.Tensor | None) -> float | None:
+        """The step count the moving models share after this step, or None if they differ.
+        They always share it in the loops here: a model that stops never moves again."""
+        t = self.t if active is None or bool(active.all()) else self.t[active]
+        if t.numel() == 0:
+            return None
+        lo, hi = float(t.min()), float(t.max())
+        return lo + 1 if lo == hi else None
+
+    def _fused(self, p: torch.Tensor, g: torch.Tensor, step: float) -> None:
+        # torch's fused kernel: one pass over each tensor instead of about ten (16-23x
+        # faster on synthcity's 141,589-parameter generators), and the very arithmetic of
+        # torch.optim.Adam (lerp for the first moment), which the torch-based ports ran
+        self.t += 1
+        torch._fused_adam_([p], [g.contiguous()], [self.m], [self.v], [],
+                           [torch.tensor(step, dtype=torch.float32, device=p.device)],
+                           lr=self.lr, beta1=self.b1, beta2=self.b2, weight_decay=self.weight_decay,
+                           eps=self.eps, amsgrad=False, maximize=False)
+
+    def _eager(self, p: torch.Tensor, g: torch.Tensor) -> None:
+        """The reference path (per-model step counts; also where torch has no fused Adam)."""
         if self.weight_decay:
             g = g + self.weight_decay * p
-        if mask is None:  # the common case: every model still training, update in place
-            self.t += 1
-            self.m.mul_(self.b1).add_(g, alpha=1 - self.b1)
-            self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
-            step = self.lr / (1 - self.b1 ** self.t)
-            denom = (self.v.sqrt() / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
-            p.sub_(step * self.m / denom)
-            return
-        t = self.t + 1
-        m = self.b1 * self.m + (1 - self.b1) * g
-        v = self.b2 * self.v + (1 - self.b2) * g * g
-        bc1 = 1 - self.b1 ** t
-        bc2 = 1 - self.b2 ** t
-        new = p - (self.lr / bc1) * m / (torch.sqrt(v) / torch.sqrt(bc2) + self.eps)
-        self.m.copy_(self._write(m, self.m, mask))
-        self.v.copy_(self._write(v, self.v, mask))
-        self.t.copy_(self._write(t, self.t, mask))
-        p.copy_(self._write(new, p, mask))
+        self.t += 1
+        self.m.mul_(self.b1).add_(g, alpha=1 - self.b1)
+        self.v.mul_(self.b2).addcmul_(g, g, value=1 - self.b2)
+        step = self.lr / (1 - self.b1 ** self.t)
+        denom = (_sqrt(self.v) / torch.sqrt(1 - self.b2 ** self.t)).add_(self.eps)
+        p.sub_(step * self.m / denom)
 
 
 class RMSProp(_Masked):
@@ -97,8 +150,6 @@ class RMSProp(_Masked):
         p, g = self.p.flat, self.p.flat.grad
         if g is None:
             return
-        mask = self._mask(active)
-        ms = self.decay * self.ms + (1 - self.decay) * g * g
-        new = p - self.lr * g / torch.sqrt(ms + self.eps)
-        self.ms.copy_(self._write(ms, self.ms, mask))
-        p.copy_(self._write(new, p, mask))
+        with _Frozen(active, p, self.ms):
+            self.ms.mul_(self.decay).addcmul_(g, g, value=1 - self.decay)
+            p.sub_(self.lr * g / torch.sqrt(self.ms + self.eps))

@@ -10,6 +10,14 @@ generator Java's SplittableRandom uses; it passes BigCrush.
 
 All models make the same sequence of draws (the batched loops are in lockstep),
 so the counter is shared; models that stopped still draw but ignore the values.
+
+Cost: each number is a dozen element-wise integer passes in eager torch, which made
+the RNG the largest single cost of the float64 ports (smartnoise draws 20,480
+normals per model per teacher round). Two things keep it cheap: normals use BOTH
+Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms take
+two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
+per draw on n numbers, not on M x n. (``torch.compile`` of the hash was measured: 2x
+on one large draw, but slower end to end on CPU, so the eager path is the only one.)
 """
 
 from __future__ import annotations
@@ -58,6 +66,49 @@ def _mix(x: torch.Tensor) -> torch.Tensor:
     return x ^ _srl(x, 31)
 
 
+def _hash(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """(M,) stream keys x (n,) stream positions -> (M, n) splitmix64 outputs."""
+    return _mix(keys[:, None] + pos[None, :] * _signed(_GOLDEN))
+
+
+def _bits64(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    return _hash(keys, pos)
+
+
+def _unit53(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """U[0, 1) with 53 random bits (float64)."""
+    return _srl(_hash(keys, pos), 11).to(torch.float64) * 2.0**-53
+
+
+def _open53(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """U(0, 1) with 53 random bits, never 0 or 1 (float64)."""
+    return (_srl(_hash(keys, pos), 11).to(torch.float64) + 0.5) * 2.0**-53
+
+
+def _unit32x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """Two float64 U[0, 1) with 32 bits each per hash: (M, n) hashes -> (M, 2n), pairs adjacent."""
+    bits = _hash(keys, pos)
+    u = torch.stack([_srl(bits, 32), bits & 0xFFFFFFFF], dim=-1)
+    return u.reshape(keys.shape[0], -1).to(torch.float64) * 2.0**-32
+
+
+def _unit24x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """Two float32 U[0, 1) with 24 bits each per hash: (M, n) hashes -> (M, 2n), pairs adjacent."""
+    bits = _hash(keys, pos)
+    u = torch.stack([_srl(bits, 40), (bits >> 8) & 0xFFFFFF], dim=-1)
+    return u.reshape(keys.shape[0], -1).to(torch.float32) * 2.0**-24
+
+
+def _box_muller(u: torch.Tensor) -> torch.Tensor:
+    """(M, 2h) open uniforms -> (M, 2h) N(0, 1), both outputs of each pair used: the first
+    h columns give the radii, the last h the angles; z = (r cos, r sin). Eager on purpose:
+    compiled transcendental functions need not round like ATen's."""
+    h = u.shape[1] // 2
+    r = torch.sqrt(-2.0 * torch.log(u[:, :h]))
+    theta = (2.0 * math.pi) * u[:, h:]
+    return torch.cat([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
+
+
 class CounterRNG:
     """Independent random streams for M models; every method returns (M, *shape)."""
 
@@ -73,39 +124,48 @@ class CounterRNG:
     def models(self) -> int:
         return self.keys.shape[0]
 
-    def _bits(self, shape: tuple[int, ...]) -> torch.Tensor:
-        n = math.prod(shape)
+    def _positions(self, n: int) -> torch.Tensor:
+        """The stream positions of the next draw of n numbers (then the counter moves on)."""
         if n >= 1 << 32:
             raise ValueError("one draw is limited to 2**32 values per model")
         base = _signed(self.counter << 32)
         self.counter += 1
-        pos = torch.arange(n, dtype=torch.int64, device=self.device) + base
-        x = _mix(self.keys[:, None] + pos[None, :] * _signed(_GOLDEN))
-        return x.view(self.models, *shape)
+        return torch.arange(n, dtype=torch.int64, device=self.device) + base
 
-    def uniform(self, *shape: int) -> torch.Tensor:
-        """U[0, 1): 53 random bits in float64 streams; in float32 streams each 64-bit
-        hash gives two 24-bit uniforms (halves the hashing on the hot path)."""
-        if self.dtype == torch.float64:
-            return _srl(self._bits(shape), 11).to(torch.float64) * 2.0**-53
+    def _bits(self, shape: tuple[int, ...]) -> torch.Tensor:
+        return _bits64(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+
+    def uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
+        """U[0, 1) in the stream's dtype: 53 random bits in float64 streams; in float32
+        streams each 64-bit hash gives two 24-bit uniforms (halves the hashing on the hot
+        path). ``bits=32`` (latent noise, never privacy noise) also gives float64 streams
+        two 32-bit uniforms per hash."""
         n = math.prod(shape)
-        bits = self._bits(((n + 1) // 2,))
-        hi, lo = _srl(bits, 40), (bits >> 8) & 0xFFFFFF
-        u = torch.stack([hi, lo], dim=-1).view(self.models, -1)[:, :n]
-        return (u.to(torch.float32) * 2.0**-24).view(self.models, *shape)
+        if self.dtype == torch.float64 and bits == 32:
+            u = _unit32x2(self.keys, self._positions((n + 1) // 2))
+            return u[:, :n].reshape(self.models, *shape)
+        if self.dtype == torch.float64:
+            return _unit53(self.keys, self._positions(n)).view(self.models, *shape)
+        u = _unit24x2(self.keys, self._positions((n + 1) // 2))
+        return u[:, :n].reshape(self.models, *shape)
 
-    def open_uniform(self, *shape: int) -> torch.Tensor:
-        """U(0, 1), never 0 or 1 (for logarithms), in float64."""
-        return (_srl(self._bits(shape), 11).to(torch.float64) + 0.5) * 2.0**-53
+    def open_uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
+        """U(0, 1), never 0 or 1 (for logarithms), in float64. ``bits=32`` (latent noise such
+        as Gumbel draws, never privacy noise): two per hash, on the grid (i + 0.5) 2^-32."""
+        n = math.prod(shape)
+        if bits == 32:
+            u = _unit32x2(self.keys, self._positions((n + 1) // 2))[:, :n] + 2.0**-33
+            return u.reshape(self.models, *shape)
+        return _open53(self.keys, self._positions(n)).view(self.models, *shape)
 
     def uniform_range(self, low: float, high: float, *shape: int) -> torch.Tensor:
         return (low + (high - low) * self.open_uniform(*shape)).to(self.dtype)
 
     def normal(self, *shape: int, std: float = 1.0) -> torch.Tensor:
-        """N(0, std^2) by Box-Muller."""
-        u1, u2 = self.open_uniform(*shape), self.open_uniform(*shape)
-        z = torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * math.pi * u2)
-        return (std * z).to(self.dtype)
+        """N(0, std^2) by Box-Muller in float64, using both outputs of each pair."""
+        n = math.prod(shape)
+        z = _box_muller(_open53(self.keys, self._positions(2 * ((n + 1) // 2))))
+        return (std * z[:, :n]).reshape(self.models, *shape).to(self.dtype)
 
     def laplace(self, *shape: int, scale: float = 1.0) -> torch.Tensor:
         """Lap(0, scale) by inverting the CDF (float64: scales here reach 1e4)."""
@@ -114,7 +174,7 @@ class CounterRNG:
 
     def integers(self, high: torch.Tensor, *shape: int) -> torch.Tensor:
         """Uniform integers in [0, high) where ``high`` broadcasts against (M, *shape)."""
-        u = _srl(self._bits(shape), 11).to(torch.float64) * 2.0**-53
+        u = _unit53(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
         return torch.floor(u * high.to(torch.float64)).to(torch.int64)
 
     def permutation(self, n: int, valid: torch.Tensor | None = None) -> torch.Tensor:

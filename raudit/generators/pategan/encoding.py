@@ -46,7 +46,7 @@ class MinMaxEncoder(Encoder):
             c = meta.get(name)
             if c is not None and self.bounds == "metadata" and c.bounds == "public":
                 lo[j], hi[j], self.public[j] = c.lower, c.upper, True
-            integral = pd.api.types.is_integer_dtype(df[name]) or np.all(np.mod(x[:, j], 1) == 0)
+            integral = pd.api.types.is_integer_dtype(self.dtypes[name]) or np.all(np.mod(x[:, j], 1) == 0)
             self.kinds.append(c.kind if c is not None else ("integer" if integral else "continuous"))
         self.lo, self.hi = lo, hi
         return self

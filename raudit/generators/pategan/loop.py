@@ -60,8 +60,8 @@ class LoopConfig:
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
-    if kind == "uniform":
-        return rng.uniform(n, dim)
+    if kind == "uniform":  # latent noise: 32 bits are plenty, and half the hashing in float64
+        return rng.uniform(n, dim, bits=32)
     if kind == "uniform-sym":
         return rng.uniform_range(-1.0, 1.0, n, dim)
     if kind == "normal":

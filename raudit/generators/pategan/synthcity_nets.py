@@ -58,7 +58,8 @@ class SkipGenerator:
         if not self.blocks:
             return out
         # torch's gumbel_softmax: g = -log(E), E ~ Exp(1) = -log(U)
-        gumbel = -torch.log(-torch.log(rng.open_uniform(x.shape[1], self.n_out))).to(out.dtype)
+        u = rng.open_uniform(x.shape[1], self.n_out, bits=32)  # latent noise: 32 bits, half the hashing
+        gumbel = -torch.log(-torch.log(u)).to(out.dtype)
         parts, at = [], 0
         for o, w in self.blocks:
             parts.append(out[..., at:o])
