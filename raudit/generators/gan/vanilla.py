@@ -124,9 +124,9 @@ class VanillaGan(BatchedGenerator):
             g_opt.step()
             if progress is not None:
                 progress(it + 1)
-        if marginal is not None:  # the label marginal travels with the weights (sampling selects models)
-            gen = Stacked.create({**g_net.shapes(), "label": (3,)},
-                                 {**{n: t.detach() for n, t in gen.views().items()}, "label": marginal})
+        if marginal is not None:  # the marginal travels with the weights (sampling selects models)
+            weights = {n: t.detach() for n, t in gen.views().items()}
+            gen = Stacked.create({**g_net.shapes(), "label": (3,)}, {**weights, "label": marginal})
         sample_fn = _generator(g_net, d, o["z"], None if marginal is None else "stored")
         return Trained(gen, sample_fn, [iters] * m, [float("nan")] * m)
 
