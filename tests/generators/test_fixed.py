@@ -136,3 +136,15 @@ def test_conditional_takes_the_label_as_public_0_1_and_rejects_other_labels():
     for kwargs in ({"label_prior": 0.0}, {"output": "tanh"}, {"z": "cauchy"}, {"conditional": 1}):
         with pytest.raises(ConfigError):
             Fixed(**kwargs)
+
+
+def test_query_batch_sets_the_answers_charged_apart_from_the_teacher_batch():
+    log = EventLog()
+    gen = Fixed(teachers=3, iterations=3, batch=16, student_steps=2, query_batch=5)
+    m = gen.fit_many([table(seed=4)], epsilon=1.0, seeds=[2],
+                     columns=infer_columns(table(), bounds="public"), observer=log)[0]
+    _, sigma = plan(1.0, 1e-5, 3 * 2 * 5, 0, 0.2)
+    assert m.summary()["queries"] == 30 and m.summary()["sigma"] == pytest.approx(sigma)
+    votes = log.of(Votes)
+    assert len(votes) == 6 and all(v.noise.shape == (1, 5, 2) for v in votes)
+    assert all(e.rows.shape[-1] == 16 for e in log.of(TeacherBatch))  # teachers keep batch 16
