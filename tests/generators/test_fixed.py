@@ -8,7 +8,7 @@ import torch
 
 from raudit import generators
 from raudit.data.dataset import ColumnMeta, infer_columns
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, DataError
 from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
@@ -109,3 +109,42 @@ def test_rejects_bad_options():
             Fixed(**kwargs)
     with pytest.raises(ConfigError, match="teachers"):
         Fixed(teachers=50).fit(table(n=20), epsilon=1.0)
+
+
+def test_conditional_generator_writes_a_public_prior_label_and_charges_the_same():
+    cols = infer_columns(table(), bounds="public")
+    gen = Fixed(teachers=3, iterations=3, batch=16, student_steps=2, conditional=True,
+                label_prior=0.2, output="linear", z="normal")
+    m = gen.fit_many([table(seed=3)], epsilon=1.0, seeds=[5], columns=cols)[0]
+    _, sigma = plan(1.0, 1e-5, 3 * 2 * 16, 0, 0.2)  # the label costs nothing: it reads no record
+    assert m.summary()["sigma"] == pytest.approx(sigma)
+    y = m.sample(4000, seed=1)["label"]
+    assert set(np.unique(y)) == {0, 1}
+    assert abs(y.mean() - 0.2) < 4 * np.sqrt(0.2 * 0.8 / 4000)  # binomial sd 0.0063
+
+
+def test_conditional_takes_the_label_as_public_0_1_and_rejects_other_labels():
+    cols = infer_columns(table())  # bounds from the data: a, b and the label lack public ones
+    m = Fixed(teachers=2, iterations=2, batch=8, student_steps=1).fit(table(), epsilon=1.0,
+                                                                      columns=cols)
+    assert m.summary()["dp_bounds_columns"] == 2  # the label is schema, not DP-bounded
+    assert set(m.sample(500, seed=0)["label"]) == {0, 1}
+    bad = table().assign(label=lambda d: d["label"] * 2)
+    with pytest.raises(DataError, match="0/1 label"):
+        Fixed(teachers=2).fit(bad, epsilon=1.0)
+    Fixed(teachers=2, iterations=1, conditional=False).fit(bad, epsilon=1.0)
+    for kwargs in ({"label_prior": 0.0}, {"output": "tanh"}, {"z": "cauchy"}, {"conditional": 1}):
+        with pytest.raises(ConfigError):
+            Fixed(**kwargs)
+
+
+def test_query_batch_sets_the_answers_charged_apart_from_the_teacher_batch():
+    log = EventLog()
+    gen = Fixed(teachers=3, iterations=3, batch=16, student_steps=2, query_batch=5)
+    m = gen.fit_many([table(seed=4)], epsilon=1.0, seeds=[2],
+                     columns=infer_columns(table(), bounds="public"), observer=log)[0]
+    _, sigma = plan(1.0, 1e-5, 3 * 2 * 5, 0, 0.2)
+    assert m.summary()["queries"] == 30 and m.summary()["sigma"] == pytest.approx(sigma)
+    votes = log.of(Votes)
+    assert len(votes) == 6 and all(v.noise.shape == (1, 5, 2) for v in votes)
+    assert all(e.rows.shape[-1] == 16 for e in log.of(TeacherBatch))  # teachers keep batch 16

@@ -57,6 +57,7 @@ class LoopConfig:
     teacher_update: str = "joint"  # joint (one step on real+fake) | split (a step on each)
     partial_batch: bool = False  # first-shuffled: a partition smaller than batch gives a short batch
     noise: str = "laplace"  # laplace (PATE moments accountants) | gaussian (GNMax, dp_accounting)
+    student_batch: int | None = None  # queries per student round (None: ``batch``)
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -164,7 +165,8 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
         for _ in range(cfg.student_steps):
             with torch.no_grad():
-                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
+                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.student_batch or cfg.batch,
+                                                 cfg.z_dim))
                 n1 = teachers.votes(fake)
                 labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
             n1_np = n1.cpu().numpy()
