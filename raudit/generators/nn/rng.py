@@ -71,10 +71,6 @@ def _hash(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     return _mix(keys[:, None] + pos[None, :] * _signed(_GOLDEN))
 
 
-def _bits64(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    return _hash(keys, pos)
-
-
 def _unit53(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     """U[0, 1) with 53 random bits (float64)."""
     return _srl(_hash(keys, pos), 11).to(torch.float64) * 2.0**-53
@@ -133,7 +129,12 @@ class CounterRNG:
         return torch.arange(n, dtype=torch.int64, device=self.device) + base
 
     def _bits(self, shape: tuple[int, ...]) -> torch.Tensor:
-        return _bits64(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+        return _hash(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+
+    def _paired(self, unit_pairs, n: int) -> torch.Tensor:
+        """(M, n) numbers from a kernel giving two per hash (ceil(n/2) hashes, the last
+        second half dropped when n is odd)."""
+        return unit_pairs(self.keys, self._positions((n + 1) // 2))[:, :n]
 
     def uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
         """U[0, 1) in the stream's dtype: 53 random bits in float64 streams; in float32
@@ -142,20 +143,17 @@ class CounterRNG:
         two 32-bit uniforms per hash."""
         n = math.prod(shape)
         if self.dtype == torch.float64 and bits == 32:
-            u = _unit32x2(self.keys, self._positions((n + 1) // 2))
-            return u[:, :n].reshape(self.models, *shape)
+            return self._paired(_unit32x2, n).reshape(self.models, *shape)
         if self.dtype == torch.float64:
             return _unit53(self.keys, self._positions(n)).view(self.models, *shape)
-        u = _unit24x2(self.keys, self._positions((n + 1) // 2))
-        return u[:, :n].reshape(self.models, *shape)
+        return self._paired(_unit24x2, n).reshape(self.models, *shape)
 
     def open_uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
         """U(0, 1), never 0 or 1 (for logarithms), in float64. ``bits=32`` (latent noise such
         as Gumbel draws, never privacy noise): two per hash, on the grid (i + 0.5) 2^-32."""
         n = math.prod(shape)
         if bits == 32:
-            u = _unit32x2(self.keys, self._positions((n + 1) // 2))[:, :n] + 2.0**-33
-            return u.reshape(self.models, *shape)
+            return (self._paired(_unit32x2, n) + 2.0**-33).reshape(self.models, *shape)
         return _open53(self.keys, self._positions(n)).view(self.models, *shape)
 
     def uniform_range(self, low: float, high: float, *shape: int) -> torch.Tensor:
