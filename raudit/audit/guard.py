@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pandas as pd
@@ -91,7 +90,7 @@ class Estimator:
 
     def __init__(self, total_models: int, engine: EngineConfig, notice):
         self.total, self.notice, self.t0, self.done = total_models, notice, time.perf_counter(), False
-        self.workers = engine.workers or (1 if engine.backend == "local" else (os.cpu_count() or 1))
+        self.workers = engine.planned_workers()
 
     def __call__(self, rows: list[dict]) -> None:
         models = len({r["shadow_index"] for r in rows})  # pool chunks: a row per candidate

@@ -96,11 +96,15 @@ def estimate(job, cal: Calibration, workers: int) -> dict:
             "calibrated_m": cal.m}
 
 
+def game_fit(g) -> tuple[str, dict, str, float, float, object, object]:
+    """(impl, options, dataset, eps, delta, label, bounds) of the generator a game fits."""
+    return g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds
+
+
 def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
     """(impl, options, dataset, eps, delta, label, bounds) of the generator a job fits."""
     if job.kind == "audit":
-        g = job.game
-        return g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds
+        return game_fit(job.game)
     from raudit.utility import plan
 
     cfg, _ = next(((c, r) for c, r in plan.configs(job.req, job.ds) if r is None),
@@ -146,10 +150,18 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
                    f"M = {job.req.chunk_size}")
             continue  # calibration failed: the job keeps the default M (its probe will say why)
         out[job.name] = choose_m(got["rates"], got["device"], 2 * job.req.shadow_models, workers)
-        notice(f"{job.name}: chunk size {out[job.name]} from model-iterations/s "
-               + ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
-               + f" on {got['device']}" + (" (cached)" if got.get("cached") else ""))
+        notice(f"{job.name}: chunk size {out[job.name]} from {_rates_line(got)}")
     return out
+
+
+def _rates_line(got: dict) -> str:
+    return ("model-iterations/s " + ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
+            + f" on {got['device']}" + (" (cached)" if got.get("cached") else ""))
+
+
+def _slot_device(engine) -> str:
+    """The device the rates are measured and cached for (auto runs on CPU unless a GPU says)."""
+    return "cpu" if engine.device in ("cpu", "auto") else engine.device
 
 
 def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
@@ -158,7 +170,7 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
     from raudit.campaign import chunk_cache
     from raudit.engine.driver import run_chunks
 
-    device = "cpu" if engine.device in ("cpu", "auto") else engine.device
+    device = _slot_device(engine)
     out, todo = {}, {}
     for k, fit in fits.items():
         rates = chunk_cache.lookup(chunk_cache.key(fit, device))
@@ -181,25 +193,19 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
 def audit_chunk_size(req, engine, notice=lambda m: None) -> int:
     """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
     to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones."""
-    import os
-
     from raudit.audit.runner import DEFAULT_CHUNK, prepare
     from raudit.campaign import chunk_cache
 
     models = 2 * req.shadow_models
-    g = prepare(req)[0]  # the game's resolved dataset and delta, as the chunks will fit them
-    fit = (g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds)
-    device = "cpu" if engine.device in ("cpu", "auto") else engine.device
-    if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, device)) is None:
+    fit = game_fit(prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them
+    if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, _slot_device(engine))) is None:
         return DEFAULT_CHUNK
     got = measure_rates({"audit": fit}, engine).get("audit")
     if not got:
         notice(f"warning: the chunk-size calibration failed; using M = {DEFAULT_CHUNK}")
         return DEFAULT_CHUNK
-    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
-    m = choose_m(got["rates"], got["device"], models, workers)
-    notice(f"chunk size {m} from model-iterations/s "
-           + ", ".join(f"M={k}: {r:,.0f}" for k, r in got["rates"].items())
-           + (" (cached; delete ~/.cache/raudit/chunk-rates.json to re-measure)" if got.get("cached")
-              else "") + "; -M N sets it")
+    m = choose_m(got["rates"], got["device"], models, engine.planned_workers())
+    redo = (f"; delete {chunk_cache.cache_dir() / chunk_cache.NAME} to re-measure"
+            if got.get("cached") else "")
+    notice(f"chunk size {m} from {_rates_line(got)}{redo}; -M N sets it")
     return m

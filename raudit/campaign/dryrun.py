@@ -7,8 +7,6 @@ estimate is for this machine's cores; on a cluster, scale by the slots it has.
 
 from __future__ import annotations
 
-import os
-
 from raudit.campaign import calibrate as cb
 from raudit.engine.driver import EngineConfig
 
@@ -17,7 +15,7 @@ CAL_M = 8
 
 def plan_table(jobs, engine: EngineConfig) -> list[dict]:
     """One row per job: kind, impl, dataset, models (fits), iterations, estimated time."""
-    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    workers = engine.planned_workers()
     cache: dict[str, cb.Calibration] = {}
     rows = []
     for job in jobs:
@@ -45,7 +43,7 @@ def show_plan(header: dict, rows: list[dict], engine: EngineConfig) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    workers = engine.planned_workers()
     t = Table(title=f"campaign {header['name']}: {len(rows)} job(s), estimated on {workers} "
                     "worker(s) of this machine", title_justify="left")
     for col in ("job", "kind", "impl", "dataset", "eps", "models/fits", "iters/model",

@@ -101,13 +101,12 @@ def _run_locked(header, jobs, out, engine, progress, notice) -> dict[str, Any]:
 def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
     """Give every ``chunk_size: auto`` job its calibrated M (chunking never changes results)."""
     import dataclasses
-    import os
 
     if not any(getattr(j, "auto_chunk", False) for j in jobs):
         return
     from raudit.campaign.calibrate import auto_chunk_sizes
 
-    workers = engine.workers or (1 if engine.backend == "local" else os.cpu_count() or 1)
+    workers = engine.planned_workers()
     sizes = auto_chunk_sizes(jobs, engine, workers, notice)
     for job in jobs:
         if job.name in sizes:

@@ -84,7 +84,7 @@ def audit(
 
     D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
     """
-    from raudit.audit.runner import AuditRequest, run_audit
+    from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest, run_audit
     from raudit.engine.driver import EngineConfig
 
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
@@ -108,7 +108,7 @@ def audit(
                        bounds=None if bounds is None else str(bounds), target=target,
                        options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
                        seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
-                       chunk_size=100 if auto_chunk else chunk_size, target_candidates=target_candidates,
+                       chunk_size=DEFAULT_CHUNK if auto_chunk else chunk_size, target_candidates=target_candidates,
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,

@@ -22,6 +22,7 @@ and machines without Ray.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import traceback
 from collections import deque
@@ -61,6 +62,11 @@ class EngineConfig:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
         if self.retries < 0:
             raise ConfigError(f"retries must be >= 0, got {self.retries}")
+
+    def planned_workers(self) -> int:
+        """Slots the run will have, as estimates count them: --workers, else one for the
+        local backend, else one per CPU of this machine."""
+        return self.workers or (1 if self.backend == "local" else os.cpu_count() or 1)
 
 
 @dataclass
