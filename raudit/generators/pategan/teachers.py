@@ -136,10 +136,6 @@ class LocalTeachers:
         pos = torch.argsort(keys, dim=1, stable=True)[:, : self.batch]
         return torch.minimum(pos, (self.sizes - 1).clamp(min=0))
 
-    def draw_rows(self) -> torch.Tensor:
-        """Row ids (M, k, B) of the next real batch of every teacher."""
-        return torch.gather(self.parts, 1, self._positions()).view(self.models, self.k, -1)
-
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
         """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
 
