@@ -73,7 +73,8 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
     train, n = ds.train, models
     pairs = sides.seeds(seed, n)
     common = dict(epsilon=epsilon, delta=delta, seed_pairs=pairs, columns=ds.columns)
-    phase = phase or _no_phase
+    if phase is None:
+        from raudit.campaign.schedule import quiet as phase  # no progress shown
     with phase(f"port: {n} models in one batched call", n) as tick:
         port = sides.run_port(port_cls, options, train, progress=tick, **common)
     with phase(f"released code: {n} models, one process per fit and sample", n) as tick:
@@ -125,14 +126,3 @@ def _aucs(runs, test, classifiers, seed: int, tick) -> dict[str, list[float]]:
                 out[r["classifier"]].append(float(r["value"]))
         tick(1)
     return out
-
-
-class _no_phase:
-    def __init__(self, description, total):
-        pass
-
-    def __enter__(self):
-        return lambda n: None
-
-    def __exit__(self, *exc):
-        return False
