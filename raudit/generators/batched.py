@@ -45,6 +45,12 @@ class Encoder:
     def inverse(self, x: np.ndarray) -> pd.DataFrame:
         raise NotImplementedError
 
+    def declared_bounds(self) -> dict[str, tuple[float, float]] | None:
+        """The output range per column, when it came from public metadata or a DP release
+        (never read off the records): what ``inspect`` holds the output to. None: the
+        encoder makes no such claim (the output is held to the records' range)."""
+        return None
+
 
 @dataclass
 class TrainBatch:
@@ -167,6 +173,9 @@ class BatchedGenerator(Generator):
                 view.summary_ = {"iterations": trained.iterations[j], "eps_hat": trained.eps_hat[j],
                                  "hyperparameters": _plain(hp),
                                  **(trained.extra[j] if trained.extra else {})}
+                declared = encoders[j].declared_bounds()
+                if declared is not None:
+                    view.summary_["output_bounds"] = declared
                 out[i] = view
         return out  # type: ignore[return-value]
 

@@ -45,6 +45,9 @@ class Context:
     probe_skipped: str = ""
     bounds_probe: Probe | None = None
     public_bounds: tuple[int, int] = (0, 0)  # (columns with public bounds, columns)
+    # the range each column's output may take by the generator's own claim (public or DP
+    # bounds, never the records'), None when it makes none
+    output_bounds: dict[str, tuple[float, float]] | None = None
 
     @property
     def n_rows(self) -> int:

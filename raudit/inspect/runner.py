@@ -174,7 +174,8 @@ def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True) -> dict[str
                   train=ds.train, synthetic=synthetic, trace=trace,
                   k=hp.get("teachers", spec.options.get("teachers")),
                   lam=None if lam is None else float(lam),
-                  public_bounds=(sum(c.bounds == "public" for c in ds.columns), len(ds.columns)))
+                  public_bounds=(sum(c.bounds == "public" for c in ds.columns), len(ds.columns)),
+                  output_bounds=model.summary().get("output_bounds"))
     if probes and trace is not None and trace.accountant:
         ctx.accountant_probe, ctx.probe_skipped = _accountant_probe(cls, spec, ds, ctx.delta)
         ctx.probe_lam, ctx.probe_delta = spec.probe_lam, ctx.delta

@@ -66,7 +66,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.nn.stacked import MLP
+from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import choice, positive
@@ -98,7 +98,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                  max_iter: int | None = None, teacher_steps: int = 5, student_steps: int = 2,
                  lr: float = 1e-4, bounds_share: float = 0.2, conditional: bool = True,
                  label_prior: float = 0.5, query_batch: int | None = None,
-                 output: str = "linear", z: str = "normal",
+                 output: str = "linear", z: str = "normal", arch: str = "mlp",
                  device: str | None = None, dtype: str | None = None):
         if preset != "default":
             raise ConfigError(f"fixed has one preset, 'default'; got {preset!r}")
@@ -116,6 +116,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             raise ConfigError(f"label_prior must lie in (0, 1), got {label_prior!r}")
         choice("output", output, ("sigmoid", "linear"))
         choice("z", z, ("uniform", "normal"))
+        choice("arch", arch, tuple(ARCHS))
         if not 0.0 < bounds_share < 1.0:
             raise ConfigError(f"bounds_share must lie in (0, 1), got {bounds_share!r}")
         super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers,
@@ -123,7 +124,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          max_iter=max_iter, teacher_steps=teacher_steps,
                          student_steps=student_steps, lr=lr, bounds_share=bounds_share,
                          conditional=conditional, label_prior=label_prior,
-                         query_batch=query_batch, output=output, z=z)
+                         query_batch=query_batch, output=output, z=z, arch=arch)
 
     def fit_many(self, tables, *, columns=None, **kw):
         if self.options["conditional"] and len(tables):
@@ -148,12 +149,14 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         o = self.options
         return self.iterations() * o["student_steps"] * (o["query_batch"] or o["batch"])
 
+    def z_dim(self, d: int) -> int:
+        """Width of the generator's input (with the conditional label as its last coordinate)."""
+        return ARCHS[self.options["arch"]].z_dim(d, int(self.options["conditional"]))
+
     def nets(self, d: int) -> PateNets:
         o = self.options
         c = int(o["conditional"])
-        kw = dict(generator=MLP([d, 2 * d, 2 * d, d - c], ["relu", "relu", o["output"]]),
-                  student=MLP([d, d, 1], ["relu", "sigmoid"]),
-                  teacher=MLP([d, max(1, d // 2), 1], ["relu", "sigmoid"]))
+        kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c, o["output"])
         if c:
             return LabelledNets(o["label_prior"], o["z"], **kw)
         return PateNets(**kw)
@@ -169,7 +172,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         cfg = LoopConfig(k=k, batch=b, lam=1.0 / sigma, noise_scale=sigma, aggregation="argmax",
                          accountant="rdp", teacher_steps=o["teacher_steps"],
                          student_steps=o["student_steps"], check="planned", max_iter=iters,
-                         z_dim=batch.dim, z_train=o["z"], generator_loss="non-saturating",
+                         z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"])
         nets = self.nets(batch.dim)
