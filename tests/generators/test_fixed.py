@@ -148,3 +148,52 @@ def test_query_batch_sets_the_answers_charged_apart_from_the_teacher_batch():
     votes = log.of(Votes)
     assert len(votes) == 6 and all(v.noise.shape == (1, 5, 2) for v in votes)
     assert all(e.rows.shape[-1] == 16 for e in log.of(TeacherBatch))  # teachers keep batch 16
+
+
+def _bin(value):
+    return int(np.searchsorted(bin_edges(), value, side="right") - 1)
+
+
+def test_noisy_bounds_grow_from_the_mode_and_ignore_a_far_spurious_bin():
+    x = np.r_[np.full(300, 2.5), np.full(200, 5.0), np.full(100, 20.0)]  # [2,4), [4,8), [16,32)
+    noise = np.zeros(len(bin_edges()) - 1)
+    noise[_bin(-5000.0)] = 50.0  # an empty bin far away whose noise (5 sigma) passes 3 sigma
+    # the run steps over the empty [8,16) (one failing bin) to [16,32): bounds [2, 32]
+    assert noisy_bounds(x, noise, sigma=10.0) == (2.0, 32.0)
+    noise[_bin(20.0)] = -1e3  # [16,32) now fails: [8,16) and [16,32) are two failing bins
+    assert noisy_bounds(x, noise, sigma=10.0) == (2.0, 8.0)
+
+
+def test_binary_columns_take_schema_bounds_without_budget():
+    df = pd.DataFrame({"flag": [1, 1, 1, 1], "n": [3.0, 5.0, 6.0, 7.0], "label": [0, 1, 0, 1]})
+    cols = (ColumnMeta("flag", "binary", 1.0, 1.0, "data", (0.0, 1.0)),
+            ColumnMeta("n", "continuous", 3.0, 7.0, "data"),
+            ColumnMeta("label", "binary", 0.0, 1.0, "data", (0.0, 1.0)))
+    enc = DPBoundsEncoder(noise_multiplier=1.0, seed=0).fit(df, cols)
+    assert enc.dp_columns == [1]  # only n is DP-bounded; flag's 0 stays in range
+    assert (enc.lo[0], enc.hi[0]) == (0.0, 1.0) and (enc.lo[2], enc.hi[2]) == (0.0, 1.0)
+    odd = (ColumnMeta("flag", "binary", 1.0, 2.0, "data", (1.0, 2.0)),) + cols[1:]
+    assert DPBoundsEncoder(noise_multiplier=1.0).fit(df.assign(flag=2), odd).dp_columns == [0, 1]
+
+
+def test_summary_declares_the_output_bounds_the_samples_respect():
+    m = Fixed(teachers=2, iterations=2, batch=8, student_steps=1).fit(table(), epsilon=1.0, seed=0)
+    bounds = m.summary()["output_bounds"]
+    assert list(bounds) == ["a", "b", "label"] and bounds["label"] == (0.0, 1.0)
+    s = m.sample(500, seed=1)
+    for c, (lo, hi) in bounds.items():
+        assert s[c].min() >= lo and s[c].max() <= hi
+
+
+@pytest.mark.parametrize("arch", ["mlp", "borealis", "smartnoise"])
+def test_every_arch_spends_the_same_planned_budget(arch):
+    cols = infer_columns(table(), bounds="public")
+    gen = Fixed(teachers=2, iterations=3, batch=8, student_steps=1, arch=arch)
+    m = gen.fit_many([table(seed=1)], epsilon=1.0, seeds=[2], columns=cols)[0]
+    _, sigma = plan(1.0, 1e-5, 3 * 1 * 8, 0, 0.2)
+    assert m.summary()["sigma"] == pytest.approx(sigma)
+    assert m.summary()["eps_hat"] <= 1.0
+    s = m.sample(50, seed=0)
+    assert list(s.columns) == ["a", "b", "label"] and np.isfinite(s.to_numpy(float)).all()
+    with pytest.raises(ConfigError, match="arch"):
+        Fixed(arch="resnet")

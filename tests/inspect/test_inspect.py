@@ -136,3 +136,19 @@ def test_ports_on_cervical_match_the_measured_table(impl, violated):
     got = {v["category"] for v in run["violations"]
            if v["status"] == "violated" and v["category"] in dict(STUDY)}
     assert got == violated
+
+
+def test_processing_holds_a_generator_to_its_declared_bounds():
+    import pandas as pd
+
+    from raudit.inspect.processing import check_processing
+
+    train = pd.DataFrame({"age": [13, 40, 79] * 20, "label": [0, 1, 0] * 20})
+    synth = pd.DataFrame({"age": [8, 30, 64] * 20, "label": [0, 1, 1] * 20})
+    ctx = Context(impl="x", epsilon=1.0, delta=1e-5, train=train, synthetic=[synth], trace=None)
+    assert check_processing(ctx).status == "violated"  # 8 lies below the records' 13
+    ctx.output_bounds = {"age": (8.0, 64.0), "label": (0.0, 1.0)}  # DP bounds, as fixed declares
+    cell = check_processing(ctx)
+    assert cell.status == "ok" and "declared" in cell.evidence
+    ctx.output_bounds = {"age": (16.0, 64.0), "label": (0.0, 1.0)}
+    assert check_processing(ctx).status == "violated"  # 8 is outside its own claim too
