@@ -23,6 +23,8 @@ histogram. Records outside the bounds are clamped (the clipping DP needs).
 
 Binary columns (kind ``binary`` with 0/1 categories, as the schema declares them, like
 the integer kinds) take [0, 1] without spending budget: the domain, not a statistic.
+Kinds inferred from the dtype are schema by assumption: a column whose kind hangs on one
+record (the only 2 in an otherwise 0/1 column) would move the schema with that record.
 """
 
 from __future__ import annotations
