@@ -117,8 +117,8 @@ def run_checks(ctx: Context, names: list[str] | None = None) -> list[Cell]:
     return [CHECKS.get(n)(ctx) for n in wanted]
 
 
-def _hp(model) -> dict:
-    hp = model.summary().get("hyperparameters") or {}
+def _hp(summary: dict) -> dict:
+    hp = summary.get("hyperparameters") or {}
     return hp if isinstance(hp, dict) else {}
 
 
@@ -168,21 +168,21 @@ def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True) -> dict[str
                              for i in range(1, spec.samples)]
     synthetic = [model.sample(len(ds.train), seed=s) for s in seeds]
     trace = trace_of(log) if log.events else None
-    hp = _hp(model)
+    summary = model.summary()
+    hp = _hp(summary)
     lam = hp.get("lam", spec.options.get("lam"))
     ctx = Context(impl=spec.impl, epsilon=spec.epsilon, delta=float(privacy.delta or 0.0) or 1e-5,
                   train=ds.train, synthetic=synthetic, trace=trace,
                   k=hp.get("teachers", spec.options.get("teachers")),
                   lam=None if lam is None else float(lam),
                   public_bounds=(sum(c.bounds == "public" for c in ds.columns), len(ds.columns)),
-                  output_bounds=model.summary().get("output_bounds"))
+                  output_bounds=summary.get("output_bounds"))
     if probes and trace is not None and trace.accountant:
         ctx.accountant_probe, ctx.probe_skipped = _accountant_probe(cls, spec, ds, ctx.delta)
         ctx.probe_lam, ctx.probe_delta = spec.probe_lam, ctx.delta
     if probes:
         ctx.bounds_probe = _bounds_probe(cls, spec, ds, privacy.delta)
     cells = run_checks(ctx)
-    summary = model.summary()
     its, eps = trace.eps_series() if trace is not None else (np.zeros(0), np.zeros(0))
     return {
         "impl": spec.impl, "dataset": ds.name,

@@ -63,17 +63,19 @@ def noisy_bounds(values: np.ndarray, noise: np.ndarray, sigma: float) -> tuple[f
     hist = np.bincount(idx, minlength=len(edges) - 1).astype(float) + noise
     passing = hist > THRESHOLD_SIGMAS * sigma
     mode = int(np.argmax(hist))
-    lo = hi = mode
-    for step in (-1, 1):
-        j = mode
-        while True:
-            nxt = [j + step * g for g in range(1, MAX_GAP + 2)
-                   if 0 <= j + step * g < len(hist) and passing[j + step * g]]
-            if not nxt:
-                break
-            j = nxt[0]
-        lo, hi = (j, hi) if step < 0 else (lo, j)
-    return float(edges[lo]), float(edges[hi + 1])
+    return float(edges[_reach(passing, mode, -1)]), float(edges[_reach(passing, mode, 1) + 1])
+
+
+def _reach(passing: np.ndarray, start: int, step: int) -> int:
+    """The last passing bin reached from ``start`` in direction ``step`` (+-1), stepping
+    over at most MAX_GAP failing bins at a time."""
+    j = start
+    while True:
+        ahead = (j + step * g for g in range(1, MAX_GAP + 2))
+        nxt = next((i for i in ahead if 0 <= i < len(passing) and passing[i]), None)
+        if nxt is None:
+            return j
+        j = nxt
 
 
 def schema_bounded(meta: ColumnMeta | None) -> bool:

@@ -22,7 +22,8 @@ What it changes against the paper and the ports, each closing a measured leak:
 * **Bounds.** Public bounds from the column metadata where declared; the others are
   estimated with a Gaussian noisy histogram (:mod:`.dp_bounds`; 0/1 binary
   columns take [0, 1] as schema) paid from ``bounds_share`` of eps, composed in the
-  same RDP accountant (so the total is accounted, not the sum of two claims). The label is public (0/1 by construction).
+  same RDP accountant (so the total is accounted, not the sum of two claims). The
+  label is public (0/1 by construction).
 * **No label leak, no model selection**: nothing reads the real label distribution
   (the conditional generator's label share is the public ``label_prior``),
   and the last generator is released (no checkpoint picked on real data).
@@ -51,14 +52,13 @@ import functools
 
 import torch
 
-
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
+from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.teachers import iid_partition
@@ -175,7 +175,6 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained
-
 
 
 def public_label(tables, columns):
