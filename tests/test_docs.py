@@ -233,3 +233,51 @@ def test_short_docs_commands_run(page, tmp_path):
                               env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (f"{page}:{block.line}: raudit {shlex.join(argv)} exited "
                                       f"{done.returncode}:\n{done.stderr[-2000:]}")
+
+
+# ------------------------------------------------------- deviations tables
+
+_DEVIATION = re.compile(r"^`(\w+)`: (`[^`]*`|True|False|None\b[^(]*|[^(`]+?)\s*(?:\(.*\))?$")
+
+
+def _deviation_rows() -> list[tuple[str, int, list[str], str, str]]:
+    """(page, line, impls, option, faithful default) of every row of the ports' deviations
+    tables: `| impl, impl | deviation | `option`: default (alternatives) |`."""
+    page = ROOT / "docs" / "generators" / "pategan.md"
+    rows = []
+    for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("impl", "") or set(cells[0]) <= set("-: "):
+            continue
+        m = _DEVIATION.match(cells[2])
+        if m:
+            rows.append((_rel(page), n, [i.strip() for i in cells[0].split(",")],
+                         m.group(1), m.group(2).strip()))
+    return rows
+
+
+def test_deviation_tables_name_real_options_with_their_defaults():
+    """The hand-written tables must not drift from the code: every option they name exists on
+    every port of its row, with the faithful default the table states."""
+    from raudit import generators
+
+    rows = _deviation_rows()
+    assert len(rows) >= 25, rows  # both tables were found
+    wrong = []
+    for page, line, impls, option, default in rows:
+        for impl in impls:
+            specs = {o.name: o for o in generators.get(impl).describe().options}
+            if option not in specs:
+                wrong.append(f"{page}:{line}: {impl} has no option {option!r}")
+                continue
+            actual = specs[option].default
+            if default.startswith("`"):
+                expected = default.strip("`")
+            elif default in ("True", "False") or default.startswith("None"):
+                expected = default.split()[0]
+            else:  # a rule such as max(2, N//1000): the default is computed, not a literal
+                continue
+            if str(actual) != expected:
+                wrong.append(f"{page}:{line}: {impl}.{option} defaults to {actual!r}, "
+                             f"the table says {default}")
+    assert not wrong, "\n".join(wrong)
