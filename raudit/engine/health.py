@@ -73,10 +73,35 @@ def _nodes(timeout: float) -> list[dict]:
     return box[0]
 
 
+def _own_node_lost(why: str) -> RunInterrupted:
+    err = RunInterrupted(f"{why}; {RESUME}")
+    # Ray terminates a driver whose node is gone at its next object-store access: the
+    # CLI says this line and exits before that happens.
+    err.abandon_ray = True
+    return err
+
+
+def check_local_raylet() -> None:
+    """Raise at once if this process started Ray and that instance's raylet has died
+    (the single-machine case: Ray itself would leave the driver waiting)."""
+    node = getattr(ray._private.worker, "_global_node", None)
+    for proc in (getattr(node, "all_processes", None) or {}).get("raylet", ()):
+        process = getattr(proc, "process", None)
+        if process is not None and process.poll() is not None:
+            raise _own_node_lost("the local Ray node died (its raylet exited)")
+
+
 def snapshot(num_cpus: float, num_gpus: float, timeout: float = 15.0) -> Snapshot:
-    """Alive node ids and how many actors needing ``num_cpus``/``num_gpus`` fit on them."""
+    """Alive node ids and how many actors needing ``num_cpus``/``num_gpus`` fit on them.
+
+    Raises RunInterrupted when the head does not answer, or the driver's own node died."""
+    check_local_raylet()
+    nodes = _nodes(timeout)
+    own = ray.get_runtime_context().get_node_id()
+    if not any(n.get("Alive") and n["NodeID"] == own for n in nodes):
+        raise _own_node_lost("the Ray node this driver runs on (the head) died")
     alive, slots = set(), 0
-    for node in _nodes(timeout):
+    for node in nodes:
         if not node.get("Alive"):
             continue
         alive.add(node["NodeID"])

@@ -49,6 +49,7 @@ class _Loop:
         self.load: dict[int, int] = defaultdict(int)
         self.watch = health.Watch()
         self.beat = health.heartbeat_s()
+        self.last_beat = time.monotonic()
 
     def run(self) -> None:
         abandoned = False
@@ -62,7 +63,9 @@ class _Loop:
                 ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=self.beat)
                 if ready:
                     self._done(ready[0])
-                else:
+                # also while chunks keep finishing: a node may be cut off before Ray
+                # reports its actors dead
+                if not ready or time.monotonic() - self.last_beat >= self.beat:
                     self._heartbeat()
         except Exception as exc:
             abandoned = getattr(exc, "abandon_ray", False)
@@ -139,6 +142,7 @@ class _Loop:
 
     def _heartbeat(self) -> None:
         """No chunk finished for a while: compare the actors' nodes with the alive ones."""
+        self.last_beat = time.monotonic()
         placement = self.pool.placement
         snap = health.snapshot(placement.num_cpus, placement.num_gpus)
         for i in self.pool.live():
