@@ -15,6 +15,7 @@ stray processes are found by this cluster's unique temp dir in their command lin
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -46,6 +47,23 @@ def pids_mentioning(text: str) -> list[int]:
             if text.encode() in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
     return found
+
+
+def with_descendants(pids: list[int]) -> list[int]:
+    """``pids`` and every process below them (Ray's workers run in their own groups)."""
+    parent: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = (entry / "stat").read_text()
+                parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, todo = set(), list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo += [child for child, ppid in parent.items() if ppid == pid]
+    return sorted(found)
 
 
 class LocalCluster:
@@ -104,7 +122,12 @@ class LocalCluster:
         dash = (["--include-dashboard=true", "--dashboard-host=127.0.0.1",
                  f"--dashboard-port={self.dashboard_port}"] if self.dashboard_port
                 else ["--include-dashboard=false"])
-        self._start("head", ["--head", f"--port={self.port}", "--num-cpus=0", *dash])
+        # The GCS marks a silent node dead after ~3 s instead of Ray's default ~15-30 s,
+        # so that a killed raylet is noticed while the tiny campaign still runs.
+        health = json.dumps({"health_check_period_ms": 1000, "health_check_timeout_ms": 1000,
+                             "health_check_failure_threshold": 3})
+        self._start("head", ["--head", f"--port={self.port}", "--num-cpus=0",
+                             f"--system-config={health}", *dash])
         self.wait_nodes(1)
         for i in range(1, self.n_workers + 1):
             self.start_worker(i)
@@ -123,8 +146,6 @@ class LocalCluster:
                              capture_output=True, text=True, timeout=120)
         if out.returncode:
             return []
-        import json
-
         return [n for n in json.loads(out.stdout.strip().splitlines()[-1]) if n["alive"]]
 
     def wait_nodes(self, n: int, timeout: float = 180) -> None:
@@ -157,21 +178,21 @@ class LocalCluster:
         os.kill(self.raylet_pid(name), signal.SIGKILL)
 
     def kill_node(self, name: str) -> None:
-        """SIGKILL every process of node ``name`` (its group, then strays by temp dir)."""
+        """SIGKILL every process of node ``name``: its `ray start`, the processes that
+        mention its temp dir, and all their descendants (the chunk actors)."""
         proc = self.procs.get(name)
-        if proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=10)
-        for pid in pids_mentioning(str(self.root / name)):
+        roots = pids_mentioning(str(self.root / name)) + ([proc.pid] if proc else [])
+        for pid in with_descendants(roots):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
 
     def stop(self) -> None:
         for name in list(self.procs)[::-1]:
             self.kill_node(name)
-        for pid in pids_mentioning(str(self.root)):
+        for pid in with_descendants(pids_mentioning(str(self.root))):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(self.root, ignore_errors=True)

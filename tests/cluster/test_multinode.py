@@ -63,9 +63,12 @@ def campaign(env: dict, out: Path, *extra: str) -> subprocess.Popen:
         stderr=subprocess.PIPE, text=True)
 
 
-def wait_for_parts(out: Path, n: int = 1, timeout: float = 240) -> None:
+def wait_for_parts(proc: subprocess.Popen, out: Path, n: int = 1, timeout: float = 240) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise AssertionError(f"the campaign ended before a part was written: "
+                                 f"{proc.stderr.read()[-3000:]}")
         if len(list((out / "shadow").glob("job=*/*.parquet"))) >= n:
             return
         time.sleep(0.2)
@@ -126,7 +129,7 @@ def test_campaign_through_ray_address_equals_local(workers_up, local_result, tmp
 def test_killed_worker_node_ends_with_identical_results(workers_up, local_result, tmp_path):
     out = tmp_path / "store"
     proc = campaign(workers_up.driver_env(DATA), out)
-    wait_for_parts(out)
+    wait_for_parts(proc, out)
     workers_up.kill_node("w1")
     code, result, stderr = finish(proc)
     assert code == 0, stderr[-3000:]
@@ -137,7 +140,7 @@ def test_killed_worker_node_ends_with_identical_results(workers_up, local_result
 def test_killed_raylet_ends_with_identical_results(workers_up, local_result, tmp_path):
     out = tmp_path / "store"
     proc = campaign(workers_up.driver_env(DATA), out)
-    wait_for_parts(out)
+    wait_for_parts(proc, out)
     workers_up.kill_raylet("w2")
     code, result, stderr = finish(proc)
     assert code == 0, stderr[-3000:]
@@ -149,7 +152,7 @@ def test_last_worker_gone_is_one_line_within_60s_and_resumes(workers_up, local_r
                                                               tmp_path):
     out = tmp_path / "store"
     proc = campaign(workers_up.driver_env(DATA), out)
-    wait_for_parts(out)
+    wait_for_parts(proc, out)
     workers_up.kill_node("w1")
     workers_up.kill_node("w2")
     t0 = time.monotonic()
@@ -170,7 +173,7 @@ def test_killed_head_is_one_line_and_a_new_cluster_resumes(local_result, tmp_pat
     try:
         first.start()
         proc = campaign(first.driver_env(DATA), out)
-        wait_for_parts(out)
+        wait_for_parts(proc, out)
         first.kill_node("head")
         t0 = time.monotonic()
         code, _, stderr = finish(proc, timeout=120)
