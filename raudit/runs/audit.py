@@ -25,6 +25,7 @@ from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
+from raudit.runs import limits
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 
@@ -44,6 +45,7 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     game, manifest, ds = ar.prepare(req)
+    limits.check_audit(req, engine, ds)  # sizes this machine can hold, before --out
     audit_id = spec_hash(manifest)[:16]
     ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()
