@@ -28,6 +28,7 @@ def _cli(argv: list[str], cwd) -> subprocess.CompletedProcess:
                           text=True, timeout=300, cwd=cwd)
 
 
+@pytest.mark.slow  # a CLI process each (~10 s on a loaded machine)
 @pytest.mark.parametrize("argv,needle", [
     (["-S", "100000000000", "--max-iter", "5"], "needs about"),
     (["--workers", "100000", "-S", "10", "--max-iter", "5"], "--workers 100,000 is more than"),
@@ -45,6 +46,7 @@ def test_absurd_sizes_are_one_line_and_write_nothing(tmp_path, monkeypatch, argv
     assert list(tmp_path.iterdir()) == []  # no .lock, no raudit.json, no store
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["audit"], ["campaign", "configs/quick-audit.yaml"],
                                      ["utility"], ["train"]])
 def test_empty_out_is_refused(tmp_path, command):
@@ -121,6 +123,7 @@ def test_full_disk_is_one_line_exit_3_and_the_rerun_resumes(tmp_path, monkeypatc
     assert (again["auc"], again["eps_cp"]) == (fresh["auc"], fresh["eps_cp"])
 
 
+@pytest.mark.slow
 def test_full_disk_through_the_cli_is_one_line(tmp_path):
     code = textwrap.dedent(f"""
         import errno
