@@ -171,3 +171,58 @@ def test_without_our_groups_ray_would_open_ssh_to_the_world(monkeypatch):
     assert ec2.created == ["raudit-ssh-only"]
     assert [(r["FromPort"], r["IpRanges"]) for r in _world_open(ec2.ingress)] == [
         (22, [{"CidrIp": "0.0.0.0/0"}])]
+
+
+# -- KubeRay ------------------------------------------------------------------------------
+# No KubeRay CRD schema ships in a Python package; the RayCluster is checked by its fields
+# and by Ray's own reading of it (the autoscaler's translation of a RayCluster into node
+# types, which runs Ray's config schema).
+
+
+def _kuberay() -> dict:
+    docs = list(yaml.safe_load_all((ROOT / "kuberay.yaml").read_text()))
+    return {d["kind"]: d for d in docs}
+
+
+def test_kuberay_raycluster_fields_and_ray_reads_it():
+    rc = _kuberay()["RayCluster"]
+    assert rc["apiVersion"] == "ray.io/v1"
+    pinned = next(line.split("==")[1] for line in (ROOT.parent / "constraints.txt")
+                  .read_text().splitlines() if line.startswith("ray=="))
+    assert rc["spec"]["rayVersion"] == pinned
+    head = rc["spec"]["headGroupSpec"]
+    assert head["rayStartParams"]["num-cpus"] == "0"  # the driver only
+    assert head.get("serviceType", "ClusterIP") == "ClusterIP"  # nothing outside the cluster
+    head_env = {e["name"]: e["value"] for e in head["template"]["spec"]["containers"][0]["env"]}
+    assert "RAUDIT_DATA_DIR" in head_env and int(head_env["RAUDIT_NODE_WAIT_S"]) >= 300
+    groups = {g["groupName"]: g for g in rc["spec"]["workerGroupSpecs"]}
+    assert set(groups) == {"cpu", "gpu"}
+    for g in groups.values():
+        assert g["minReplicas"] <= g["replicas"] <= g["maxReplicas"]
+        (c,) = g["template"]["spec"]["containers"]
+        assert not c.get("env")  # workers get no data dir: the driver ships the tables
+        assert c["image"] == head["template"]["spec"]["containers"][0]["image"]
+        assert not c["image"].endswith(":latest")
+    gpu = groups["gpu"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert gpu["nvidia.com/gpu"] == "1"
+    kr = pytest.importorskip("ray.autoscaler._private.kuberay.autoscaling_config")
+    derived = kr._derive_autoscaling_config_from_ray_cr(copy.deepcopy(rc))  # validates it too
+    types = derived["available_node_types"]
+    assert types["headgroup"]["resources"]["CPU"] == 0
+    assert types["cpu"]["resources"]["CPU"] == 16 and types["cpu"]["max_workers"] == 16
+    assert types["gpu"]["resources"]["GPU"] == 1
+
+
+def test_kuberay_rayjob_runs_a_campaign_into_the_runs_volume():
+    docs = _kuberay()
+    job, rc = docs["RayJob"], docs["RayCluster"]
+    assert job["apiVersion"] == "ray.io/v1"
+    assert job["spec"]["clusterSelector"] == {"ray.io/cluster": rc["metadata"]["name"]}
+    argv = job["spec"]["entrypoint"].split()
+    assert argv[:2] == ["raudit", "campaign"]
+    config = argv[2].removeprefix("/home/ray/raudit/")
+    assert (ROOT.parent / config).is_file()  # a campaign that exists in the repository
+    out = argv[argv.index("--out") + 1]
+    head = rc["spec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    runs = next(m["mountPath"] for m in head["volumeMounts"] if m["name"] == "runs")
+    assert out.startswith(runs + "/")  # results land on the persistent volume

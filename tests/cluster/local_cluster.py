@@ -85,8 +85,11 @@ class LocalCluster:
     def node_env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("RAY_", "RAUDIT_")) and k != "PYTHONPATH"}
-        env.update(self.auth, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
-                   RAY_USAGE_STATS_ENABLED="0")
+        # the code as installed on every node: this checkout first, then whatever the
+        # test process was given (e.g. a folder with ray[default]'s extras)
+        paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env.update(self.auth, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)),
+                   OMP_NUM_THREADS="1", RAY_USAGE_STATS_ENABLED="0")
         return env
 
     def driver_env(self, data_dir: str | None) -> dict[str, str]:
