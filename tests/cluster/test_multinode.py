@@ -211,3 +211,27 @@ def test_ray_job_submit_equals_local(local_result, tmp_path):
     finally:
         c.stop()
     assert_same_store(out, local_result)
+
+
+def test_single_machine_raylet_killed_is_one_line_and_resumes(local_result, tmp_path):
+    # The case that hung forever before: `raudit campaign` on this machine's own Ray.
+    from local_cluster import with_descendants
+
+    out = tmp_path / "store"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(PYTHONPATH=str(ROOT), RAUDIT_DATA_DIR=DATA, OMP_NUM_THREADS="1",
+               RAUDIT_HEARTBEAT_S="2")
+    proc = campaign(env, out, "--workers", "2")
+    wait_for_parts(proc, out)
+    raylets = [p for p in with_descendants([proc.pid]) if p != proc.pid
+               and b"raylet" in Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[0]]
+    assert len(raylets) == 1
+    os.kill(raylets[0], 9)
+    t0 = time.monotonic()
+    code, _, stderr = finish(proc, timeout=120)
+    assert time.monotonic() - t0 < 60
+    assert code == 3
+    assert "the local Ray node died" in one_line_error(stderr)
+    code, _, stderr = finish(campaign(env, out, "--workers", "2"))
+    assert code == 0, stderr[-3000:]
+    assert_same_store(out, local_result)
