@@ -29,7 +29,7 @@ FirstStage = Annotated[int, typer.Option("--first-stage", help="Sequential audit
 SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|), or `per-world`: each model samples its own training size, as the study's harness did (the one-row size difference can give the world away; use it to reproduce the study's figures).")]
 Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
 SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
-Out = Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
+Out = Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
 Chunk = Annotated[str, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world); auto: calibrated once per generator set-up and machine, then cached (never changes a result).")]
 Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
 PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (each gets 1/N of it).")]
@@ -123,6 +123,9 @@ def audit(
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
+    if not data_only:  # sizes this machine can hold, before calibration or --out
+        from raudit.runs import limits
+        limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         if data_only:

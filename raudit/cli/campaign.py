@@ -19,7 +19,7 @@ Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only thes
 @user_errors
 def campaign(
     config: Annotated[Path, typer.Argument(help="Campaign file (YAML), e.g. configs/quick-audit.yaml.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Result folder, tables partitioned by job (rerun to resume). Default runs/campaign-NAME.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder, tables partitioned by job (rerun to resume). Default runs/campaign-NAME.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate, calibrate and print the plan: jobs, fits, model-iterations, estimated time. Trains nothing.")] = False,
     only: Only = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")] = None,

@@ -25,3 +25,12 @@ Device = Annotated[str, typer.Option("--device", help="auto (CUDA when available
 Threads = Annotated[int, typer.Option("--threads", help="Torch threads per process. The batched engine gets its parallelism from training many models at once; extra threads mostly add contention on tiny networks.")]
 Backend = Annotated[str, typer.Option("--backend", help=backend_help())]
 Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Implementation option KEY=VALUE (repeatable), e.g. -o noise_scale=direct.")]
+
+
+def out_folder(value: str | Path) -> Path:
+    """``--out``'s parser: an empty value is refused (Path('') would be the current folder)."""
+    if isinstance(value, Path):
+        return value
+    if not str(value).strip():
+        raise typer.BadParameter("is empty; give the result folder, e.g. --out runs/mine")
+    return Path(value)

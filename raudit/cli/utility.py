@@ -52,7 +52,7 @@ def utility(
     setting: Annotated[L, typer.Option("--setting", help="A (real->real), B (synthetic->real), C (synthetic->synthetic); repeatable, default all.")] = None,
     real_only: Annotated[bool, typer.Option("--real-only", help="Only Setting A: the real-data baselines.")] = False,
     reference: Annotated[Optional[float], typer.Option("--reference", help="A published AUROC to report the drop against, (ref - ours) / (ref - 0.5).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder (Parquet store; rerun the same command to resume).")] = None,
     chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", "-M", help="Fits trained together in one batched call (default: all fits of a sweep point).")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Ray actors (default: one per CPU).")] = None,
     backend: opt.Backend = "ray",

@@ -14,7 +14,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+<<<<<<< HEAD
 from raudit.data import builtin, fetch, readers, sources, userfile
+=======
+from raudit.data import builtin, fetch, readers, shipped, userfile
+>>>>>>> wt-cluster
 from raudit.data.dataset import ColumnMeta, Dataset
 from raudit.data.sources import Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
@@ -99,7 +103,15 @@ def load(
     dataset has a URL; otherwise DataError says where to put them.
     """
     check_seed(seed)
-    text = str(name_or_path)
+    k = shipped.key(name_or_path, label, bounds, seed)
+    if (ds := shipped.lookup(k)) is not None:  # a worker: the driver's table, shipped
+        return ds
+    ds = _load(str(name_or_path), label, bounds, seed)
+    shipped.record(k)
+    return ds
+
+
+def _load(text: str, label, bounds, seed: int) -> Dataset:
     if text in DATASETS:
         if label is not None or bounds is not None:
             raise ConfigError(f"label= and bounds= apply to user files, not to the "
@@ -156,3 +168,4 @@ def clear_cache() -> None:
     """Forget parsed tables (tests; long sessions that swap data folders)."""
     _table.cache_clear()
     userfile.clear_cache()
+    shipped.clear()

@@ -13,9 +13,12 @@ next stage (its shadow models once its target is chosen) while other jobs' chunk
 are still running, instead of waiting for the whole round to drain.
 
 Backends are entries of :data:`BACKENDS` (a small protocol: ``run``, ``session``,
-``workers``, ``help``); a new one is one class and one registration. The ``ray`` backend keeps at most ``depth`` chunks queued per actor (backpressure
-with ``ray.wait``: specs are submitted as slots free up, never all at once), and
-resubmits the chunks of an actor whose process died. The ``local`` backend runs
+``workers``, ``help``); a new one is one class and one registration. The ``ray``
+backend (:mod:`raudit.engine.ray_run`) keeps at most ``depth`` chunks queued per actor
+(backpressure with ``ray.wait``: specs are submitted as slots free up, never all at
+once), resubmits the chunks of an actor whose process or node died, and stops with
+:class:`~raudit.errors.RunInterrupted` (exit code 3) when no node or no head is left.
+The ``local`` backend runs
 the same specs through the same function in this process: for debugging, tests
 and machines without Ray.
 """
@@ -220,78 +223,6 @@ def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> 
 
 
 def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
-    import ray
+    from raudit.engine import ray_run
 
-    from raudit.engine import actors as act
-
-    with act.session(config.workers):
-        placement = act.place(config.device, config.workers, config.per_gpu)
-        stats.placement = placement.describe()
-        if placement.note:
-            stats.notes.append(placement.note)
-        pool = act.start(placement)
-        load = [0] * len(pool)
-        # queue items: (spec, chunk errors so far, actor deaths so far)
-        queue = deque((spec, 0, 0) for spec in specs)
-        in_flight: dict[Any, tuple[dict, int, int, int, Any]] = {}  # ref -> (..., slot, actor)
-        try:
-            while queue or in_flight:
-                # Fill free slots; a slot is one of `depth` queue places of an actor.
-                while queue and min(load) < config.depth:
-                    spec, errors, deaths = queue.popleft()
-                    i = load.index(min(load))
-                    ref = pool[i].run.remote(fn, spec)
-                    in_flight[ref] = (spec, errors, deaths, i, pool[i])
-                    load[i] += 1
-                    stats.attempts += 1
-                ready, _ = ray.wait(list(in_flight), num_returns=1)
-                ref = ready[0]
-                spec, errors, deaths, i, actor = in_flight.pop(ref)
-                load[i] -= 1
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
-                    # The process died (killed, OOM, segfault): a fresh actor takes the slot
-                    # and the chunk goes back to the queue. Deaths have their own budget, so
-                    # a chunk that kills every actor it touches still ends.
-                    if pool[i] is actor:
-                        act.stop([actor])
-                        pool[i] = act.start(placement, count=1)[0]
-                        stats.notes.append(f"an actor died ({type(exc).__name__}); replaced it")
-                    if deaths < config.retries + 2:
-                        queue.appendleft((spec, errors, deaths + 1))
-                    else:
-                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
-                                       progress)
-                        queue.extend((s, 0, 0) for s in more)
-                    continue
-                except ray.exceptions.RayError as exc:  # the chunk raised
-                    if errors < config.retries:
-                        queue.appendleft((spec, errors + 1, deaths))
-                    else:
-                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
-                                       progress)
-                        queue.extend((s, 0, 0) for s in more)
-                    continue
-                more = _finish(spec, result, None, stats, on_done, weight, progress)
-                queue.extend((s, 0, 0) for s in more)
-        finally:
-            for ref in in_flight:  # interrupted: drop queued work, keep what is written
-                try:
-                    ray.cancel(ref, force=False)
-                except Exception:  # noqa: BLE001 - best effort on the way out
-                    pass
-            act.stop(pool)
-
-
-def _describe(exc: BaseException) -> str:
-    """The chunk's own traceback for a task error; Ray's message otherwise."""
-    import ray
-
-    if isinstance(exc, ray.exceptions.RayTaskError):
-        cause = getattr(exc, "cause", None)
-        text = str(exc)
-        if cause is not None and not isinstance(cause, ray.exceptions.RayError):
-            return f"{type(cause).__name__}: {cause}\n{text}"
-        return text
-    return f"{type(exc).__name__}: {exc}"
+    ray_run.run(fn, specs, on_done, config, weight, progress, stats, _finish)

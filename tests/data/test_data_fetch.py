@@ -133,16 +133,59 @@ def test_one_download_serves_several_members(tmp_path, monkeypatch):
     assert [p.read_bytes() for p in paths] == [b"1", b"2"] and len(calls) == 1
 
 
-def test_ambiguous_member_is_refused(tmp_path):
+def test_ambiguous_member_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")  # past the unpinned refusal
     archive = make_zip(tmp_path / "a.zip", {"a.csv": b"1", "b.csv": b"2"})
     with pytest.raises(DataError, match="2 members matching"):
         fetch.fetch([DataFile("x/t.csv", None, (archive.as_uri(),), member="*.csv")])
 
 
-def test_unix_compress_member_is_decompressed(tmp_path, compress_z):
+def test_unix_compress_member_is_decompressed(tmp_path, compress_z, monkeypatch):
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")  # isolet5.data has no pinned hash
     archive = make_zip(tmp_path / "isolet.zip", {"isolet5.data.Z": compress_z(CONTENT * 50)})
     f = DataFile("isolet/isolet5.data", None, (archive.as_uri(),), member="isolet5.data*")
     assert fetch.fetch([f])[0].read_bytes() == CONTENT * 50
+
+
+def test_unpinned_download_is_refused_without_the_flag(tmp_path, monkeypatch):
+    src = write(tmp_path / "up" / "creditcard.csv", CONTENT)
+    f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
+    seen = []
+    monkeypatch.setattr(fetch, "_download", lambda url, dest: seen.append(url))
+    with pytest.raises(ChecksumError, match="no pinned sha256.*RAUDIT_ALLOW_UNPINNED=1"):
+        fetch.fetch([f], dataset="credit")
+    assert seen == [] and not fetch.cache_dir().exists()  # refused before downloading
+
+
+def test_accepted_unpinned_download_is_recorded_and_checked_later(tmp_path, monkeypatch):
+    src = write(tmp_path / "up" / "creditcard.csv", CONTENT)
+    f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
+    path = fetch.fetch([f])[0]
+    record = fetch.cache_dir() / "SHA256SUMS.accepted"
+    assert record.read_text() == f"{sha256(CONTENT)}  credit_card/creditcard.csv\n"
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED")
+    assert fetch.fetch([f]) == (path,)  # the cached, accepted copy loads without the flag
+    path.write_bytes(CONTENT + b"5,6,0\n")  # the cached copy changes after acceptance
+    with pytest.raises(ChecksumError, match="changed since it was accepted"):
+        fetch.fetch([f])
+    path.unlink()  # a re-download must match the accepted hash, flag or not
+    write(src, b"other,content\n")
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
+    with pytest.raises(ChecksumError, match="but .* was accepted before"):
+        fetch.fetch([f])
+    assert not path.exists()
+
+
+def test_allow_unpinned_flag_sets_the_environment(monkeypatch):
+    import os
+
+    from raudit.cli.app import app
+    from typer.testing import CliRunner
+
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED", raising=False)
+    r = CliRunner().invoke(app, ["--allow-unpinned", "generators"])
+    assert r.exit_code == 0 and os.environ.get("RAUDIT_ALLOW_UNPINNED") == "1"
 
 
 def test_http_download_through_urlopen(monkeypatch):
