@@ -27,12 +27,12 @@ GENERATORS: Registry[type[Generator]] = Registry("generator", entry_point_group=
                                                  check=_is_generator)
 for _name, _path in (
     ("paper", "raudit.generators.pategan.paper:PaperPateGan"),
-    ("borealis", "raudit.generators.pategan.borealis:BorealisPateGan"),
-    ("smartnoise", "raudit.generators.pategan.smartnoise:SmartNoisePateGan"),
-    ("original", "raudit.generators.pategan.original:OriginalPateGan"),
-    ("turing", "raudit.generators.pategan.turing:TuringPateGan"),
-    ("updated", "raudit.generators.pategan.updated:UpdatedPateGan"),
-    ("synthcity", "raudit.generators.pategan.synthcity:SynthcityPateGan"),
+    ("borealis", "raudit.generators.pategan.borealis.port:BorealisPateGan"),
+    ("smartnoise", "raudit.generators.pategan.smartnoise.port:SmartNoisePateGan"),
+    ("original", "raudit.generators.pategan.original.port:OriginalPateGan"),
+    ("turing", "raudit.generators.pategan.turing.port:TuringPateGan"),
+    ("updated", "raudit.generators.pategan.updated.port:UpdatedPateGan"),
+    ("synthcity", "raudit.generators.pategan.synthcity.port:SynthcityPateGan"),
     ("gpate", "raudit.generators.gpate.generator:GPate"),
     ("fixed", "raudit.generators.pategan.fixed:FixedPateGan"),
     ("gan", "raudit.generators.gan.vanilla:VanillaGan"),

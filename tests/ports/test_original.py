@@ -12,7 +12,7 @@ from raudit import generators
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.original import OriginalPateGan, ScaleEncoder
+from raudit.generators.pategan.original.port import OriginalPateGan, ScaleEncoder
 from raudit.generators.pategan.wgan_gp import WganNets, label_noise_sigma, noisy_labels
 
 Original = generators.get("original")

@@ -12,7 +12,7 @@ from raudit.accountants import PateVote, create, eps_data_independent, iteration
 from raudit.errors import ConfigError, DataError
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan import smartnoise_encoding as sne
+from raudit.generators.pategan.smartnoise import encoding as sne
 from raudit.generators.pategan.loop import EpsilonTooSmall
 
 SmartNoise = generators.get("smartnoise")

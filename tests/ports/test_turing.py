@@ -13,7 +13,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.turing import TuringEncoder, TuringPateGan
+from raudit.generators.pategan.turing.port import TuringEncoder, TuringPateGan
 from raudit.generators.pategan.wgan_gp import label_noise_sigma, noisy_labels
 
 Turing = generators.get("turing")

@@ -223,7 +223,7 @@ class DPBoundsFitting:
 
     def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
                  progress=None, train_options=None):
-        from raudit.generators.pategan.smartnoise_encoding import SeedBook  # avoids a cycle
+        from raudit.generators.pategan.smartnoise.encoding import SeedBook  # avoids a cycle
         delta = self.default_delta if delta is None else delta
         if len(tables):
             cols = tuple(columns) if columns else None

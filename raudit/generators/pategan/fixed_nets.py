@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from collections.abc import Callable
 
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.borealis import borealis_z_dim
-from raudit.generators.pategan.smartnoise_nets import ResidualGenerator, discriminator
+from raudit.generators.pategan.borealis.port import borealis_z_dim
+from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
 
 SMARTNOISE_LATENT = 64
 

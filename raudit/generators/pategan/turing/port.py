@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
-from raudit.generators.pategan.original import ScaleEncoder
+from raudit.generators.pategan.original.port import ScaleEncoder
 from raudit.generators.pategan.wgan_gp import WganGpGenerator
 
 

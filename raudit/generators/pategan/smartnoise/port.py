@@ -13,8 +13,8 @@ Adam step; 5 student steps on generated batches labelled
 1[votes + Lap(1/lambda) > k/2] with lambda = 1e-3 hard-coded, each charged to the
 accountant (the same missing-log code as borealis); one generator step on
 BCE(S(G(z)), 1). Training noise z ~ U(0, 1) (``torch.rand``), generation noise
-N(0, 1) (``torch.randn``). Networks: :mod:`~raudit.generators.pategan.smartnoise_nets`;
-preprocessing: :mod:`~raudit.generators.pategan.smartnoise_encoding`.
+N(0, 1) (``torch.randn``). Networks: :mod:`~raudit.generators.pategan.smartnoise.nets`;
+preprocessing: :mod:`~raudit.generators.pategan.smartnoise.encoding`.
 
 Deviations, each a constructor option whose default is the upstream behaviour:
 
@@ -60,9 +60,9 @@ from raudit.generators.base import group_tables
 from raudit.generators.pategan.loop import PateNets
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.ports import PortPateGan
-from raudit.generators.pategan.smartnoise_encoding import SeedBook, SmartNoiseEncoder, column_plan
+from raudit.generators.pategan.smartnoise.encoding import SeedBook, SmartNoiseEncoder, column_plan
 from raudit.privacy import STUDY_DELTA
-from raudit.generators.pategan.smartnoise_nets import ResidualGenerator, discriminator
+from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
 
 
 class SmartNoisePateGan(PortPateGan):

@@ -27,8 +27,9 @@ Outer iteration, per model, while eps_hat < eps and it < max_iter:
    ``exp(2 lambda lidx + 1)`` index bug, clipped to [0, 2 lambda^2 (l)(l+1)]), computed
    after the 10 epochs (overshoot); delta is forced to 1/(N sqrt N) whatever is passed.
 
-Networks: :mod:`synthcity_nets` (latent 100, z ~ N(0, 1), dense skip connections,
-Gumbel-softmax heads). Encoding: :mod:`bgm`.
+Networks: :mod:`~raudit.generators.pategan.synthcity.nets` (latent 100, z ~ N(0, 1),
+dense skip connections, Gumbel-softmax heads). Encoding:
+:mod:`~raudit.generators.pategan.synthcity.encoding`.
 
 Deviations, each an option whose default is the upstream behaviour (as the study ran it):
 
@@ -66,11 +67,11 @@ from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan.bgm import SynthcityEncoder, column_kinds
+from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
-from raudit.generators.pategan.synthcity_nets import DropoutCritic, SkipGenerator
+from raudit.generators.pategan.synthcity.nets import DropoutCritic, SkipGenerator
 from raudit.generators.pategan.wgan_gp import gather_rows
 from raudit.privacy import STUDY_DELTA
 

@@ -1,0 +1,1 @@
+"""The faithful borealis port of PATE-GAN: its loop (port), and where it has them, its networks and encoding."""

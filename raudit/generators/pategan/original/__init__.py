@@ -1,0 +1,1 @@
+"""The faithful original port of PATE-GAN: its loop (port), and where it has them, its networks and encoding."""
