@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Optional
+
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -19,9 +22,23 @@ def _caps(c) -> str:
     return ", ".join(flags)
 
 
+def _option_table(name: str) -> Table:
+    """One generator's options as its class declares them (for the ports: the fields of
+    its options object, with their closed value sets and the upstream defaults)."""
+    table = Table("option", "values", "default", title=f"{name}: -o KEY=VALUE")
+    for o in registry.get(name).describe().options or ():
+        values = " | ".join("null" if v is None else str(v) for v in o.choices) if o.choices else o.type
+        table.add_row(o.name, values, "null" if o.default is None else str(o.default))
+    return table
+
+
 @user_errors
-def generators() -> None:
-    """List the registered generators with their options."""
+def generators(name: Annotated[Optional[str], typer.Argument(
+        help="Show this generator's options: values and defaults.")] = None) -> None:
+    """List the registered generators with their options (NAME: one generator's options in full)."""
+    if name is not None:
+        Console().print(_option_table(name))
+        return
     table = Table("name", "description", "options", "capabilities")
     for name in registry.names():
         try:

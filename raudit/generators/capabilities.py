@@ -9,15 +9,22 @@ teachers``) and ``raudit generators``.
 Options are the constructor's keyword-only parameters, read once per class in
 :func:`options_of` (the constructor is where an option's name, type and default
 are declared; a class whose constructor takes ``**options`` accepts any name).
+A class that declares ``Options``, a frozen :class:`OptionsObject` (the faithful
+ports: their deviations with the upstream defaults), lists its constructor's shared
+keyword-only parameters and then that object's fields, with their Literal choices.
 """
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, replace
-from typing import Any
+import types
+import typing
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal
 
-__all__ = ["Capabilities", "OptionSpec", "options_of"]
+from raudit.errors import ConfigError
+
+__all__ = ["Capabilities", "OptionSpec", "OptionsObject", "options_of"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,69 @@ class OptionSpec:
     name: str
     type: str
     default: Any
+    choices: tuple | None = None  # the closed value set of a Literal field (None: open)
+
+
+def literal_choices(hint: Any) -> tuple | None:
+    """The values a ``Literal[...]`` (or ``Literal[...] | None``) hint allows, else None."""
+    if typing.get_origin(hint) is Literal:
+        return typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        out: list = []
+        for arg in typing.get_args(hint):
+            if arg is type(None):
+                out.append(None)
+            elif typing.get_origin(arg) is Literal:
+                out.extend(typing.get_args(arg))
+            else:
+                return None
+        return tuple(out) if any(v is not None for v in out) else None
+    return None
+
+
+@dataclass(frozen=True)
+class OptionsObject:
+    """Base of a generator's options object: a frozen dataclass whose defaults are the
+    upstream behaviour. Literal fields are closed sets, checked on construction with the
+    same one-line error as :func:`raudit.generators.pategan.options.choice`."""
+
+    def __post_init__(self) -> None:
+        hints = typing.get_type_hints(type(self))
+        for f in fields(self):  # switches given as 0/1 or "yes": stored as bools, as before
+            if hints[f.name] is bool:
+                object.__setattr__(self, f.name, bool(getattr(self, f.name)))
+        for name, allowed in type(self).choices().items():
+            value = getattr(self, name)
+            if value not in allowed:
+                shown = ", ".join("null" if v is None else str(v) for v in allowed)
+                raise ConfigError(f"{name} must be one of {shown}; got {value!r}")
+
+    @classmethod
+    def choices(cls) -> dict[str, tuple]:
+        hints = typing.get_type_hints(cls)
+        found = {f.name: literal_choices(hints[f.name]) for f in fields(cls)}
+        return {k: v for k, v in found.items() if v is not None}
+
+    @classmethod
+    def build(cls, given: "OptionsObject | None", overrides: dict[str, Any], owner: str):
+        """``given`` (default: the upstream defaults) with ``overrides`` (-o KEY=VALUE) set;
+        an unknown name is a one-line error naming the known ones."""
+        if given is not None and not isinstance(given, cls):
+            raise ConfigError(f"{owner} takes {cls.__name__}, got {type(given).__name__}")
+        names = [f.name for f in fields(cls)]
+        for key in overrides:
+            if key not in names:
+                raise ConfigError(f"{owner} has no option {key!r}; its options: {', '.join(names)}")
+        return replace(given if given is not None else cls(), **overrides)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def specs(cls) -> tuple[OptionSpec, ...]:
+        choices = cls.choices()
+        return tuple(OptionSpec(f.name, f.type if isinstance(f.type, str) else str(f.type),
+                                f.default, choices.get(f.name)) for f in fields(cls))
 
 
 @dataclass(frozen=True)
@@ -63,7 +133,12 @@ def options_of(cls: type) -> tuple[OptionSpec, ...] | None:
     """The keyword-only constructor options of ``cls`` (None if it takes ``**options``)."""
     if cls not in _OPTIONS:
         params = inspect.signature(cls.__init__).parameters
-        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        declared = getattr(cls, "Options", None)
+        if isinstance(declared, type) and issubclass(declared, OptionsObject):
+            shared = tuple(OptionSpec(n, str(p.annotation), p.default)
+                           for n, p in params.items() if p.kind is p.KEYWORD_ONLY)
+            _OPTIONS[cls] = shared + declared.specs()
+        elif any(p.kind is p.VAR_KEYWORD for p in params.values()):
             _OPTIONS[cls] = None
         else:
             _OPTIONS[cls] = tuple(

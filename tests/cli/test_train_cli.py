@@ -102,3 +102,15 @@ def test_constant_column_survives_the_round_trip(tmp_path):
     assert res.exit_code == 0, res.output
     synth = pd.read_parquet(tmp_path / "o" / "synthetic.parquet")
     assert (synth["b"] == 0.5).all()
+
+
+def test_generators_name_lists_one_ports_options_with_values_and_defaults():
+    res = run("generators", "original")
+    assert res.exit_code == 0, res.output
+    assert "delta_bug" in res.output and "xor | correct" in res.output
+    assert "gaussian | laplace" in res.output
+
+
+def test_generators_unknown_name_is_a_usage_error():
+    res = run("generators", "nope")
+    assert res.exit_code == 2 and "nope" in res.output

@@ -13,6 +13,7 @@ import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
 from raudit.generators.batched import Encoder
+from raudit.generators.pategan.original.options import OriginalOptions
 from raudit.generators.pategan.wgan_gp import WganGpGenerator
 
 
@@ -109,16 +110,13 @@ class OriginalPateGan(WganGpGenerator):
     default_gp_coef = 10.0
     delta_bugs = ("xor", "correct")
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, max_iter: int | None = None, lr: float = 1e-4,
-                 gp_coef: float = 10.0, noise: str = "gaussian", delta_bug: str = "xor",
-                 partition: str = "none", bounds: str = "data", integers: str = "round",
-                 conditional: bool = False, generator_widths: str | None = None,
-                 device: str | None = None, dtype: str | None = None):
-        opts = dict(teachers=teachers, batch=batch, max_iter=max_iter, lr=lr, gp_coef=gp_coef,
-                    noise=noise, delta_bug=delta_bug, partition=partition, bounds=bounds,
-                    integers=integers, conditional=bool(conditional),
-                    generator_widths=generator_widths)
+    Options = OriginalOptions
+
+    def __init__(self, options: OriginalOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the release's behaviour) with ``overrides`` by name, the
+        form -o KEY=VALUE and campaign YAML arrive in."""
+        opts = OriginalOptions.build(options, overrides, self.name).as_dict()
         self._check({"preset": preset, **opts})
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 

@@ -1,0 +1,70 @@
+"""The ports' options objects: one frozen object per port, the constructor reads it, and
+Capabilities.options (hence -o checks, `raudit generators NAME`, the docs tables) comes from it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from raudit import generators
+from raudit.errors import ConfigError
+from raudit.generators.capabilities import OptionsObject
+
+PORTS = ("original", "updated", "synthcity", "turing", "borealis", "smartnoise")
+WITH_OPTIONS = [p for p in PORTS if hasattr(generators.get(p), "Options")]
+
+
+def test_ported_ports_are_found():
+    assert "original" in WITH_OPTIONS  # the parametrised tests below are not vacuous
+
+
+@pytest.mark.parametrize("impl", WITH_OPTIONS)
+def test_options_object_is_frozen_and_the_constructor_default(impl):
+    cls = generators.get(impl)
+    opts = cls.Options()
+    assert issubclass(cls.Options, OptionsObject)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(opts, dataclasses.fields(opts)[0].name, 1)
+    made = cls().options
+    assert {k: made[k] for k in opts.as_dict()} == opts.as_dict()
+    assert set(made) - set(opts.as_dict()) == {"preset", "device", "dtype"}
+
+
+@pytest.mark.parametrize("impl", WITH_OPTIONS)
+def test_an_object_and_overrides_by_name_agree(impl):
+    cls = generators.get(impl)
+    name, allowed = next(iter(cls.Options.choices().items()))
+    other = next(v for v in allowed if v != getattr(cls.Options(), name))
+    assert cls(cls.Options(**{name: other})).options == cls(**{name: other}).options
+    assert cls(cls.Options(**{name: other})).options[name] == other
+
+
+@pytest.mark.parametrize("impl", WITH_OPTIONS)
+def test_closed_sets_and_unknown_names_are_one_line_errors(impl):
+    cls = generators.get(impl)
+    name = next(iter(cls.Options.choices()))
+    with pytest.raises(ConfigError, match=f"^{name} must be one of .*; got 'bogus'$"):
+        cls.Options(**{name: "bogus"})
+    with pytest.raises(ConfigError, match="has no option 'bogus'; its options: "):
+        cls(bogus=1)
+    with pytest.raises(ConfigError, match="takes .*Options, got dict"):
+        cls({name: "x"})
+
+
+@pytest.mark.parametrize("impl", WITH_OPTIONS)
+def test_described_options_are_the_object_fields_with_choices(impl):
+    cls = generators.get(impl)
+    specs = {o.name: o for o in cls.describe().options}
+    for f in dataclasses.fields(cls.Options):
+        assert specs[f.name].default == f.default
+        assert specs[f.name].choices == cls.Options.choices().get(f.name)
+    assert {"preset", "device", "dtype"} <= set(specs)
+
+
+def test_original_declares_the_release_defaults():
+    o = generators.get("original").Options()
+    assert (o.noise, o.delta_bug, o.partition, o.integers, o.conditional) == \
+        ("gaussian", "xor", "none", "round", False)
+    assert generators.get("original").Options.choices()["generator_widths"] == \
+        ("d,d,d", "d,d/2,d", None)
