@@ -20,7 +20,7 @@ import inspect
 import types
 import typing
 from dataclasses import dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from raudit.errors import ConfigError
 
@@ -60,11 +60,11 @@ class OptionsObject:
     upstream behaviour. Literal fields are closed sets, checked on construction with the
     same one-line error as :func:`raudit.generators.pategan.options.choice`."""
 
+    truthy: ClassVar[tuple[str, ...]] = ()  # switches a port has always taken as bool(value)
+
     def __post_init__(self) -> None:
-        hints = typing.get_type_hints(type(self))
-        for f in fields(self):  # switches given as 0/1 or "yes": stored as bools, as before
-            if hints[f.name] is bool:
-                object.__setattr__(self, f.name, bool(getattr(self, f.name)))
+        for name in self.truthy:
+            object.__setattr__(self, name, bool(getattr(self, name)))
         for name, allowed in type(self).choices().items():
             value = getattr(self, name)
             if value not in allowed:

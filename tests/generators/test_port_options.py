@@ -68,3 +68,9 @@ def test_original_declares_the_release_defaults():
         ("gaussian", "xor", "none", "round", False)
     assert generators.get("original").Options.choices()["generator_widths"] == \
         ("d,d,d", "d,d/2,d", None)
+
+
+def test_switches_the_wgan_ports_always_took_as_truthy_stay_bools():
+    t = generators.get("turing")(one_hot=1, shuffle=0).options
+    assert t["one_hot"] is True and t["shuffle"] is False
+    assert generators.get("original")(conditional=1).options["conditional"] is True

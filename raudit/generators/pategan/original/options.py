@@ -7,13 +7,15 @@ OriginalPateGan` and in docs/generators/pategan.md (checked against these defaul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from raudit.generators.capabilities import OptionsObject
 
 
 @dataclass(frozen=True)
 class OriginalOptions(OptionsObject):
+    truthy: ClassVar[tuple[str, ...]] = ("conditional",)
+
     teachers: int | None = None  # critic steps per iteration; None: max(2, N // 1000)
     batch: int | None = None  # None: the preset's rule
     max_iter: int | None = None  # None: the class's default_max_iter (10,000)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
 from raudit.generators.pategan.original.port import ScaleEncoder
+from raudit.generators.pategan.turing.options import TuringOptions
 from raudit.generators.pategan.wgan_gp import WganGpGenerator
 
 
@@ -115,18 +116,13 @@ class TuringPateGan(WganGpGenerator):
     delta_bugs = ("power", "correct")
     shuffle_output = True
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, max_iter: int | None = None, lr: float = 1e-4,
-                 gp_coef: float | None = None, noise: str = "gaussian", delta_bug: str = "power",
-                 partition: str = "none", bounds: str = "data", encoding_bug: bool = True,
-                 integers: str = "truncate", shuffle: bool = True, one_hot: bool = False,
-                 extra_column: bool = False, generator_widths: str | None = None,
-                 device: str | None = None, dtype: str | None = None):
-        opts = dict(teachers=teachers, batch=batch, max_iter=max_iter, lr=lr, gp_coef=gp_coef,
-                    noise=noise, delta_bug=delta_bug, partition=partition, bounds=bounds,
-                    encoding_bug=bool(encoding_bug), integers=integers, shuffle=bool(shuffle),
-                    one_hot=bool(one_hot), extra_column=bool(extra_column),
-                    generator_widths=generator_widths)
+    Options = TuringOptions
+
+    def __init__(self, options: TuringOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: reprosyn's behaviour) with ``overrides`` by name, the form
+        -o KEY=VALUE and campaign YAML arrive in."""
+        opts = TuringOptions.build(options, overrides, self.name).as_dict()
         self._check({"preset": preset, **opts})
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 
