@@ -59,9 +59,9 @@ import torch
 
 from raudit.data.dataset import ColumnMeta
 from raudit.generators.nn.stacked import MLP
+from raudit.generators.pategan.borealis.options import BorealisOptions
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.loop import PateNets
-from raudit.generators.pategan.options import choice
 from raudit.generators.pategan.ports import PortPateGan
 
 
@@ -90,23 +90,14 @@ class BorealisPateGan(PortPateGan):
     name = "borealis"
     description = "Borealis AI private-data-generation PATE-GAN (faithful port, bugs on)"
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, lam: float = 1e-4, orders: int = 100,
-                 max_iter: int | None = None, lr: float = 1e-4, teacher_steps: int = 5,
-                 student_steps: int = 5, accountant: str = "missing-log", check: str = "after",
-                 generation_noise: str = "normal", partition: str = "contiguous",
-                 aggregation: str = "threshold", generator_loss: str = "non-saturating",
-                 teacher_fakes: str = "per-teacher", teacher_update: str = "joint",
-                 bounds: str = "data", integers: str = "round",
-                 device: str | None = None, dtype: str | None = None):
-        choice("bounds", bounds, ("data", "metadata"))
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch,
-                         lam=lam, orders=orders, max_iter=max_iter, lr=lr,
-                         teacher_steps=teacher_steps, student_steps=student_steps,
-                         accountant=accountant, check=check, generation_noise=generation_noise,
-                         partition=partition, aggregation=aggregation,
-                         generator_loss=generator_loss, teacher_fakes=teacher_fakes,
-                         teacher_update=teacher_update, bounds=bounds, integers=integers)
+    Options = BorealisOptions
+
+    def __init__(self, options: BorealisOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the repository's behaviour) with ``overrides`` by name, the
+        form -o KEY=VALUE and campaign YAML arrive in."""
+        opts = BorealisOptions.build(options, overrides, self.name).as_dict()
+        super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 
     def encoder(self) -> BorealisEncoder:
         return BorealisEncoder(eps=0.0, clip=True, integers=self.options["integers"],
