@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from raudit.attacks import fit_attack, score
-from raudit.audit.epsilon import (audit_bound, choose_threshold, eps_bayesian,
+from raudit.audit.epsilon import (APPROXIMATE, audit_bound, choose_threshold, eps_bayesian,
                                   evaluate_threshold)
 from raudit.audit.fdp import tradeoff_bounds
 from raudit import seeds
@@ -179,4 +179,5 @@ def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audi
         "synthetic_rows": int(game_spec["synthetic_rows"]), "models_per_hour": models_per_hour,
         "created_at": datetime.now(timezone.utc),
         "options_json": canonical_json(game_spec.get("options") or {}),
+        "approximate_estimators": ",".join(APPROXIMATE),
     }

@@ -187,7 +187,8 @@ def _show(r: dict) -> None:
     else:
         sat = ""
     t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
-    t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
+    t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}  "
+              "(approximate: no guaranteed confidence)")
     if (r.get("samples_per_model") or 1) > 1:
         t.add_row("eps_emp Bayes, all samples", f"{_fmt(r['eps_bayes_multi'])}  ({r['samples_per_model']} "
                   "datasets per model, assumed independent)")

@@ -28,11 +28,12 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 7  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 8  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits)
+# 8: summary approximate_estimators (issue 29: which bounds carry no guaranteed level)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -115,6 +116,8 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 7 (sequential audits): looks taken, and why the audit stopped
     "looks": _I64,
     "stop_reason": _STR,
+    # version 8 (tight audits, issue 29)
+    "approximate_estimators": _STR,  # e.g. "jeffreys,bayes": bounds without a guaranteed level
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
