@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
+from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import phase_bars
 from raudit.errors import ConfigError
@@ -38,7 +39,7 @@ def utility(
     teachers: Annotated[L, typer.Option("--teachers", "-k", help="Teachers: an integer or N/RATIO (repeatable: a sweep). Default: the preset's rule.")] = None,
     preset: Annotated[L, typer.Option("--preset", help="default or paper (repeatable: a sweep).")] = None,
     conditional: Annotated[L, typer.Option("--conditional", help="true/false (repeatable: a sweep), for generators with a conditional mode (original).")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Privacy delta (default: the generator's own rule, as train and audit use it; the study's sweeps used 1e-5).")] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="Privacy delta (default: the generator's own rule, as train and audit use it; the study's sweeps used 10^-5).")] = None,
     lam: opt.Lambda = None,
     max_iter: Annotated[int, typer.Option("--max-iter", help="Cap on training iterations (the study's utility runs: 10,000).")] = 10_000,
     option: opt.Options = None,
@@ -64,16 +65,16 @@ def utility(
     Prints the per-classifier table (best of F x S, like the study's table 5) and the summary per sweep point (its table 4: the best-of average, mean +- standard error, SRA between A and C, feature-ranking agreement). Writes utility_vs_eps.png when sweeping eps.
     """
     from raudit.engine.driver import EngineConfig
+    from raudit.runs.utility import run_utility
     from raudit.utility import plan
     from raudit.utility.plot import utility_vs_eps
-    from raudit.utility.runner import run_utility
 
     bad = [s for s in sweep or [] if s not in SWEEPS]
     if bad:
         raise ConfigError(f"--sweep takes {', '.join(SWEEPS)}; got {bad}")
     sweep = set(sweep or [])
     engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
-    kwargs = {} if real_only else opt.generator_kwargs(impl, preset=None, teachers=None, lam=lam,
+    kwargs = {} if real_only else generator_kwargs(impl, preset=None, teachers=None, lam=lam,
                                                        max_iter=None, device=None, options=option)
     eps = plan.STUDY_EPSILONS if "eps" in sweep else tuple(epsilon or (1.0,))
     req = plan.UtilityRequest(

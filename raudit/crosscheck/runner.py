@@ -7,10 +7,12 @@ runs the named checks of :mod:`raudit.crosscheck.checks`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from raudit.errors import ConfigError
+from raudit.privacy import STUDY_DELTA
 from raudit.seeds import CROSSCHECK, derive_seed
 
 
@@ -39,8 +41,13 @@ def resolve_config(impl: str, config: str | None, directory: str | None) -> str:
     return config
 
 
+@contextlib.contextmanager
+def _quiet(description: str, total: int):
+    yield lambda n: None
+
+
 def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsilon: float = 1.0,
-               delta: float = 1e-5, teachers: int = 5, config: str | None = None,
+               delta: float = STUDY_DELTA, teachers: int = 5, config: str | None = None,
                upstream_dir: str | None = None, classifiers=("lr",), alpha: float = 0.05,
                speed_sizes=(1, 8), phase: Callable = None) -> dict:
     """Run both sides and every check; returns the report (a JSON-able dict + the checks)."""
@@ -73,8 +80,7 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
     train, n = ds.train, models
     pairs = sides.seeds(seed, n)
     common = dict(epsilon=epsilon, delta=delta, seed_pairs=pairs, columns=ds.columns)
-    if phase is None:
-        from raudit.campaign.schedule import quiet as phase  # no progress shown
+    phase = phase or _quiet  # no progress shown
     with phase(f"port: {n} models in one batched call", n) as tick:
         port = sides.run_port(port_cls, options, train, progress=tick, **common)
     with phase(f"released code: {n} models, one process per fit and sample", n) as tick:
