@@ -111,7 +111,7 @@ register(Estimator("jeffreys", _counts(eps_jeffreys), "eps_emp Jeffreys",
 register(Estimator("bayes", _counts(eps_bayesian), "eps_emp Bayes",
                    f"P[eps >= eps_lo | data] = 1 - alpha/2 under Jeffreys priors on FPR and FNR "
                    f"{_ONE} (Zanella-Beguelin et al. 2023): credible, not a frequentist bound; "
-                   "APPROXIMATE: it overshoots the privacy boundary in 10-19% of repeats at "
+                   "APPROXIMATE: it overshoots the privacy boundary in up to 19% of repeats at "
                    "alpha = 0.1 (tests/audit/test_calibration.py)",
                    "jeffreys-prior", column="eps_bayes"))
 register(Estimator("curve", lambda ev: ev.tradeoff["eps_curve"], "eps_emp curve",

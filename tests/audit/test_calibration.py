@@ -110,7 +110,7 @@ def test_estimators_on_known_mechanisms(kind, eps):
     # Guaranteed bounds (CP, curve, mu for the Gaussian) may overshoot in at most the
     # exact binomial share at alpha/2; the larger of CP and curve at alpha. Jeffreys is
     # approximate but is held to the same level; the joint-Beta bound is a credible
-    # bound (labelled approximate) and overshoots 10-19% on these boundaries: 25%.
+    # bound (labelled approximate) and overshoots up to 19% on these boundaries: 25%.
     import numpy as np
 
     from raudit.audit.epsilon import audit_bound

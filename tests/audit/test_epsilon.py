@@ -323,7 +323,7 @@ def test_bounds_cover_a_mechanism_on_its_boundary(kind, eps):
     over = {k: int(np.sum(v > true)) for k, v in got.items()}
     # CP holds with >= 1 - alpha/2 by construction; Jeffreys approximately (labelled
     # so); the joint-Beta bound is a credible bound, not a confidence bound: it
-    # overshoots the boundary in 10-19% of repeats here (labelled approximate), and is
+    # overshoots the boundary in up to 19% of repeats (RR eps 4) (labelled approximate), and is
     # held to 25% only so that a grossly optimistic version still fails.
     assert over["eps_cp"] <= max_overshoots(repeats, ALPHA / 2), over
     assert over["eps_jeffreys"] <= max_overshoots(repeats, ALPHA / 2), over
