@@ -82,7 +82,7 @@ class GPate(BatchedGenerator):
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),
-                                notes=(SMOOTH_SENSITIVITY_NOTE,))
+                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",))
 
     def __init__(self, *, config: str = "tabular", preset: str = "default",
                  teachers: int | None = None, batch: int | None = None,
@@ -135,10 +135,11 @@ class GPate(BatchedGenerator):
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
 
-    def train(self, batch: TrainBatch, hp: GPateHP, *, epsilon, delta, observer, progress) -> Trained:
+    def train(self, batch: TrainBatch, hp: GPateHP, *, epsilon, delta, observer, progress,
+              control: str | None = None) -> Trained:
         agg = AggConfig(k_proj=hp.k_proj, clip=hp.clip, bins=hp.bins,
                         threshold=hp.thresh * hp.teachers, sigma1=hp.sigma1, sigma2=hp.sigma2,
-                        projection=hp.projection)
+                        projection=hp.projection, control=control)
         cfg = GPateConfig(k=hp.teachers, batch=hp.batch, teacher_batch=hp.teacher_batch, agg=agg,
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant)

@@ -57,6 +57,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
+from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
@@ -82,7 +83,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "votes", "accountant_step"),
-                                privacy_events=("GNMaxAnswer", "GaussianStep"))
+                                privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  teacher_ratio: int = 50, batch: int = 64, iterations: int = 100,
@@ -152,7 +153,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             return LabelledNets(o["label_prior"], o["z"], **kw)
         return PateNets(**kw)
 
-    def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress) -> Trained:
+    def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress,
+              control: str | None = None) -> Trained:
         k, b, iters = hp
         o = self.options
         n_dp = self._n_dp
@@ -165,7 +167,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          student_steps=o["student_steps"], check="planned", max_iter=iters,
                          z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
-                         noise="gaussian", student_batch=o["query_batch"])
+                         noise="gaussian", student_batch=o["query_batch"], control=control)
         nets = self.nets(batch.dim)
         gen, it, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
