@@ -115,6 +115,9 @@ def show(r: dict[str, Any]) -> None:
     for p in r["points"]:
         if p.get("status") != "ok":
             con.print(f"[yellow]{p['label']} {p.get('status')}[/yellow]: {p.get('reason')}")
+        elif p.get("fits_no_step"):
+            con.print(f"[yellow]{p['label']}[/yellow]: {p['fits_no_step']} of {p['fits_ok']} fits "
+                      f"took no step (0 iterations: the generator is its initialisation)")
     real = r.get("real") or {}
     if real:
         con.print(f"Setting A (real): AUROC {_f(real.get('auroc'))}, AUPRC {_f(real.get('auprc'))}")

@@ -149,6 +149,8 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
                                     if reference is not None and b is not None else None)
         fit_rows = ok_p.drop_duplicates("trial_id")
         rec["iterations"] = _f(fit_rows["iterations"].mean())
+        # a fit that took no step is its initialisation: counted, never averaged in silently
+        rec["fits_no_step"] = int((fit_rows["iterations"] == 0).sum())
         rec["eps_hat"] = _f(fit_rows["eps_hat"].mean())
         rec["train_wall_s"] = _f(fit_rows["train_wall_s"].sum())
         rec["single_class_share"] = learning.single_class_share(ok_p)
