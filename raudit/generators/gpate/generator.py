@@ -23,6 +23,11 @@ about 17 alpha / k^2, so the number of queries eps can pay for grows as k^2, i.e
 at a fixed number of rows per teacher. The data-dependent bound only beats that where
 the teachers nearly agree.
 
+``conditional=True`` (tabular, off by default): the label is drawn from
+Bernoulli(``label_prior``), a public constant, and fed to the generator, which writes
+the other columns, so a synthetic table always has both classes
+(:mod:`raudit.generators.labelled`; why: docs/learning.md).
+
 Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
 are released without smooth sensitivity (the published method does the same).
 """
@@ -38,6 +43,7 @@ from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cos
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
 from raudit.generators.gpate.nets import nets_for
+from raudit.generators.labelled import check_conditional, public_label
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import choice, positive, teachers_for
 
@@ -96,6 +102,7 @@ class GPate(BatchedGenerator):
                  thresh: float = 0.5, sigma1: float | None = None, sigma2: float | None = None,
                  lr: float = 1e-3, beta1: float = 0.5, teacher_steps: int = 1,
                  accountant: str = "gnmax", projection: str = "random",
+                 conditional: bool = False, label_prior: float = 0.5,
                  device: str | None = None, dtype: str | None = None):
         choice("config", config, tuple(CONFIGS))
         if preset != "default":
@@ -116,12 +123,22 @@ class GPate(BatchedGenerator):
             raise ConfigError(f"beta1 must lie in (0, 1), got {beta1!r}")
         choice("accountant", accountant, ("gnmax", "gnmax-independent"))
         choice("projection", projection, ("random", "none"))
+        check_conditional(conditional, label_prior)
+        if conditional and config != "tabular":
+            raise ConfigError("conditional=true is for config=tabular (the image generator has "
+                              "its own label head)")
         super().__init__(preset=preset, device=device, dtype=dtype, config=config,
                          teachers=teachers, batch=batch, teacher_batch=teacher_batch,
                          max_iter=max_iter, k_proj=k_proj, clip=clip, bins=bins, thresh=thresh,
                          sigma1=sigma1, sigma2=sigma2, lr=lr, beta1=beta1,
                          teacher_steps=teacher_steps, accountant=accountant,
-                         projection=projection)
+                         projection=projection, conditional=conditional,
+                         label_prior=label_prior)
+
+    def fit_many(self, tables, *, columns=None, **kw):
+        if self.options["conditional"] and len(tables):
+            columns = public_label(tables, columns)
+        return super().fit_many(tables, columns=columns, **kw)
 
     def resolve(self, n_rows: int, n_cols: int) -> GPateHP:
         o = self.options
@@ -179,7 +196,8 @@ class GPate(BatchedGenerator):
         cfg = GPateConfig(k=hp.teachers, batch=hp.batch, teacher_batch=hp.teacher_batch, agg=agg,
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant)
-        trained = train_gpate(batch, cfg, nets_for(hp.config, batch.dim), epsilon=epsilon,
+        prior = self.options["label_prior"] if self.options["conditional"] else None
+        trained = train_gpate(batch, cfg, nets_for(hp.config, batch.dim, prior), epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed
         for i, n in enumerate(trained.iterations):

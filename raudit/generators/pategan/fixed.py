@@ -53,10 +53,10 @@ import functools
 import torch
 
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
-from raudit.data.dataset import ColumnMeta
-from raudit.errors import ConfigError, DataError
+from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
+from raudit.generators.labelled import public_label, with_label
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.fixed_nets import ARCHS
@@ -179,19 +179,6 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         return trained
 
 
-def public_label(tables, columns):
-    """The columns' metadata with the label's bounds public, [0, 1]: the conditional
-    generator writes the label as 0/1, which the dataset contract makes it (schema, not
-    a statistic); a table whose label holds anything else is rejected before training."""
-    label = tables[0].columns[-1]
-    for t in tables:
-        if not t[label].isin((0, 1)).all():
-            raise DataError(f"conditional=true needs a 0/1 label; column {label!r} holds other "
-                            f"values (use -o conditional=false)")
-    meta = ColumnMeta(label, "binary", 0.0, 1.0, "public", (0.0, 1.0))
-    return tuple(c for c in (columns or ()) if c.name != label) + (meta,)
-
-
 class LabelledNets(PateNets):
     """A generator conditioned on its label: the last z coordinate becomes a label drawn
     from Bernoulli(``prior``) (a public constant: no record is read), fed to the network
@@ -203,6 +190,4 @@ class LabelledNets(PateNets):
         self.prior, self.z_kind = prior, z_kind
 
     def generate(self, p, z: torch.Tensor) -> torch.Tensor:
-        u = z[..., -1:] if self.z_kind == "uniform" else torch.special.ndtr(z[..., -1:])
-        y = (u < self.prior).to(z.dtype)
-        return torch.cat([self.generator(p, torch.cat([z[..., :-1], y], -1)), y], -1)
+        return with_label(lambda zy: self.generator(p, zy), z, self.prior, self.z_kind)
