@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
+from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import phase_bars
 from raudit.errors import ConfigError
@@ -65,9 +66,9 @@ def utility(
     Prints the per-classifier table (best of F x S, like the study's table 5) and the summary per sweep point (its table 4: the best-of average, mean +- standard error, SRA between A and C, feature-ranking agreement). Writes utility_vs_eps.png when sweeping eps.
     """
     from raudit.engine.driver import EngineConfig
+    from raudit.runs.utility import run_utility
     from raudit.utility import plan
     from raudit.utility.plot import learning_vs_eps, utility_vs_eps
-    from raudit.utility.runner import run_utility
 
     bad = [s for s in sweep or [] if s not in SWEEPS]
     if bad:
@@ -79,7 +80,7 @@ def utility(
             raise ConfigError(f"--sweep eps with --epsilon needs at least two values (or no "
                               f"--epsilon: the study's grid); got {epsilon}")
     engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
-    kwargs = {} if real_only else opt.generator_kwargs(impl, preset=None, teachers=None, lam=lam,
+    kwargs = {} if real_only else generator_kwargs(impl, preset=None, teachers=None, lam=lam,
                                                        max_iter=None, device=None, options=option)
     eps = plan.STUDY_EPSILONS if "eps" in sweep and not epsilon else tuple(epsilon or (1.0,))
     req = plan.UtilityRequest(

@@ -87,7 +87,7 @@ def test_teacher_and_preset_tables():
 
 
 def _png(path):
-    from raudit.report.figures import pyplot, save
+    from raudit.plots import pyplot, save
     fig, ax = pyplot().subplots(figsize=(2, 2))
     ax.plot([0, 1], [1, 0])
     return save(fig, path)
@@ -203,7 +203,7 @@ def test_summary_without_shadow_rows_has_no_roc_and_says_why(audit_store, tmp_pa
 def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
     from raudit.engine.driver import EngineConfig
     from raudit.utility.plan import UtilityRequest
-    from raudit.utility.runner import run_utility
+    from raudit.runs.utility import run_utility
 
     req = UtilityRequest(impl="fixed", dataset="breast-cancer", epsilons=(0.5, 5.0),
                          options={"iterations": 3}, fits=2, samples=1, classifiers=("lr",),

@@ -17,10 +17,11 @@ from raudit.errors import ConfigError
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.aggregation import aggregator
+from raudit.runs.utility import run_utility
 from raudit.utility.learning import (fit_means, learning_threshold, paired_one_sided,
                                      single_class_share)
 from raudit.utility.plan import UtilityRequest
-from raudit.utility.runner import frame, run_utility
+from raudit.utility.runner import frame
 
 LOCAL = EngineConfig(backend="local")
 

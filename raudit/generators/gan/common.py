@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batched import Trained
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 
@@ -54,7 +54,3 @@ def finish(gen: Stacked, net: MLP | Callable[[Stacked, torch.Tensor], torch.Tens
         return net(p, rng.uniform(n, z_dim))
     return Trained(gen, sample_fn, iters, eps_hat)
 
-
-def check_batch(batch: TrainBatch) -> None:
-    if batch.models < 1:
-        raise ValueError("an empty batch of models")
