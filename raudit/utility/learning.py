@@ -93,7 +93,7 @@ def fit_means(rows: pd.DataFrame, setting: str = "B", metric: str = "auroc") -> 
 def single_class_share(rows: pd.DataFrame) -> float | None:
     """Share of synthetic datasets (fit x sample) whose label has one class.
 
-    From ``label_share`` (schema 8); older stores: from Setting B's ``single_class``
+    From ``label_share`` (schema 9); older stores: from Setting B's ``single_class``
     (the classifiers' training labels are the synthetic table's there)."""
     ok = rows[rows["status"] == "ok"]
     if "label_share" in ok and ok["label_share"].notna().any():

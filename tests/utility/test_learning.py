@@ -70,7 +70,7 @@ def test_fit_means_and_single_class_share():
     assert single_class_share(rows) == pytest.approx(0.75)
     old = rows.drop(columns="label_share").assign(single_class=[True, False, True, True, True,
                                                                 True, False])
-    assert single_class_share(old) == pytest.approx(0.75)  # schema < 8: Setting B's flag
+    assert single_class_share(old) == pytest.approx(0.75)  # schema < 9: Setting B's flag
 
 
 # -- the control -----------------------------------------------------------------------
