@@ -39,7 +39,7 @@ from scipy import optimize, special
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
 
 __all__ = ["rdp_gnss", "smooth_sensitivity", "threshold_rdp_by_top", "ls_threshold",
-           "logq0_gnmax", "ls_gnmax_at", "ls_gnmax", "gnss_release"]
+           "logq0_gnmax", "ls_gnmax_at", "ls_gnmax", "ls_confident_total", "gnss_release"]
 
 
 def rdp_gnss(beta: float, sigma: float, order: float) -> float:
@@ -157,6 +157,23 @@ def ls_gnmax(counts, sigma: float, order: float) -> np.ndarray:
         logq = float(logq_gnmax(np.array(votes, dtype=float), sigma))
         out[d] = ls_gnmax_at(logq, sigma, m, order)
     return out
+
+
+def ls_confident_total(counts, answered, threshold: float, sigma1: float, sigma2: float,
+                       order: float) -> np.ndarray:
+    """(k + 1,) upper bounds on LS(x, d) of the total data-dependent RDP at ``order`` of a
+    run of Confident-GNMax queries (``counts`` (Q, C), ``answered`` (Q,)): a dataset at
+    distance d moves every query's histogram by at most d votes, so the total moves by at
+    most the sum of the per-query bounds (threshold on every query, GNMax on the answered
+    ones, the outputs being fixed by the release)."""
+    counts = np.asarray(counts)
+    k = int(counts[0].sum())
+    total = np.zeros(k + 1)
+    for c, a in zip(counts, np.asarray(answered, dtype=bool)):
+        total += ls_threshold(int(round(c.max())), k, threshold, sigma1, order)
+        if a:
+            total += ls_gnmax(c, sigma2, order)
+    return total
 
 
 def gnss_release(value: float, ss: float, sigma_s: float, rng: np.random.Generator) -> float:

@@ -93,3 +93,39 @@ def test_gnss_release_adds_scaled_gaussian_noise():
     draws = np.array([gnss_release(1.0, 0.2, 3.0, rng) for _ in range(20_000)])
     assert draws.mean() == pytest.approx(1.0, abs=4 * 0.6 / math.sqrt(20_000))
     assert draws.std() == pytest.approx(0.6, rel=0.03)
+
+
+def test_total_local_sensitivity_bounds_two_queries_by_brute_force():
+    # two queries of k = 5 teachers over 3 bins, the first answered: every pair of
+    # histograms each within d of the actual ones changes the total data-dependent RDP
+    # (threshold on both, GNMax on the first) by at most the sum of the bounds
+    from raudit.accountants.gnmax import rdp_confident_gnmax
+    from raudit.accountants.smooth import ls_confident_total
+
+    k, m, t, s1, s2, order = 5, 3, 2.5, 2.0, 1.5, 2.0
+    x = np.array([[4, 1, 0], [2, 2, 1]])
+    answered = np.array([True, False])
+
+    hists = list(_histograms(k, m))
+    pairs = [(h1, h2) for h1 in hists for h2 in hists]  # all 441 totals in one call
+    values = rdp_confident_gnmax(np.array([[h1, h2] for h1, h2 in pairs]),
+                                 np.tile(answered, (len(pairs), 1)), t, s1, s2, [order])[:, 0]
+    table = dict(zip(pairs, values))
+
+    def total(h1, h2):
+        return table[(h1, h2)]
+    bound = ls_confident_total(x, answered, t, s1, s2, order)
+    near = {d: [h for h in hists if _distance(tuple(x[0]), h) <= d] for d in range(k + 1)}
+    near2 = {d: [h for h in hists if _distance(tuple(x[1]), h) <= d] for d in range(k + 1)}
+    for d in range(k + 1):
+        worst = 0.0
+        for y1 in near[d]:
+            for y2 in near2[d]:
+                base = total(y1, y2)
+                for z1 in hists:
+                    if _distance(y1, z1) > 1:
+                        continue
+                    for z2 in hists:
+                        if _distance(y2, z2) <= 1:
+                            worst = max(worst, abs(total(z1, z2) - base))
+        assert worst <= bound[d] * (1 + 1e-9) + 1e-12, (d, worst, bound[d])
