@@ -104,6 +104,8 @@ def train(
     else:
         typer.echo(f"{impl} on {ds.name}: {summary['iterations']} iterations, eps_hat "
                    f"{summary['eps_hat']}, {summary['wall_s']} s -> {out}/")
+        if s.get("no_step"):  # 0 iterations is never reported silently
+            typer.echo(f"note: {s['no_step']}")
 
 
 def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:

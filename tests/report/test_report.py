@@ -198,3 +198,23 @@ def test_summary_without_shadow_rows_has_no_roc_and_says_why(audit_store, tmp_pa
     r = build(camp, tmp_path / "rep")
     assert [p.name for p in r["figures"]] == ["eps_emp.png"]
     assert "no ROC curve (the folder has no shadow table)" in r["page"].read_text()
+
+
+def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
+    from raudit.engine.driver import EngineConfig
+    from raudit.utility.plan import UtilityRequest
+    from raudit.runs.utility import run_utility
+
+    req = UtilityRequest(impl="fixed", dataset="breast-cancer", epsilons=(0.5, 5.0),
+                         options={"iterations": 3}, fits=2, samples=1, classifiers=("lr",),
+                         settings=("B",), control="coin", max_iter=None)
+    res = run_utility(req, tmp_path / "u", EngineConfig(backend="local"))
+    r = build(tmp_path / "u", tmp_path / "rep")
+    doc = _check_page(r["page"])
+    assert any("learning_vs_eps" in s for s in doc.images)
+    t = pd.read_csv(tmp_path / "rep" / "tables" / "utility_learning.csv")
+    (curve,) = res["learning"]
+    want = "> 5" if curve["threshold"] is None else f"{curve['threshold']:g}"
+    assert list(t["learning threshold"].astype(str)) == [want]
+    assert t["B mean at eps 1"].isna().all() and list(t["eps swept"]) == ["0.5, 5"]
+    assert t["fits"].tolist() == [2]
