@@ -22,7 +22,8 @@ from raudit.inspect.cells import EXTRA, OTHER_BUGS, STUDY, SYMBOL
 from raudit.inspect.plots import plot_all
 from raudit.results.store import ResultStore, write_atomic
 
-__all__ = ["CSV_COLUMNS", "finish_runs", "table_text", "violations_csv", "write_folder"]
+__all__ = ["CSV_COLUMNS", "finish_runs", "run_notes", "table_text", "violations_csv",
+           "write_folder"]
 
 CSV_COLUMNS = ("impl", "category", "status", "evidence", "plot")
 
@@ -64,6 +65,24 @@ def violations_csv(runs: list[dict]) -> str:
     return buf.getvalue()
 
 
+def run_notes(run: dict) -> list[str]:
+    """What a reader must not miss about one run, in words: a run that took no training
+    step, and a final eps_hat above the eps it was trained for."""
+    if run.get("skipped"):
+        return [f"not inspected: {run['skipped']}"]
+    notes = []
+    if not run.get("iterations") and run.get("events"):
+        notes.append("0 training iterations were applied: the released generator is the "
+                     "untrained one (its output says nothing about the training data, or "
+                     "about its utility)")
+    eps_hat, eps = run.get("final_eps_hat"), (run.get("settings") or {}).get("epsilon")
+    if eps_hat is not None and eps is not None and float(eps_hat) > float(eps):
+        notes.append(f"final eps_hat {float(eps_hat):.5g} is above eps = {float(eps):g}: its "
+                     "stopping rule checks the budget after a step, so the last step ran past "
+                     "eps (the Overshoot cell)")
+    return notes
+
+
 def table_text(runs: list[dict], *, evidence: bool = True) -> str:
     """The study's table 2 layout (✓ violated, blank ok, ? not checked, - not applicable),
     the extra measured columns after a bar, then the evidence of every violated cell."""
@@ -88,8 +107,11 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
             if r.get("skipped"):
                 lines.append(f"\n{r['impl']}: not inspected ({r['skipped']})")
                 continue
+            final = r["final_eps_hat"]
+            final = "not reported" if final is None else f"{float(final):.5g}"
             lines.append(f"\n{r['impl']} on {r['dataset']}: {r['iterations']} iterations, final "
-                         f"eps_hat {r['final_eps_hat']}, {r['wall_s']} s")
+                         f"eps_hat {final}, {r['wall_s']} s")
+            lines.extend(f"  note: {n}" for n in run_notes(r))
             for v in r["violations"]:
                 if v["status"] in ("violated", "not_checked"):
                     lines.append(f"  {v['status']:<11} {titles[v['category']]}: {v['evidence']}")
