@@ -18,7 +18,7 @@ import pandas as pd
 
 from raudit.inspect.cells import EXTRA, OTHER_BUGS, STUDY, TITLES
 from raudit.inspect.report import run_notes
-from raudit.report.figures import pyplot, save, slug
+from raudit.plots import pyplot, save, slug
 from raudit.report.inspect_evidence import anchor, evidence_page
 from raudit.report.load import Results
 from raudit.report.model import Figure, Links, Para, Section, Table

@@ -11,7 +11,7 @@ import pandas as pd
 
 from raudit.inspect.cells import CATEGORIES, TITLES
 from raudit.inspect.report import run_notes
-from raudit.report.figures import slug
+from raudit.plots import slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Links, Para, Report, Section, Table
 
