@@ -39,35 +39,36 @@ def _dur(s: float) -> str:
     return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
-def show_plan(header: dict, rows: list[dict], engine: EngineConfig) -> None:
-    from rich.console import Console
-    from rich.table import Table
+PLAN_COLUMNS = ("job", "kind", "impl", "dataset", "eps", "models/fits", "iters/model",
+                "model-iterations", "est. time")
 
+
+def plan_view(header: dict, rows: list[dict], engine: EngineConfig
+              ) -> tuple[str, list[list[str]], list[str]]:
+    """The plan as text cells: (title, one row per job and a total row, notes). The CLI
+    prints them as a table on a terminal and as full-width plain columns when piped."""
     workers = engine.planned_workers()
-    t = Table(title=f"campaign {header['name']}: {len(rows)} job(s), estimated on {workers} "
-                    "worker(s) of this machine", title_justify="left")
-    for col in ("job", "kind", "impl", "dataset", "eps", "models/fits", "iters/model",
-                "model-iterations", "est. time"):
-        t.add_column(col, justify="right" if col not in ("job", "kind", "impl", "dataset") else "left")
-    tot_mi, tot_s, lower = 0, 0.0, False
+    title = (f"campaign {header['name']}: {len(rows)} job(s), estimated on {workers} "
+             "worker(s) of this machine")
+    out, tot_mi, tot_s, lower = [], 0, 0.0, False
     for r in rows:
         if r["kind"] == "inspect":
-            t.add_row(r["job"], "inspect", "", "", "", "1", "", "", "")
+            out.append([r["job"], "inspect", "", "", "", "1", "", "", ""])
             continue
         ge = ">=" if r["lower_bound"] else ""
         tot_mi += r["model_iterations"]
         tot_s += r["wall_s"]
         lower |= r["lower_bound"]
-        t.add_row(r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
-                  f"{r['models']:,}", f"{ge}{r['iterations_per_model']:,}",
-                  f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}")
+        out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
+                    f"{r['models']:,}", f"{ge}{r['iterations_per_model']:,}",
+                    f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}"])
     ge = ">=" if lower else ""
-    t.add_row("total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
-              f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}")
-    Console().print(t)
-    Console().print(">= : the generator stops by its own eps rule and did not within the "
-                    f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. A job's "
-                    "max_iter counts in full unless the calibration models stopped before it, "
-                    "so it is an upper bound for generators that stop by eps. Utility "
-                    "estimates count the iteration cap (10,000 by default) and training only "
-                    "(not the classifiers).")
+    out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
+                f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}"])
+    notes = [">= : the generator stops by its own eps rule and did not within the "
+             f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. A job's "
+             "max_iter counts in full unless the calibration models stopped before it, "
+             "so it is an upper bound for generators that stop by eps. Utility "
+             "estimates count the iteration cap (10,000 by default) and training only "
+             "(not the classifiers)."]
+    return title, out, notes
