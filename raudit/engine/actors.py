@@ -69,6 +69,9 @@ def session(workers: int | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    from raudit.engine.raylog import route_to_file
+
+    route_to_file()  # Ray's start-up lines to a file, not the user's terminal
     env = {k: os.environ[k] for k in _FORWARD_ENV if k in os.environ}
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                               "runtime_env": {"env_vars": env} if env else None}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 import traceback
 from collections import deque
@@ -174,6 +175,7 @@ def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
     import ray
 
     from raudit.engine import actors as act
+    from raudit.engine.raylog import death_line
 
     with act.session(config.workers):
         placement = act.place(config.device, config.workers, config.per_gpu)
@@ -209,6 +211,10 @@ def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
                         act.stop([actor])
                         pool[i] = act.start(placement, count=1)[0]
                         stats.notes.append(f"an actor died ({type(exc).__name__}); replaced it")
+                        # once per death, in raudit's words (Ray's own line went to its log)
+                        held = [spec] + [v[0] for v in in_flight.values() if v[4] is actor]
+                        print(death_line(exc, len(held), sum(weight(s) for s in held),
+                                         config.retries + 3), file=sys.stderr, flush=True)
                     if deaths < config.retries + 2:
                         queue.appendleft((spec, errors, deaths + 1))
                     else:
