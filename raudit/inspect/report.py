@@ -20,6 +20,7 @@ from typing import Any
 
 from raudit.inspect.cells import EXTRA, OTHER_BUGS, STUDY, SYMBOL
 from raudit.inspect.plots import plot_all
+from raudit.privacy import fmt_eps, training_notes
 from raudit.results.store import ResultStore, write_atomic
 
 __all__ = ["CSV_COLUMNS", "finish_runs", "run_notes", "table_text", "violations_csv",
@@ -66,21 +67,14 @@ def violations_csv(runs: list[dict]) -> str:
 
 
 def run_notes(run: dict) -> list[str]:
-    """What a reader must not miss about one run, in words: a run that took no training
-    step, and a final eps_hat above the eps it was trained for."""
+    """What a reader must not miss about one run, in words (raudit.privacy.training_notes):
+    a run that took no training step, a final eps_hat above the eps it was trained for."""
     if run.get("skipped"):
         return [f"not inspected: {run['skipped']}"]
-    notes = []
-    if not run.get("iterations") and run.get("events"):
-        notes.append("0 training iterations were applied: the released generator is the "
-                     "untrained one (its output says nothing about the training data, or "
-                     "about its utility)")
-    eps_hat, eps = run.get("final_eps_hat"), (run.get("settings") or {}).get("epsilon")
-    if eps_hat is not None and eps is not None and float(eps_hat) > float(eps):
-        notes.append(f"final eps_hat {float(eps_hat):.5g} is above eps = {float(eps):g}: its "
-                     "stopping rule checks the budget after a step, so the last step ran past "
-                     "eps (the Overshoot cell)")
-    return notes
+    notes = training_notes(run.get("iterations"), run.get("final_eps_hat"),
+                           (run.get("settings") or {}).get("epsilon"),
+                           steps_expected=bool(run.get("events")))
+    return [n + " (the Overshoot cell)" if "past eps" in n else n for n in notes]
 
 
 def table_text(runs: list[dict], *, evidence: bool = True) -> str:
@@ -107,8 +101,7 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
             if r.get("skipped"):
                 lines.append(f"\n{r['impl']}: not inspected ({r['skipped']})")
                 continue
-            final = r["final_eps_hat"]
-            final = "not reported" if final is None else f"{float(final):.5g}"
+            final = fmt_eps(r["final_eps_hat"])
             lines.append(f"\n{r['impl']} on {r['dataset']}: {r['iterations']} iterations, final "
                          f"eps_hat {final}, {r['wall_s']} s")
             lines.extend(f"  note: {n}" for n in run_notes(r))
