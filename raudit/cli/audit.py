@@ -12,9 +12,10 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.generators.kwargs import generator_kwargs
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, RauditError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.privacy import fmt_delta
 from raudit.generators.exec_adapter import folder_name
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
@@ -124,11 +125,16 @@ def audit(
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
+        said: list[str] = []  # the chunk-size line waits: the estimate is said first
         if auto_chunk and not data_only:
             import dataclasses
 
             from raudit.runs.calibrate import audit_chunk_size
-            req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, _notice))
+            req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, said.append))
+        if not data_only:
+            _estimate(req, engine, out)
+        for message in said:
+            _notice(message)
         if data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
@@ -138,6 +144,19 @@ def audit(
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
         _show(result)
+
+
+def _estimate(req, engine, out) -> None:
+    """The total time, said before anything trains (raudit.runs.estimate)."""
+    from raudit.runs.estimate import audit_estimate, line
+
+    try:
+        est = audit_estimate(req, engine, out)
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that
+        return  # follows says in one line what is wrong with a generator that fails here
+    _notice(line(est))
 
 
 def _notice(message: str) -> None:
@@ -174,7 +193,7 @@ def _show(r: dict) -> None:
     t.add_column(style="bold")
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
-    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
+    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
