@@ -1,6 +1,6 @@
 """Each report kind laid out by a real browser (headless Chromium, Debian's `chromium`
 package) at a 1,400 px wide window: what a reader must see first (the audit's verdict, the
-utility table, the inspect violations table) lies within the first 1,500 px, and the page
+utility sentence, the inspect violations table) lies within the first 1,500 px, and the page
 stays under a stated height. Skipped, with the reason, where Chromium is not installed.
 
 Bounds: the inspect page of 14 runs (what ``inspect --all`` produces) stays under 4,000 px
@@ -89,8 +89,8 @@ def test_audit_page_shows_its_verdict_first(audit_store, tmp_path):
     assert m["height"] < 4000, m
 
 
-def test_utility_page_shows_its_table_first(utility_store, tmp_path):
-    m = layout(build(utility_store, tmp_path / "rep")["page"], "table")
+def test_utility_page_shows_its_verdicts_first(utility_store, tmp_path):
+    m = layout(build(utility_store, tmp_path / "rep")["page"], ".verdict")
     assert m["top"] is not None and m["top"] < FIRST_SCREEN, m
     assert m["height"] < 4000, m
 
