@@ -12,7 +12,7 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.generators.kwargs import generator_kwargs
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import ConfigError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 from raudit.privacy import fmt_delta
@@ -125,38 +125,16 @@ def audit(
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        said: list[str] = []  # the chunk-size line waits: the estimate is said first
-        if auto_chunk and not data_only:
-            import dataclasses
-
-            from raudit.runs.calibrate import audit_chunk_size
-            req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, said.append))
-        if not data_only:
-            _estimate(req, engine, out)
-        for message in said:
-            _notice(message)
         if data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
-            result = run_audit(req, out, engine, progress, notice=_notice)
+            result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk,
+                               estimate=True)  # the total first, before anything trains
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
         _show(result)
-
-
-def _estimate(req, engine, out) -> None:
-    """The total time, said before anything trains (raudit.runs.estimate)."""
-    from raudit.runs.estimate import audit_estimate, line
-
-    try:
-        est = audit_estimate(req, engine, out)
-    except RauditError:
-        raise  # bad input: the one-line error, before any work
-    except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that
-        return  # follows says in one line what is wrong with a generator that fails here
-    _notice(line(est))
 
 
 def _notice(message: str) -> None:
@@ -186,6 +164,7 @@ def _show(r: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from raudit.audit.estimators import ESTIMATORS, values_of
     from raudit.audit.verdict import no_signal
 
     t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
@@ -207,15 +186,16 @@ def _show(r: dict) -> None:
         sat = " [red]SATURATED: at the ceiling, more models could show more[/red]"
     else:
         sat = ""
-    t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
-    t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
-    if (r.get("samples_per_model") or 1) > 1:
-        t.add_row("eps_emp Bayes, all samples", f"{_fmt(r['eps_bayes_multi'])}  ({r['samples_per_model']} "
-                  "datasets per model, assumed independent)")
-    if r.get("eps_curve") is not None:
-        t.add_row("eps_emp curve", f"{_fmt(r['eps_curve'])}  (every threshold, corrected)")
-        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])}; eps >= {_fmt(r['eps_gdp'])} only if the "
-                  "mechanism is Gaussian-shaped")
+    # every registered estimator (raudit.audit.estimators), CP first with the ceiling
+    values = values_of(r)
+    t.add_row(ESTIMATORS.get("cp").label, f"{_fmt(values['cp'])}  of max {_fmt(r['eps_max'])}{sat}")
+    for name in ESTIMATORS.names():
+        est = ESTIMATORS.get(name)
+        if name != "cp" and values[name] is not None:
+            t.add_row(est.label, _fmt(values[name]) + ("" if est.assumption == "none" else
+                                                        f"  (assumes {est.assumption})"))
+    if r.get("mu_gdp") is not None:
+        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     if r.get("looks"):

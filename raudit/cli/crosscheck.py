@@ -10,6 +10,7 @@ import typer
 
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.privacy import STUDY_DELTA
 
 
 @user_errors
@@ -21,7 +22,7 @@ def crosscheck(
     seed: int = typer.Option(0, "--seed", help="root seed"),
     epsilon: float = typer.Option(1.0, "--epsilon", "-e",
                                   help="Privacy budget epsilon (> 0) of both sides."),
-    delta: float = typer.Option(1e-5, "--delta", help="delta (the study's 1e-5)"),
+    delta: float = typer.Option(STUDY_DELTA, "--delta", help="delta (default: the study's)"),
     teachers: int = typer.Option(5, "--teachers", "-k",
                                  help="teachers on both sides (the released code's "
                                       "int(N/1000) is replaced, as the study did)"),

@@ -15,6 +15,7 @@ and the analysis live in :mod:`raudit.audit.runner`; this module only runs them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,10 @@ from raudit.audit import runner as ar
 from raudit.audit import targets as tg
 from raudit.audit.guard import probe
 from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
+from raudit.runs.calibrate import audit_chunk_size
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 
@@ -32,18 +34,26 @@ __all__ = ["run_audit"]
 
 
 def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None, notice=None) -> dict[str, Any]:
+              progress: Progress | None = None, notice=None, auto_chunk: bool = False,
+              estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
 
     Everything a user can get wrong is checked before the output folder is written or
     Ray starts; ``notice`` (default: none) receives one-line messages for the user.
+    ``auto_chunk``: calibrate the chunk size (``-M auto``; chunking changes no number).
+    ``estimate``: say the total time first, before anything trains (raudit.runs.estimate).
     """
     progress = progress or quiet
     notice = notice or (lambda msg: None)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
-    game, manifest, ds = ar.prepare(req)
+    game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
+    if estimate:
+        ResultStore(out).check_manifest(manifest)  # refuse another audit's folder first
+        _say_estimate(req, game, ds, engine, notice)
+    if auto_chunk:
+        req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, notice, game))
     audit_id = spec_hash(manifest)[:16]
     ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()
@@ -86,3 +96,14 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
     return {**row, **selection, "out": str(out), "models_run": units,
             "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
             "notes": done.stats.notes, "target_row": job.game.target}
+
+
+def _say_estimate(req, game, ds, engine, notice) -> None:
+    from raudit.runs.estimate import game_estimate, line
+
+    try:
+        notice(line(game_estimate(req, game, ds, engine)))
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that
+        pass  # follows says in one line what is wrong with a generator that fails here

@@ -110,6 +110,12 @@ def audit_estimate(req, engine, out=None) -> Estimate:
     game, manifest, ds = prepare(req)
     if out is not None:
         ResultStore(out).check_manifest(manifest)
+    return game_estimate(req, game, ds, engine)
+
+
+def game_estimate(req, game, ds, engine) -> Estimate:
+    """:func:`audit_estimate` of a request already prepared (``raudit.audit.runner.prepare``
+    resolves its privacy once: run_audit passes its own game and dataset)."""
     fit = cb.game_fit(game)
     impl, opts, dataset, eps, delta, label, bounds = fit
     n_rows, n_cols = ds.train.shape
