@@ -25,12 +25,17 @@ from raudit.runs import calibrate as cb
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
 ANALYSIS_S_PER_MODEL = 0.002  # features + attack per shadow model (measured: ~1-3 ms)
 ANALYSIS_FIXED_S = 5.0  # the attack's fit and the bounds, whatever the size
+# Target selection scores every candidate with its own mini attack on the pool's models:
+# 64 candidates x 10 pool models took ~15 s beyond training on the 2-core box (load ~8,
+# smartnoise/groundhog on cervical, benchmarks/estimate.py), i.e. ~0.023 s per pair.
+SELECTION_S_PER_CANDIDATE_MODEL = 0.023
 
 
 @dataclass(frozen=True)
 class Estimate:
     selection_models: int
     game_models: int
+    candidates: int  # target candidates scored (0 without a target selection)
     iterations: int
     iterations_how: str  # "closed form" | "max_iter" | "calibration" | "lower bound"
     rate: float  # model-iterations per second per worker
@@ -41,13 +46,18 @@ class Estimate:
         return models * self.iterations / self.rate / self.workers
 
     @property
+    def selection_s(self) -> float:
+        """Training the pool and scoring every candidate on it."""
+        return (self.seconds(self.selection_models)
+                + SELECTION_S_PER_CANDIDATE_MODEL * self.candidates * self.selection_models)
+
+    @property
     def analysis_s(self) -> float:
         return ANALYSIS_FIXED_S + ANALYSIS_S_PER_MODEL * (self.selection_models + self.game_models)
 
     @property
     def total_s(self) -> float:
-        return (self.seconds(self.selection_models) + self.seconds(self.game_models)
-                + self.analysis_s)
+        return self.selection_s + self.seconds(self.game_models) + self.analysis_s
 
 
 def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
@@ -136,13 +146,13 @@ def game_estimate(req, game, ds, engine) -> Estimate:
             iters = cal.iterations or cb.CAL_ITERS
             how = "lower bound" if cal.lower_bound else "calibration"
     if game.target != "auto":
-        selection = 0
+        selection, candidates = 0, 0
     elif req.target_selection == "pool":
-        selection = int(req.selection_models)
-    else:
-        selection = 2 * int(req.target_candidates) * int(req.target_pairs)
-    return Estimate(selection, 2 * int(req.shadow_models), int(iters), how, float(rate),
-                    rate_how, engine.planned_workers())
+        selection, candidates = int(req.selection_models), int(req.target_candidates)
+    else:  # per-candidate: its own pairs per candidate, each scored once
+        selection, candidates = 2 * int(req.target_candidates) * int(req.target_pairs), 1
+    return Estimate(selection, 2 * int(req.shadow_models), candidates, int(iters), how,
+                    float(rate), rate_how, engine.planned_workers())
 
 
 def line(est: Estimate) -> str:
@@ -151,7 +161,7 @@ def line(est: Estimate) -> str:
     parts = []
     if est.selection_models:
         parts.append(f"target selection {est.selection_models:,} models "
-                     f"{d(est.seconds(est.selection_models))}")
+                     f"{d(est.selection_s)}")
     parts.append(f"game {est.game_models:,} models {d(est.seconds(est.game_models))}")
     parts.append(f"analysis {d(est.analysis_s)}")
     ge = ">= " if est.iterations_how == "lower bound" else ""

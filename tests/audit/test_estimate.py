@@ -46,9 +46,9 @@ def test_rate_between_measured_chunk_sizes():
 
 
 def test_long_runs_name_the_flags_that_shrink_them():
-    short = Estimate(0, 20, 100, "closed form", 1000.0, "cached", 2)
+    short = Estimate(0, 20, 0, 100, "closed form", 1000.0, "cached", 2)
     assert "to shrink it" not in line(short)
-    long = Estimate(200, 2000, 1000, "closed form", 500.0, "cached", 2)
+    long = Estimate(200, 2000, 64, 1000, "closed form", 500.0, "cached", 2)
     text = line(long)
     assert long.total_s > 15 * 60 and "over 15 min" in text
     for flag in ("-S", "--selection-models", "--target ROW", "--max-iter", "--workers"):
