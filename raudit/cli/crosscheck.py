@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 from raudit.privacy import STUDY_DELTA
@@ -35,7 +36,7 @@ def crosscheck(
     upstream_dir: Optional[str] = typer.Option(None, "--upstream-dir",
                                                help="root of the upstream environments"),
     # --out has no -o: every other command's -o is --option
-    out: Optional[Path] = typer.Option(None, "--out",
+    out: Optional[Path] = typer.Option(None, "--out", parser=opt.out_folder,
                                        help="write crosscheck.json, crosscheck.md, models.csv"),
     as_json: bool = typer.Option(False, "--json", help="print the JSON report"),
     quiet: bool = typer.Option(False, "--quiet", "-q",

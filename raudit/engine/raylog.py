@@ -45,13 +45,19 @@ def route_to_file() -> Path:
     return path
 
 
-def death_line(exc: BaseException, chunks: int, models: int, limit: int) -> str:
-    """One raudit line for an actor whose process died: why (as far as Ray says), what
-    was lost (its ``chunks`` in progress or queued, ``models`` models, none saved yet) and
-    that they are retried (a chunk that has killed ``limit`` workers is recorded failed)."""
+def death_cause(exc: BaseException) -> str:
+    """What Ray says killed an actor, in words."""
     text = str(exc)
     oom = "OOM" in text or "out of memory" in text.lower()
-    why = "was killed for lack of memory (the OOM killer)" if oom else "exited unexpectedly"
-    return (f"raudit: a worker process {why}; its {chunks} unfinished chunk(s) ({models} "
-            "model(s), not yet saved) are lost and retried on a fresh worker; results already "
-            f"saved are kept (a chunk that kills {limit} workers is recorded as failed)")
+    return ("a worker process was killed for lack of memory (the OOM killer)" if oom
+            else "a worker process exited unexpectedly")
+
+
+def lost_line(why: str, chunks: int, models: int, limit: int) -> str:
+    """One raudit line for a slot lost mid-run (``why``: an actor died, a node left):
+    what was lost (its ``chunks`` in progress or queued, ``models`` models, none saved
+    yet) and that they are retried (a chunk that has killed ``limit`` workers is
+    recorded failed)."""
+    return (f"raudit: {why}; its {chunks} unfinished chunk(s) ({models} model(s), not yet "
+            "saved) are lost and retried on another worker; results already saved are kept "
+            f"(a chunk that kills {limit} workers is recorded as failed)")
