@@ -49,8 +49,9 @@ def death_cause(exc: BaseException) -> str:
     """What Ray says killed an actor, in words."""
     text = str(exc)
     oom = "OOM" in text or "out of memory" in text.lower()
-    return ("a worker process was killed for lack of memory (the OOM killer)" if oom
-            else "a worker process exited unexpectedly")
+    # Ray names the OOM killer as a likely cause of any SIGKILL: say it as Ray's guess
+    return ("a worker process was killed (Ray suspects the OOM killer: memory ran short)"
+            if oom else "a worker process exited unexpectedly")
 
 
 def lost_line(why: str, chunks: int, models: int, limit: int) -> str:

@@ -89,7 +89,7 @@ def test_killed_actor_loses_nothing(cluster, capfd):
     # one raudit line for the death, saying what was lost and that it is retried
     said = [ln for ln in capfd.readouterr().err.splitlines() if "worker process" in ln]
     assert len(said) == 1 and said[0].startswith("raudit: a worker process"), said
-    assert "retried on a fresh worker" in said[0] and "results already saved are kept" in said[0]
+    assert "retried on another worker" in said[0] and "results already saved are kept" in said[0]
 
 
 def test_placement_falls_back_to_cpu_without_gpus(cluster):
