@@ -4,9 +4,9 @@ Ray's Python logger writes its start-up chatter to stderr ("Started a local Ray
 instance", the token-authentication warning on every command). A user reading an audit's
 output cannot tell which of those matter, so once raudit starts or joins Ray, the ``ray``
 logger writes to ``<cache>/logs/ray.log`` instead (``<cache>``: ``$RAUDIT_CACHE_DIR`` or
-the user cache, as for datasets; ``$RAUDIT_RAY_LOG`` names another file). What matters to the run (a worker that died, a chunk
-retried) is said by the driver in one raudit line. Ray's own per-process logs stay where
-Ray keeps them (``/tmp/ray/session_latest/logs``).
+the user cache, as for datasets; ``$RAUDIT_RAY_LOG`` names another file). What matters
+to the run (a worker or node lost, its chunks retried) is said by the engine in one raudit
+line. Ray's own per-process logs stay where Ray keeps them (``/tmp/ray/session_latest/logs``).
 """
 
 from __future__ import annotations
