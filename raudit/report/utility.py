@@ -14,9 +14,10 @@ import pandas as pd
 
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
-from raudit.report.model import Figure, Para, Section, Table
+from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.utility import analyse as an
 from raudit.utility.plot import learning_vs_eps, utility_vs_eps
+from raudit.utility.verdict import sentence
 
 
 def runs(res: Results) -> list[dict[str, Any]]:
@@ -192,6 +193,10 @@ def section(res: Results, out: Path) -> Section | None:
                  "and tests on real, C trains and tests on synthetic. AUROC and AUPRC are the "
                  "best of fits x samples per classifier, averaged over classifiers; 0.5 AUROC "
                  "is a random guess."))
+    for r in results:
+        for p in r["points"]:
+            sec.add(Verdict(f"{_name(r, p)} on {r['dataset']}", sentence(
+                r["impl"], r["dataset"], p, r.get("real"), subject=False), False))
     sec.add(Table("Utility per sweep point (the study's table 4)", summary_table(results),
                   "utility_summary.csv", "drop vs A: (A - B) / (A - 0.5)."))
     for ds in sorted({r["dataset"] for r in results}):

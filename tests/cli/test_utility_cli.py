@@ -31,6 +31,9 @@ def test_tables_and_real_only(tmp_path):
     r = runner.invoke(app, [*FAST, "--out", str(tmp_path / "u")])
     assert r.exit_code == 0, r.output
     assert "Logistic Regression" in r.stdout and "Average" in r.stdout and "SRA" in r.stdout
+    # and a sentence per point, not only tables
+    assert any(ln.startswith("verdict: ") and "classifiers trained on its synthetic data reach"
+               in ln for ln in r.stdout.splitlines()), r.stdout
     r = runner.invoke(app, ["utility", "--backend", "local", "--real-only", "--dataset",
                             "breast-cancer", "-c", "lr", "--out", str(tmp_path / "a")])
     assert r.exit_code == 0, r.output
