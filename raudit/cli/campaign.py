@@ -23,7 +23,7 @@ def campaign(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate, calibrate and print the plan: jobs, fits, model-iterations, estimated time. Trains nothing.")] = False,
     only: Only = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="ray (one actor pool; RAY_ADDRESS joins a cluster) or local (in-process).")] = "ray",
+    backend: opt.Backend = "ray",
     device: Annotated[str, typer.Option("--device", help="auto (GPU slots when the cluster has GPUs), cpu or cuda.")] = "auto",
     per_gpu: Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU.")] = 1,
     retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,

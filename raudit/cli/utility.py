@@ -55,7 +55,7 @@ def utility(
     out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder (Parquet store; rerun the same command to resume).")] = None,
     chunk_size: Annotated[Optional[int], typer.Option("--chunk-size", "-M", help="Fits trained together in one batched call (default: all fits of a sweep point).")] = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Ray actors (default: one per CPU).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="ray (actors; RAY_ADDRESS joins a cluster) or local (in-process).")] = "ray",
+    backend: opt.Backend = "ray",
     device: opt.Device = "auto",
     retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,

@@ -35,7 +35,7 @@ from urllib.request import urlopen
 import platformdirs
 
 from raudit.data import lzw
-from raudit.data.sources import SOURCES, DataFile
+from raudit.data.sources import DataFile
 from raudit.errors import ChecksumError, DataError, UnknownNameError
 
 log = logging.getLogger(__name__)
@@ -321,9 +321,11 @@ def import_file(path: str | Path, name: str | None = None) -> Path:
     src = Path(path).expanduser()
     if not src.is_file():
         raise DataError(f"no such file: {src}")
-    if name is not None and name not in SOURCES:
-        raise UnknownNameError("dataset", name, SOURCES)
-    sources = [SOURCES[name]] if name else list(SOURCES.values())
+    from raudit.data.registry import DATASETS  # the registry loads through this module
+
+    if name is not None and name not in DATASETS:
+        raise UnknownNameError("dataset", name, DATASETS.names())
+    sources = [DATASETS.get(n).source for n in ([name] if name else DATASETS.names())]
     candidates = [f for s in sources for f in (*s.files, *s.fallback)]
     for f in candidates:
         if f.pinned and matches(src, f):

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+<<<<<<< HEAD
+from raudit.data import builtin, fetch, readers, sources, userfile
+=======
 from raudit.data import builtin, fetch, readers, shipped, userfile
+>>>>>>> wt-cluster
 from raudit.data.dataset import ColumnMeta, Dataset
-from raudit.data.sources import SOURCES, Source
+from raudit.data.sources import Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
 from raudit.errors import ConfigError, DataError, UnknownNameError
 from raudit.registry import Registry
@@ -24,22 +28,25 @@ from raudit.registry import Registry
 
 @dataclass(frozen=True)
 class Entry:
-    """How to build one registered dataset from its files (in ``SOURCES[name]``)."""
+    """One registered dataset: where its files come from and what they must hash to
+    (``source``), and how to build its table from them (``read``)."""
 
+    source: Source
     read: Callable[[Sequence[Path]], Cleaned]
     stratified_split: bool = True
 
 
 DATASETS: Registry[Entry] = Registry("dataset")
 for _name, _entry in (
-    ("cervical", Entry(readers.cervical)),
-    ("epileptic", Entry(readers.epileptic)),
-    ("isolet", Entry(readers.isolet)),
-    ("credit", Entry(readers.credit)),
-    ("mnist", Entry(readers.mnist)),
-    ("breast-cancer", Entry(lambda _: builtin.breast_cancer())),
-    ("digits", Entry(lambda _: builtin.digits())),
-    ("worst-case", Entry(lambda _: builtin.worst_case(), stratified_split=False)),
+    ("cervical", Entry(sources.CERVICAL, readers.cervical)),
+    ("epileptic", Entry(sources.EPILEPTIC, readers.epileptic)),
+    ("isolet", Entry(sources.ISOLET, readers.isolet)),
+    ("credit", Entry(sources.CREDIT, readers.credit)),
+    ("mnist", Entry(sources.MNIST, readers.mnist)),
+    ("breast-cancer", Entry(sources.BREAST_CANCER, lambda _: builtin.breast_cancer())),
+    ("digits", Entry(sources.DIGITS, lambda _: builtin.digits())),
+    ("worst-case", Entry(sources.WORST_CASE, lambda _: builtin.worst_case(),
+                         stratified_split=False)),
 ):
     DATASETS.register(_name, _entry)
 _TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zip")
@@ -52,8 +59,7 @@ def names() -> list[str]:
 
 def source(name: str) -> Source:
     """Provenance of a registered dataset; UnknownNameError otherwise."""
-    DATASETS.get(name)  # UnknownNameError listing the known names
-    return SOURCES[name]
+    return DATASETS.get(name).source  # UnknownNameError listing the known names
 
 
 def _resolve(name: str) -> tuple[tuple[Path, ...], str]:
@@ -112,7 +118,7 @@ def _load(text: str, label, bounds, seed: int) -> Dataset:
                               f"registered dataset {text!r}")
         paths, part = _resolve(text)
         cleaned, columns = _table(text, _stamp(paths))
-        src = SOURCES[text]
+        src = DATASETS.get(text).source
         notes = {**cleaned.notes, "label_rule": src.label_rule, "files": [str(p) for p in paths]}
         if part:
             notes["fallback"] = part

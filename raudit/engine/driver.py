@@ -12,11 +12,13 @@ may return further specs (a list) to run in the same pool: a campaign adds a job
 next stage (its shadow models once its target is chosen) while other jobs' chunks
 are still running, instead of waiting for the whole round to drain.
 
-The ``ray`` backend (:mod:`raudit.engine.ray_run`) keeps at most ``depth`` chunks
-queued per actor (backpressure with ``ray.wait``: specs are submitted as slots free
-up, never all at once), resubmits the chunks of an actor whose process or node died,
-and stops with :class:`~raudit.errors.RunInterrupted` (exit code 3) when no node or no
-head is left. The ``local`` backend runs
+Backends are entries of :data:`BACKENDS` (a small protocol: ``run``, ``session``,
+``workers``, ``help``); a new one is one class and one registration. The ``ray``
+backend (:mod:`raudit.engine.ray_run`) keeps at most ``depth`` chunks queued per actor
+(backpressure with ``ray.wait``: specs are submitted as slots free up, never all at
+once), resubmits the chunks of an actor whose process or node died, and stops with
+:class:`~raudit.errors.RunInterrupted` (exit code 3) when no node or no head is left.
+The ``local`` backend runs
 the same specs through the same function in this process: for debugging, tests
 and machines without Ray.
 """
@@ -30,11 +32,11 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ContextManager, Protocol
 
 from raudit.errors import ConfigError
+from raudit.registry import Registry
 
-BACKENDS = ("ray", "local")
 DEVICES = ("auto", "cpu", "cuda")
 
 Fn = Callable[[dict], Any]
@@ -54,7 +56,8 @@ class EngineConfig:
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
-            raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}; got {self.backend!r}")
+            raise ConfigError(f"--backend must be one of {', '.join(BACKENDS.names())}; "
+                              f"got {self.backend!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}; got {self.device!r}")
         for name in ("per_gpu", "depth"):
@@ -68,7 +71,7 @@ class EngineConfig:
     def planned_workers(self) -> int:
         """Slots the run will have, as estimates count them: --workers, else one for the
         local backend, else one per CPU of this machine."""
-        return self.workers or (1 if self.backend == "local" else os.cpu_count() or 1)
+        return self.workers or BACKENDS.get(self.backend).workers()
 
 
 @dataclass
@@ -84,6 +87,58 @@ class RunStats:
     notes: list[str] = field(default_factory=list)
 
 
+class Backend(Protocol):
+    """Where chunks run: ``run`` calls ``_finish`` once per spec, in completion order."""
+
+    help: str  # what --backend NAME means, one phrase (the CLI's help is made of these)
+
+    def run(self, fn: Fn, specs: list[dict], on_done: OnDone, config: EngineConfig,
+            weight: Callable[[Mapping], int], progress: Callable[[int], None],
+            stats: RunStats) -> None: ...
+
+    def session(self) -> ContextManager[None]: ...  # shared start-up of several runs
+
+    def workers(self) -> int: ...  # slots when --workers is not given
+
+
+class LocalBackend:
+    help = "in-process, one chunk at a time: for debugging, tests and machines without Ray"
+
+    def run(self, *args) -> None:
+        _run_local(*args)
+
+    def session(self) -> ContextManager[None]:
+        return contextlib.nullcontext()
+
+    def workers(self) -> int:
+        return 1
+
+
+class RayBackend:
+    help = "Ray actors, one per CPU or GPU share; RAY_ADDRESS joins a cluster"
+
+    def run(self, *args) -> None:
+        _run_ray(*args)
+
+    def session(self) -> ContextManager[None]:
+        from raudit.engine import actors
+
+        return actors.hold()
+
+    def workers(self) -> int:
+        return os.cpu_count() or 1
+
+
+BACKENDS: Registry[Backend] = Registry("backend")
+BACKENDS.register("ray", RayBackend())
+BACKENDS.register("local", LocalBackend())
+
+
+def backend_help() -> str:
+    """The --backend help of every command, from the registered backends."""
+    return "; ".join(f"{n}: {BACKENDS.get(n).help}" for n in BACKENDS.names()) + "."
+
+
 @contextlib.contextmanager
 def session(config: EngineConfig) -> Iterator[None]:
     """Share one Ray start-up among several ``run_chunks`` calls (no-op for local).
@@ -91,12 +146,7 @@ def session(config: EngineConfig) -> Iterator[None]:
     Ray starts at the first call that has chunks to run, not before: a resumed
     audit with nothing left to do never starts it.
     """
-    if config.backend == "local":
-        yield
-        return
-    from raudit.engine import actors
-
-    with actors.hold():
+    with BACKENDS.get(config.backend).session():
         yield
 
 
@@ -109,8 +159,8 @@ def run_chunks(fn: Fn, specs: Iterable[Mapping], *, on_done: OnDone,
     stats = RunStats()
     t0 = time.perf_counter()
     if specs:
-        runner = _run_local if config.backend == "local" else _run_ray
-        runner(fn, specs, on_done, config, weight, progress or (lambda n: None), stats)
+        BACKENDS.get(config.backend).run(fn, specs, on_done, config, weight,
+                                         progress or (lambda n: None), stats)
     stats.wall_s = time.perf_counter() - t0
     return stats
 
