@@ -14,11 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-<<<<<<< HEAD
-from raudit.data import builtin, fetch, readers, sources, userfile
-=======
-from raudit.data import builtin, fetch, readers, shipped, userfile
->>>>>>> wt-cluster
+from raudit.data import builtin, fetch, readers, shipped, sources, userfile
 from raudit.data.dataset import ColumnMeta, Dataset
 from raudit.data.sources import Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
