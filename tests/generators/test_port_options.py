@@ -74,3 +74,16 @@ def test_switches_the_wgan_ports_always_took_as_truthy_stay_bools():
     t = generators.get("turing")(one_hot=1, shuffle=0).options
     assert t["one_hot"] is True and t["shuffle"] is False
     assert generators.get("original")(conditional=1).options["conditional"] is True
+
+
+def test_smartnoise_keeps_its_strict_checks_on_the_object():
+    o = generators.get("smartnoise").Options
+    with pytest.raises(ConfigError, match="^binary must be true or false, got 1$"):
+        o(binary=1)
+    with pytest.raises(ConfigError, match="^preprocessor_eps must be a number >= 0"):
+        o(preprocessor_eps=-1)
+    with pytest.raises(ConfigError, match="^latent_dim must be a positive integer"):
+        o(latent_dim=0)
+    made = generators.get("smartnoise")(latent_dim=8.0, preprocessor_eps=1).options
+    assert made["latent_dim"] == 8 and type(made["latent_dim"]) is int
+    assert type(made["preprocessor_eps"]) is float

@@ -51,15 +51,9 @@ class PortPateGan(BatchedGenerator):
         positive("teacher_steps", o["teacher_steps"], integer=True)
         positive("student_steps", o["student_steps"], integer=True)
         positive("lr", o["lr"])
+        # the closed sets (check, aggregation, ...) are Literal fields of each port's options
+        # object, checked when it is made; the accountant's set is the registry's
         choice("accountant", o["accountant"], tuple(VARIANTS.names()))
-        choice("check", o["check"], ("after", "top"))
-        choice("aggregation", o["aggregation"], ("threshold", "argmax"))
-        choice("generator_loss", o["generator_loss"], ("non-saturating", "saturating"))
-        choice("generation_noise", o["generation_noise"], ("normal", "uniform"))
-        choice("partition", o["partition"], ("contiguous", "shuffled"))
-        choice("teacher_fakes", o["teacher_fakes"], ("per-teacher", "shared"))
-        choice("teacher_update", o["teacher_update"], ("joint", "split"))
-        choice("integers", o["integers"], ("round", "none"))
         super().__init__(preset=preset, device=device, dtype=dtype, **o)
 
     # -- hooks for the subclasses ----------------------------------------------

@@ -58,11 +58,11 @@ from __future__ import annotations
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
 from raudit.generators.pategan.loop import PateNets
-from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.ports import PortPateGan
 from raudit.generators.pategan.smartnoise.encoding import SeedBook, SmartNoiseEncoder, column_plan
-from raudit.privacy import STUDY_DELTA
 from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
+from raudit.generators.pategan.smartnoise.options import SmartNoiseOptions
+from raudit.privacy import STUDY_DELTA
 
 
 class SmartNoisePateGan(PortPateGan):
@@ -70,32 +70,14 @@ class SmartNoisePateGan(PortPateGan):
     description = "OpenDP SmartNoise synth PATEGAN (faithful port, bugs on)"
     default_delta = None  # upstream: 1/(N sqrt N), resolved per model in train()
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, lam: float = 1e-3, orders: int = 100,
-                 max_iter: int | None = None, lr: float = 1e-4, teacher_steps: int = 5,
-                 student_steps: int = 5, latent_dim: int = 64, binary: bool = False,
-                 accountant: str = "missing-log", check: str = "top",
-                 generation_noise: str = "normal", partition: str = "contiguous",
-                 aggregation: str = "threshold", generator_loss: str = "non-saturating",
-                 teacher_fakes: str = "per-teacher", teacher_update: str = "joint",
-                 encoding: str = "study", bounds: str = "data", preprocessor_eps: float = 0.0,
-                 integers: str = "round", device: str | None = None, dtype: str | None = None):
-        positive("latent_dim", latent_dim, integer=True)
-        choice("encoding", encoding, ("study", "library"))
-        choice("bounds", bounds, ("data", "metadata", "dp"))
-        if not isinstance(binary, bool):
-            raise ConfigError(f"binary must be true or false, got {binary!r}")
-        if not (isinstance(preprocessor_eps, (int, float)) and preprocessor_eps >= 0):
-            raise ConfigError(f"preprocessor_eps must be a number >= 0, got {preprocessor_eps!r}")
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch,
-                         lam=lam, orders=orders, max_iter=max_iter, lr=lr,
-                         teacher_steps=teacher_steps, student_steps=student_steps,
-                         latent_dim=int(latent_dim), binary=binary, accountant=accountant,
-                         check=check, generation_noise=generation_noise, partition=partition,
-                         aggregation=aggregation, generator_loss=generator_loss,
-                         teacher_fakes=teacher_fakes, teacher_update=teacher_update,
-                         encoding=encoding, bounds=bounds, preprocessor_eps=float(preprocessor_eps),
-                         integers=integers)
+    Options = SmartNoiseOptions
+
+    def __init__(self, options: SmartNoiseOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the library's behaviour) with ``overrides`` by name, the
+        form -o KEY=VALUE and campaign YAML arrive in."""
+        opts = SmartNoiseOptions.build(options, overrides, self.name).as_dict()
+        super().__init__(preset=preset, device=device, dtype=dtype, **opts)
         self._seeds: SeedBook | None = None
 
     def encoder(self) -> SmartNoiseEncoder:
