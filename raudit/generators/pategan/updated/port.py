@@ -69,6 +69,7 @@ from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.teachers import partition_from_order
+from raudit.generators.pategan.updated.options import UpdatedOptions
 from raudit.generators.pategan.wgan_gp import gather_rows
 
 
@@ -114,27 +115,20 @@ class UpdatedPateGan(BatchedGenerator):
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, lam: float = 1e-3, orders: int = 20,
-                 max_iter: int | None = None, lr: float = 1e-4, student_steps: int | None = None,
-                 clip: float = 0.01, partition: str = "stale", noise_scale: str = "direct",
-                 accountant: str = "updated", bounds: str = "data", integers: str = "round",
-                 device: str | None = None, dtype: str | None = None):
-        check_pate_options(preset, lam, orders, batch, max_iter)
-        positive("teachers", teachers, integer=True, allow_none=True)
-        positive("student_steps", student_steps, integer=True, allow_none=True)
-        positive("lr", lr)
-        positive("clip", clip)
-        choice("partition", partition, ("stale", "disjoint"))
-        choice("noise_scale", noise_scale, ("direct", "inverse"))
-        choice("accountant", accountant, tuple(VARIANTS.names()))
-        choice("bounds", bounds, ("data", "metadata"))
-        choice("integers", integers, ("round", "none"))
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch,
-                         lam=lam, orders=orders, max_iter=max_iter, lr=lr,
-                         student_steps=student_steps, clip=clip, partition=partition,
-                         noise_scale=noise_scale, accountant=accountant, bounds=bounds,
-                         integers=integers)
+    Options = UpdatedOptions
+
+    def __init__(self, options: UpdatedOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the release's behaviour) with ``overrides`` by name, the
+        form -o KEY=VALUE and campaign YAML arrive in."""
+        o = UpdatedOptions.build(options, overrides, self.name)
+        check_pate_options(preset, o.lam, o.orders, o.batch, o.max_iter)
+        positive("teachers", o.teachers, integer=True, allow_none=True)
+        positive("student_steps", o.student_steps, integer=True, allow_none=True)
+        positive("lr", o.lr)
+        positive("clip", o.clip)
+        choice("accountant", o.accountant, tuple(VARIANTS.names()))  # the registry's set
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def resolve(self, n_rows: int, n_cols: int) -> UpdatedHP:
         o = self.options
