@@ -67,11 +67,12 @@ from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
+from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.synthcity.nets import DropoutCritic, SkipGenerator
+from raudit.generators.pategan.synthcity.options import SynthcityOptions
 from raudit.generators.pategan.wgan_gp import gather_rows
 from raudit.privacy import STUDY_DELTA
 
@@ -96,35 +97,27 @@ class SynthcityPateGan(BatchedGenerator):
     description = "synthcity's PATE-GAN: LR teachers, critic on real data (faithful port, bugs on)"
     default_delta = None  # forced to 1/(N sqrt N) per model
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, lam: float = 1e-3, orders: int = 100,
-                 max_iter: int | None = None, lr: float = 1e-4, epochs: int = 10,
-                 weight_decay: float = 1e-3, clip: float = 1.0, gp: float = 10.0,
-                 latent: int = 100, accountant: str = "synthcity-index-bug",
-                 early_return: bool = True, delta_rule: str = "forced",
-                 teacher_data: str = "batch", integers: str = "astype",
-                 device: str | None = None, dtype: str | None = None):
+    Options = SynthcityOptions
+
+    def __init__(self, options: SynthcityOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the plugin's behaviour) with ``overrides`` by name, the
+        form -o KEY=VALUE and campaign YAML arrive in."""
+        o = SynthcityOptions.build(options, overrides, self.name)
         check_preset(preset)
-        positive("lambda", lam)
-        for name, v in (("orders", orders), ("epochs", epochs), ("latent", latent)):
-            positive(name, v, integer=True)
-        for name, v in (("batch", batch), ("max_iter", max_iter), ("teachers", teachers)):
-            positive(name, v, integer=True, allow_none=True)
-        positive("lr", lr)
-        positive("clip", clip)
-        if not (isinstance(weight_decay, (int, float)) and weight_decay >= 0 and gp >= 0):
+        positive("lambda", o.lam)
+        for name in ("orders", "epochs", "latent"):
+            positive(name, getattr(o, name), integer=True)
+        for name in ("batch", "max_iter", "teachers"):
+            positive(name, getattr(o, name), integer=True, allow_none=True)
+        positive("lr", o.lr)
+        positive("clip", o.clip)
+        if not (isinstance(o.weight_decay, (int, float)) and o.weight_decay >= 0 and o.gp >= 0):
             raise ConfigError("weight_decay and gp must be numbers >= 0")
-        if not isinstance(early_return, bool):
-            raise ConfigError(f"early_return must be true or false, got {early_return!r}")
-        choice("accountant", accountant, tuple(VARIANTS.names()))
-        choice("delta_rule", delta_rule, ("forced", "given"))
-        choice("teacher_data", teacher_data, ("batch", "partition"))
-        choice("integers", integers, ("astype", "round"))
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch,
-                         lam=lam, orders=orders, max_iter=max_iter, lr=lr, epochs=epochs,
-                         weight_decay=weight_decay, clip=clip, gp=gp, latent=latent,
-                         accountant=accountant, early_return=early_return, delta_rule=delta_rule,
-                         teacher_data=teacher_data, integers=integers)
+        if not isinstance(o.early_return, bool):  # strict, as the plugin's flag
+            raise ConfigError(f"early_return must be true or false, got {o.early_return!r}")
+        choice("accountant", o.accountant, tuple(VARIANTS.names()))  # the registry's set
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def resolve(self, n_rows: int, n_cols: int) -> SynthcityHP:
         o = self.options
