@@ -73,14 +73,21 @@ def synthesize(spec: Mapping[str, Any]):
     The synthetic tables are exactly what the attack sees; a data-only audit of them
     (:mod:`raudit.audit.external`) reproduces this chunk's features.
     """
+    return _synthesize(spec)[:3]
+
+
+def _synthesize(spec: Mapping[str, Any]):
+    """:func:`synthesize` plus the CPU seconds of the chunk's training (this process's)."""
     gs, world, trials = spec["game"], spec["world"], list(spec["trials"])
     ds = load_train(gs)
     table = g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world]
     gen = build_generator(gs, spec.get("device"))
+    c0 = time.process_time()
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
+    train_cpu = time.process_time() - c0
     n_rows = g.sample_size(gs, table)
-    return ds, models, sample_models(models, n_rows, [t["sample_seed"] for t in trials])
+    return ds, models, sample_models(models, n_rows, [t["sample_seed"] for t in trials]), train_cpu
 
 
 def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -89,7 +96,7 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     gs, trials = spec["game"], list(spec["trials"])
     if not trials:
         return []
-    ds, models, synths = synthesize(spec)
+    ds, models, synths, train_cpu = _synthesize(spec)
     n_rows = len(synths[0])
     ctx = attack_context(ds.train, gs)
     X = extract(gs["features"], synths, ctx)
@@ -105,6 +112,7 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "eps_hat": as_float(s.get("eps_hat")), "wall_s": wall, "status": "ok",
                      "error": None, "features_vec": np.asarray(x, dtype=float),
                      "delta": as_float(s.get("delta", gs.get("delta"))),
+                     "train_cpu_s": train_cpu / len(trials),
                      **({"features_extra": next(extra)} if extra is not None else {})})
     return rows
 

@@ -132,6 +132,9 @@ def audit(
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
             result = run_audit(req, out, engine, progress, notice=_notice)
+            if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
+                from raudit.campaign.calibrate import observe_audit
+                observe_audit(req, engine, out, _notice)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
