@@ -29,8 +29,9 @@ import tempfile
 from raudit import data, generators
 from raudit.attacks import outlier_candidates
 from raudit.audit.game import trials
-from raudit.audit.runner import AuditRequest, chunk_specs, execute, prepare, _quiet
-from raudit.engine.driver import EngineConfig, session
+from raudit.audit.chunk import failed_rows, run_chunk
+from raudit.audit.runner import AuditRequest, chunk_specs, prepare
+from raudit.engine.driver import EngineConfig, run_chunks, session
 from raudit.results import ResultStore
 
 WORKLOADS = {
@@ -66,7 +67,9 @@ def measure(workload: str, impl: str, m: int, engine: EngineConfig, rounds: int)
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultStore(tmp)
         specs = chunk_specs(game, "bench", per_world, set(), m)
-        stats = execute(specs, store, engine, _quiet, "bench")
+        stats = run_chunks(run_chunk, specs, config=engine, weight=lambda s: len(s["trials"]),
+                           on_done=lambda spec, rows, error: store.append(
+                               "shadow", rows if error is None else failed_rows(spec, error)))
         rows = store.read("shadow")
     ok = rows[rows["status"] == "ok"]
     # Steady state: seconds per model of the warm chunks. Every row of a chunk carries the

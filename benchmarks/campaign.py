@@ -30,10 +30,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.campaign.run import load_jobs, run_campaign
-from raudit.campaign.schedule import schedule
 from raudit.engine.driver import EngineConfig, run_chunks
+from raudit.runs.audit import run_audit
+from raudit.runs.schedule import schedule
 
 IMPLS = ("paper", "original")
 
@@ -115,7 +116,7 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
                 only: list[str] | None = None, clock: str = "cpu") -> None:
     import torch
 
-    from raudit.campaign import calibrate as cb
+    from raudit.runs import calibrate as cb
 
     torch.set_num_threads(1)
     _, jobs = load_jobs(path, only)

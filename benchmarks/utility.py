@@ -20,8 +20,9 @@ import tempfile
 import time
 
 from raudit.engine.driver import EngineConfig
+from raudit.runs.utility import run_utility
 from raudit.utility.plan import UtilityRequest
-from raudit.utility.runner import frame, run_utility
+from raudit.utility.runner import frame
 
 
 def measure(dataset: str, impl: str, settings: str, workers: int, chunk: int, fits: int,

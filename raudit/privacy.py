@@ -26,8 +26,7 @@ from typing import Any, Callable
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 
-__all__ = ["DELTA_RULES", "PURE_DP_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for",
-           "resolve_delta"]
+__all__ = ["DELTA_RULES", "PURE_DP_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for"]
 
 #: delta of pure-DP mechanisms (which ignore it) in bounds and summaries: the study's value.
 PURE_DP_DELTA = 1e-5
@@ -99,11 +98,3 @@ class PrivacySpec:
         delta = float(delta_for(rule, n_rows))
         _check(self.epsilon, delta)
         return ResolvedPrivacy(float(self.epsilon), delta, name, n_rows)
-
-
-def resolve_delta(impl: str, options: dict, epsilon: float, delta: float | None,
-                  n_rows: int) -> ResolvedPrivacy:
-    """:meth:`PrivacySpec.resolve` for a generator given by name and options."""
-    from raudit import generators
-    spec = PrivacySpec(epsilon, delta)
-    return spec.resolve(generators.get(impl)(**dict(options)), n_rows)

@@ -41,7 +41,6 @@ from raudit.results.ids import trial_id
 WORLDS = ("out", "in")
 NEIGHBOURS = ("add-remove", "replace")
 SYNTHETIC_PROTOCOLS = ("same", "per-world")
-SPLITS = (("train", 0.4), ("val", 0.2), ("test", 0.4))
 _WORLD_KEY = seeds.WORLDS
 _FIT, _SAMPLE = seeds.FIT, seeds.SAMPLE  # a model's training and sampling streams differ
 

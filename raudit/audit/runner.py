@@ -1,24 +1,16 @@
-"""An audit from request to summary: plan the trials, skip finished ones, run, analyse.
+"""An audit's request, plan and summary: validate, plan the trials and the target
+selection, analyse the stored models. :func:`raudit.runs.run_audit` runs them::
 
-::
-
-    result = run_audit(AuditRequest(impl="paper", attack="querybased", dataset="worst-case",
-                                    shadow_models=200), out="runs/a", engine=EngineConfig())
-
-The output folder is a :class:`raudit.results.ResultStore` whose manifest is the
-request's spec, so rerunning the same request resumes (trials whose id the store
-holds with status ok are skipped) and a different request is refused. Every
-finished chunk is appended as soon as the engine reports it.
+    game, manifest, ds = prepare(AuditRequest(impl="paper", attack="querybased",
+                                              dataset="worst-case", shadow_models=200))
+    specs = chunk_specs(game, audit_id, per_world, done=set(), chunk_size=100)
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 import pandas as pd
 
@@ -27,19 +19,15 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
-from raudit.audit.chunk import failed_rows, run_chunk
+from raudit.audit.chunk import run_chunk  # noqa: F401 - chunks name it here (runs.jobs.AUDIT_CHUNK)
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
-from raudit.audit.guard import (check_models, first_error, probe,
-                                validate_generator)
+from raudit.audit.guard import check_models, first_error, validate_generator
 from raudit.audit.verdict import verdict
-from raudit.engine.driver import EngineConfig, RunStats, run_chunks
 from raudit.errors import ConfigError
-from raudit.privacy import resolve_delta
-from raudit.results import ResultStore, spec_hash
-from raudit.results.store import check_writable
+from raudit.privacy import PrivacySpec
+from raudit.results import ResultStore
 
-Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 DEFAULT_CHUNK = 100
 
 
@@ -116,11 +104,6 @@ class AuditRequest:
         return cls(**config)
 
 
-@contextlib.contextmanager
-def _quiet(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda n: None
-
-
 def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     """Validate the request; return the game (target unresolved if auto), the store's
     manifest spec, and the loaded dataset."""
@@ -136,7 +119,8 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
         else:
             tg.check_settings(req.target_candidates, req.target_pairs)
     # One delta for training and for the bounds, resolved as `raudit train` resolves it.
-    delta = resolve_delta(req.impl, req.options, req.epsilon, req.delta, len(ds.train)).delta
+    delta = PrivacySpec(req.epsilon, req.delta).resolve(cls(**dict(req.options)),
+                                                        len(ds.train)).delta
     validate_generator(cls, req.options, ds.train, target, req.neighbours, req.epsilon, delta,
                        ds.columns)
     game = Game(impl=req.impl, options=dict(req.options), dataset=dataset, target=target,
@@ -192,24 +176,6 @@ def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], don
     return out
 
 
-def execute(specs: list[dict], store: ResultStore, engine: EngineConfig, progress: Progress,
-            description: str, fn=None, failed=None, estimator=None) -> RunStats:
-    """Run the chunks; append each one's rows (or its failed rows) the moment it finishes.
-
-    ``fn``/``failed`` default to the game's chunk functions (looked up at call time).
-    """
-    fn, failed = fn or run_chunk, failed or failed_rows
-    def on_done(spec, rows, error):
-        store.append("shadow", rows if error is None else failed(spec, error))
-        if error is None and estimator is not None:
-            estimator(rows)
-
-    total = sum(len(s["trials"]) for s in specs)
-    with progress(description, total) as tick:
-        return run_chunks(fn, specs, on_done=on_done, config=engine,
-                          weight=lambda s: len(s["trials"]), progress=tick)
-
-
 def selection_plan(game: Game, req: AuditRequest, ds, store: ResultStore) -> dict[str, Any]:
     """The pending chunks of a target selection (resuming from ``store``) and what
     :func:`choose_selected` needs afterwards: keys specs, fn, failed, ids, candidates,
@@ -246,68 +212,6 @@ def choose_selected(store: ResultStore, plan: dict, seed: int) -> tuple[Any, lis
     aucs = [(c, tg.candidate_auc(shadow, plan["ids"][c], seed)) for c in plan["candidates"]]
     row, _ = tg.choose(aucs)
     return row, aucs
-
-
-def run_audit(req: AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None, notice=None) -> dict[str, Any]:
-    """Run (or resume) the audit; returns the summary row plus run details.
-
-    Everything a user can get wrong is checked before the output folder is written or
-    Ray starts; ``notice`` (default: none) receives one-line messages for the user.
-    """
-    progress = progress or _quiet
-    notice = notice or (lambda msg: None)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
-    game, manifest, ds = prepare(req)
-    audit_id = spec_hash(manifest)[:16]
-    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
-    created = not out.exists()
-    check_writable(out)
-    store = ResultStore(out, notice=notice)
-    with store.lock():
-        if not store.done_ids():  # a finished model already proved the set-up
-            try:
-                probe(game if game.target != "auto" else
-                      tg.candidate_game(game, tg.candidates_of(ds.train, 1)[0]), audit_id)
-            except BaseException:
-                if created:
-                    _remove_empty(out)
-                raise
-        store.ensure_manifest(manifest)
-        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
-
-
-def _remove_empty(out: Path) -> None:
-    """Remove a folder this run created when nothing but its lock file is in it."""
-    import contextlib
-
-    with contextlib.suppress(OSError):
-        (out / ".lock").unlink(missing_ok=True)
-        out.rmdir()
-
-
-def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
-    # The campaign's scheduler with one job: the same chunks, seeds and store, so an
-    # audit gives the same numbers alone or as a job of a campaign.
-    from raudit.campaign.jobs import AuditJob
-    from raudit.campaign.schedule import schedule
-
-    job = AuditJob("audit", req, prepared=prepared, partition=None, verbose=True)
-    done = schedule([job], out, engine, progress, notice, probe_first=False)
-    if job.name in done.errors:
-        raise done.errors[job.name]
-    row = done.results[job.name]
-    units, failed, wall = job.game_stats()
-    selection = {k: job.selection[k] for k in ("target_aucs", "selection_models",
-                                               "selection_failed_chunks")} if job.selection else {}
-    row = {k: v for k, v in row.items() if k not in ("target_aucs", "selection_models",
-                                                     "selection_failed_chunks", "target_row",
-                                                     "models_run", "failed_chunks")}
-    return {**row, **selection, "out": str(out), "models_run": units,
-            "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
-            "notes": done.stats.notes, "target_row": job.game.target}
 
 
 def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,

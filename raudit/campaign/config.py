@@ -30,7 +30,6 @@ from raudit.errors import ConfigError
 
 KINDS = ("audit", "utility", "inspect")
 TOP_KEYS = ("name", "description", "defaults", "jobs")
-JOB_META = ("name", "kind", "grid")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 

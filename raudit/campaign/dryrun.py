@@ -7,8 +7,8 @@ estimate is for this machine's cores; on a cluster, scale by the slots it has.
 
 from __future__ import annotations
 
-from raudit.campaign import calibrate as cb
 from raudit.engine.driver import EngineConfig
+from raudit.runs import calibrate as cb
 
 CAL_M = 8
 

@@ -24,7 +24,7 @@ UTILITY_SWEEPS = ("eps", "teachers", "presets", "conditional")
 UTILITY_TUPLES = ("epsilons", "teachers", "presets", "conditional", "classifiers", "settings")
 INSPECT_KEYS = ("impl", "dataset", "label", "bounds", "options", "epsilon", "delta", "seed",
                 "iterations", "preset", "teachers", "lam", "max_iter", "probes")
-INSPECT_RUNNER = "raudit.inspect.job:run_inspect_job"  # a plain function of (settings, folder)
+INSPECT_RUNNER = "raudit.runs.inspect:run_inspect_job"  # a plain function of (settings, folder)
 
 
 def _key_of(message: str, settings: dict) -> str | None:
@@ -55,7 +55,7 @@ def _unknown(job: JobSpec, known: set[str]) -> None:
 
 def audit_request(job: JobSpec, chunk_size: int | None = None):
     from raudit.audit.runner import AuditRequest
-    from raudit.cli.options import generator_kwargs
+    from raudit.generators.kwargs import generator_kwargs
 
     known = {f.name for f in dataclasses.fields(AuditRequest)} | set(SHORTCUTS)
     _unknown(job, known)
@@ -119,7 +119,7 @@ def inspect_runner():
 
 def build(job: JobSpec, chunk_size: int | None = None):
     """The job object of one expanded job, or a ConfigError naming the key and line."""
-    from raudit.campaign import jobs as jb
+    from raudit.runs import jobs as jb
 
     try:
         if job.kind == "audit":

@@ -27,11 +27,11 @@ from typing import Any
 
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
-from raudit.campaign.schedule import schedule
 from raudit.engine.driver import EngineConfig, session
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
+from raudit.runs.schedule import schedule
 
 
 def load_jobs(path: Path | str, only: list[str] | None = None,
@@ -48,7 +48,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
 
     Each job's result is its summary (an audit's summary row, a utility run's points)
     with ``status`` "ok", or ``status`` "failed" and ``error``."""
-    from raudit.campaign.schedule import quiet
+    from raudit.runs.schedule import quiet
 
     progress, notice = progress or quiet, notice or (lambda m: None)
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", str(out)):
@@ -107,7 +107,7 @@ def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
 
     if not any(getattr(j, "auto_chunk", False) for j in jobs):
         return
-    from raudit.campaign.calibrate import auto_chunk_sizes
+    from raudit.runs.calibrate import auto_chunk_sizes
 
     workers = engine.planned_workers()
     sizes = auto_chunk_sizes(jobs, engine, workers, notice)

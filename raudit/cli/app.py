@@ -30,27 +30,29 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _mount() -> None:
+    # Every command is imported here, unguarded: a broken import fails `raudit` loudly
+    # instead of silently dropping the command that needed it.
+    from raudit.cli.audit import audit
+    from raudit.cli.campaign import campaign
+    from raudit.cli.crosscheck import crosscheck
     from raudit.cli.datasets import app as datasets_app
     from raudit.cli.generators import generators
+    from raudit.cli.inspect import inspect
     from raudit.cli.report import report
     from raudit.cli.train import train
+    from raudit.cli.upstream import app as upstream_app
     from raudit.cli.utility import utility
 
     app.command(help=train.__doc__)(train)
     app.command(help=utility.__doc__)(utility)
     app.command(name="generators", help=generators.__doc__)(generators)
-    app.command(help=report.__doc__)(report)
-    from raudit.cli.inspect import inspect; app.command(help=inspect.__doc__)(inspect)  # noqa: E702
+    for command in (report, inspect):
+        app.command(help=command.__doc__)(command)
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
-    from raudit.cli.crosscheck import crosscheck; app.command(help=crosscheck.__doc__)(crosscheck)  # noqa: E702
-    from raudit.cli.upstream import app as upstream_app; app.add_typer(upstream_app, name="upstream")  # noqa: E702
-    try:
-        from raudit.cli.audit import audit
-    except ImportError:  # the audit command arrives with the audit package
-        return
-    app.command(help=audit.__doc__)(audit)
-    from raudit.cli.campaign import campaign
-    app.command(help=campaign.__doc__)(campaign)
+    app.command(help=crosscheck.__doc__)(crosscheck)
+    app.add_typer(upstream_app, name="upstream")
+    for command in (audit, campaign):
+        app.command(help=command.__doc__)(command)
 
 
 _mount()

@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
+from raudit.generators.kwargs import generator_kwargs
 from raudit.errors import ConfigError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
@@ -84,12 +85,13 @@ def audit(
 
     D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
     """
-    from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest, run_audit
+    from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest
     from raudit.engine.driver import EngineConfig
+    from raudit.runs.audit import run_audit
 
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
-    kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
+    kwargs = generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
                                   max_iter=max_iter, device=None, options=option)
     if shadow_models.strip().lower() == "auto":
         shadow_models, until_ceiling = 2000, until_ceiling or target_width is None
@@ -125,7 +127,7 @@ def audit(
         if auto_chunk and not data_only:
             import dataclasses
 
-            from raudit.campaign.calibrate import audit_chunk_size
+            from raudit.runs.calibrate import audit_chunk_size
             req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, _notice))
         if data_only:
             from raudit.audit.external import run_external

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from raudit import generators as registry
 from raudit.cli.errors import user_errors
-from raudit.cli.options import option_names
+from raudit.generators.kwargs import option_names
 
 
 def _caps(c) -> str:

@@ -41,8 +41,9 @@ def inspect(
     """
     import torch
 
-    from raudit.inspect.job import InspectRequest, run_inspect
+    from raudit.inspect.job import InspectRequest
     from raudit.inspect.report import runs_json, table_text
+    from raudit.runs.inspect import run_inspect
 
     if threads < 1:
         raise ConfigError(f"--threads must be at least 1, got {threads}")

@@ -11,6 +11,7 @@ import typer
 
 from raudit import __version__, data, generators
 from raudit.cli import options as opt
+from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
@@ -59,7 +60,7 @@ def train(
     ds = data.load(dataset, label=label, bounds=bounds)
     import torch
     torch.set_num_threads(threads)
-    kwargs = opt.generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
+    kwargs = generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam, max_iter=max_iter,
                                   device=device, options=option)
     gen = generators.get(impl)(**kwargs)
     privacy = PrivacySpec(epsilon, delta).resolve(gen, len(ds.train))  # the audit resolves it alike

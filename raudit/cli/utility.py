@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
+from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import phase_bars
 from raudit.errors import ConfigError
@@ -64,16 +65,16 @@ def utility(
     Prints the per-classifier table (best of F x S, like the study's table 5) and the summary per sweep point (its table 4: the best-of average, mean +- standard error, SRA between A and C, feature-ranking agreement). Writes utility_vs_eps.png when sweeping eps.
     """
     from raudit.engine.driver import EngineConfig
+    from raudit.runs.utility import run_utility
     from raudit.utility import plan
     from raudit.utility.plot import utility_vs_eps
-    from raudit.utility.runner import run_utility
 
     bad = [s for s in sweep or [] if s not in SWEEPS]
     if bad:
         raise ConfigError(f"--sweep takes {', '.join(SWEEPS)}; got {bad}")
     sweep = set(sweep or [])
     engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
-    kwargs = {} if real_only else opt.generator_kwargs(impl, preset=None, teachers=None, lam=lam,
+    kwargs = {} if real_only else generator_kwargs(impl, preset=None, teachers=None, lam=lam,
                                                        max_iter=None, device=None, options=option)
     eps = plan.STUDY_EPSILONS if "eps" in sweep else tuple(epsilon or (1.0,))
     req = plan.UtilityRequest(

@@ -7,6 +7,7 @@ runs the named checks of :mod:`raudit.crosscheck.checks`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,6 +38,11 @@ def resolve_config(impl: str, config: str | None, directory: str | None) -> str:
         config = str(envs.config_path(catalog.get(PAIRINGS[impl].upstream), directory))
     read_config(config)  # a missing interpreter is refused here, before any work
     return config
+
+
+@contextlib.contextmanager
+def _quiet(description: str, total: int):
+    yield lambda n: None
 
 
 def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsilon: float = 1.0,
@@ -73,8 +79,7 @@ def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsi
     train, n = ds.train, models
     pairs = sides.seeds(seed, n)
     common = dict(epsilon=epsilon, delta=delta, seed_pairs=pairs, columns=ds.columns)
-    if phase is None:
-        from raudit.campaign.schedule import quiet as phase  # no progress shown
+    phase = phase or _quiet  # no progress shown
     with phase(f"port: {n} models in one batched call", n) as tick:
         port = sides.run_port(port_cls, options, train, progress=tick, **common)
     with phase(f"released code: {n} models, one process per fit and sample", n) as tick:

@@ -53,10 +53,6 @@ class Dataset:
     def shape(self) -> tuple[int, int]:
         return self.train.shape
 
-    def with_train(self, train: pd.DataFrame) -> "Dataset":
-        """The same dataset with another training table (e.g. a world of the game)."""
-        return Dataset(self.name, train, self.test, self.columns, self.source, dict(self.notes))
-
 
 def infer_columns(df: pd.DataFrame, bounds: BoundsSource = "data") -> tuple[ColumnMeta, ...]:
     """Column metadata read off a table (bounds marked as ``bounds``)."""

@@ -44,11 +44,6 @@ for _name, _path in (
     GENERATORS.register(_name, _path)
 
 
-def _builtin(name: str, path: str) -> None:
-    """Add a built-in generator by import path (used by the port modules' authors)."""
-    GENERATORS.register(name, path, replace=True)
-
-
 def register(cls: type[Generator], *, name: str | None = None) -> type[Generator]:
     """Register a generator class under ``name`` (default ``cls.name``)."""
     key = name or cls.name

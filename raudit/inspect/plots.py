@@ -15,7 +15,7 @@ import numpy as np
 
 from raudit.inspect.accountant import correct_table, recompute
 from raudit.inspect.context import Context
-from raudit.report.figures import pyplot, save
+from raudit.plots import pyplot, save
 
 __all__ = ["FIGURES", "plot_all", "plot_file"]
 

@@ -19,7 +19,7 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit.game import derive_seed
 from raudit.audit.verdict import ALPHA, verdict
-from raudit.report.figures import pyplot, save, slug
+from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from raudit.report.figures import slug
+from raudit.plots import slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from raudit.report.figures import pyplot, save, slug
+from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table
 from raudit.utility import analyse as an

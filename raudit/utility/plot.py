@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raudit.report.figures import pyplot, save
+from raudit.plots import pyplot, save
 
 
 def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") -> Path | None:

@@ -1,42 +1,22 @@
-"""A utility run from request to tables: plan the fits, skip finished ones, run, analyse.
-
-::
-
-    result = run_utility(UtilityRequest(impl="paper", dataset="cervical"), out="runs/u",
-                         engine=EngineConfig())
-
-The output folder is a :class:`raudit.results.ResultStore` (table ``utility``) whose
-manifest is the request (without the chunking, which does not change any number),
-so rerunning the same request resumes: fits whose trial id the store holds as ok
-or skipped are not run again, failed ones are. Every finished chunk is appended as
-soon as the engine reports it.
+"""A utility run's manifest, chunks and stored rows: plan the fits and skip finished ones.
+:func:`raudit.runs.run_utility` runs them (table ``utility`` of the output folder;
+fits whose trial id the store holds as ok or skipped are not run again, failed ones are).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 import pandas as pd
 
-from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
 from raudit.results.ids import trial_id
 from raudit.utility import plan
 from raudit.utility.chunk import _base
 
-Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 TABLE = "utility"
-
-
-@contextlib.contextmanager
-def _quiet(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda n: None
 
 
 def manifest_of(req: plan.UtilityRequest, ds, names) -> dict[str, Any]:
@@ -88,47 +68,6 @@ def planned_ids(req: plan.UtilityRequest, ds) -> set[str]:
         ids |= {t["trial_id"] for cfg, _ in plan.configs(req, ds)
                 for t in plan.fit_trials(req, cfg, names)}
     return ids
-
-
-def _weight(spec: dict) -> int:
-    return 1 if spec.get("real") else len(spec["trials"])
-
-
-def run_utility(req: plan.UtilityRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-                progress: Progress | None = None, reference: float | None = None) -> dict[str, Any]:
-    """Run (or resume) the benchmark; returns the analysis (see :mod:`raudit.utility.analyse`)
-    plus run details."""
-    progress = progress or _quiet
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
-    ds = plan.check(req)
-    names = plan.classifier_names(req, ds.name)
-    manifest = manifest_of(req, ds, names)
-    check_writable(out)
-    store = ResultStore(out)
-    with store.lock():  # one run per folder, as for audits
-        return _run_locked(req, ds, names, manifest, store, out, engine, progress, reference)
-
-
-def _run_locked(req, ds, names, manifest, store, out, engine, progress, reference):
-    # The campaign's scheduler with one job (see raudit.campaign.schedule).
-    from raudit.campaign.jobs import UtilityJob
-    from raudit.campaign.schedule import schedule
-
-    what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
-    job = UtilityJob("utility", req, ds=ds, partition=None, what=f"{what} (fits)",
-                     reference=reference)
-    done = schedule([job], out, engine, progress)
-    if job.name in done.errors:
-        raise done.errors[job.name]
-    stats = done.stats
-    return {**job.analysis, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
-            "out": str(out), "run_id": job.run_id, "fits_run": stats.units - len(job.real_ok),
-            "real_run": bool(job.real_ok),
-            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
-            "placement": stats.placement, "notes": stats.notes,
-            "fits": req.fits, "samples": req.samples}
 
 
 def frame(out: Path | str) -> pd.DataFrame:

@@ -11,8 +11,9 @@ from scipy import stats
 
 from raudit import data
 from raudit.attacks import outlier_candidates
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
+from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local")
 S = 100

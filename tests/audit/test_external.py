@@ -10,12 +10,13 @@ from typer.testing import CliRunner
 from raudit.audit import analyse as an
 from raudit.audit.chunk import synthesize
 from raudit.audit.external import run_external
-from raudit.audit.runner import AuditRequest, chunk_specs, prepare, run_audit
 from raudit.audit.game import trials
+from raudit.audit.runner import AuditRequest, chunk_specs, prepare
 from raudit.cli.app import app
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError, DataError
 from raudit.results import ResultStore, spec_hash
+from raudit.runs.audit import run_audit
 
 REQ = dict(impl="randomized-response", attack="querybased", epsilon=8.0, neighbours="replace",
            shadow_models=30, chunk_size=100, seed=3)

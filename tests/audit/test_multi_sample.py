@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from raudit import seeds
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs.audit import run_audit
 
 BASE = dict(impl="randomized-response", attack="querybased", epsilon=8.0, neighbours="replace",
             shadow_models=30, chunk_size=100, seed=1)

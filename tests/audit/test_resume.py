@@ -8,10 +8,11 @@ import pytest
 
 from raudit.audit import runner
 from raudit.audit.chunk import run_chunk
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=1)
 REQ = AuditRequest(impl="paper", attack="querybased", shadow_models=10, chunk_size=3,

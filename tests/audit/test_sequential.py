@@ -84,8 +84,9 @@ def test_sequential_stop_keeps_the_fixed_size_error_rate():
 
 
 def _seq(tmp_path, name, **kw):
-    from raudit.audit.runner import AuditRequest, run_audit
+    from raudit.audit.runner import AuditRequest
     from raudit.engine.driver import EngineConfig
+    from raudit.runs.audit import run_audit
 
     base = dict(attack="querybased", shadow_models=100, chunk_size=100, first_stage=25)
     return run_audit(AuditRequest(**{**base, **kw}), tmp_path / name, EngineConfig(backend="local"))

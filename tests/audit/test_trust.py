@@ -13,11 +13,12 @@ import pytest
 from raudit.audit import analyse as an
 from raudit.audit import runner
 from raudit.audit.chunk import run_chunk
-from raudit.audit.runner import AuditFailed, AuditRequest, run_audit
+from raudit.audit.runner import AuditFailed, AuditRequest
 from raudit.audit.verdict import no_signal, verdict
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=0)
 KEYS = ("auc", "threshold", "direction", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes",
@@ -84,7 +85,7 @@ def test_ray_workers_give_the_local_summary(tmp_path):
     ({"max_iter": 0}, "max_iter must be a positive integer"),
 ])
 def test_invalid_generator_settings_rejected_before_any_work(tmp_path, monkeypatch, options, needle):
-    monkeypatch.setattr(runner, "run_chunks", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr("raudit.runs.schedule.run_chunks", lambda *a, **k: pytest.fail("work started"))
     out = tmp_path / "out"
     with pytest.raises(ConfigError, match=needle):
         run_audit(AuditRequest(impl="paper", attack="querybased", shadow_models=10,
@@ -93,7 +94,7 @@ def test_invalid_generator_settings_rejected_before_any_work(tmp_path, monkeypat
 
 
 def test_eps_below_an_implementation_floor_is_caught_by_the_probe(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "run_chunks", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr("raudit.runs.schedule.run_chunks", lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(ConfigError, match="below the accountant's floor"):
         # smartnoise's delta on the 5-row worst case is 1/(5 sqrt 5): its floor
         # log(1/delta)/L is 0.024 (snsynth raises "epsilon too small" below it)

@@ -15,12 +15,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from raudit.audit.runner import AuditRequest, run_audit
-from raudit.campaign import dispatch
+from raudit.audit.runner import AuditRequest
 from raudit.campaign.run import run_campaign
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs import dispatch
+from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=0)
 KEYS = ("auc", "threshold", "tpr", "fpr", "eps_cp", "eps_jeffreys", "eps_bayes", "eps_max",
@@ -92,7 +93,7 @@ def test_a_failing_job_is_reported_and_the_others_finish(tmp_path, monkeypatch):
             raise RuntimeError("this generator is broken")
         return real(spec)
 
-    monkeypatch.setattr("raudit.campaign.schedule.run_spec", broken)
+    monkeypatch.setattr("raudit.runs.schedule.run_spec", broken)
     res = run_campaign(_file(tmp_path), tmp_path / "c", LOCAL, only=["wc-*"])
     assert res["failed_jobs"] == ["wc-original"]
     assert "all 20 shadow models failed" in res["jobs"]["wc-original"]["error"]

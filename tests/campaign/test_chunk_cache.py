@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest, prepare
-from raudit.campaign import chunk_cache
-from raudit.campaign.calibrate import audit_chunk_size
 from raudit.engine.driver import EngineConfig
+from raudit.runs import chunk_cache
+from raudit.runs.calibrate import audit_chunk_size
 
 
 @pytest.fixture(autouse=True)

@@ -8,8 +8,8 @@ import pytest
 
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
-from raudit.campaign.calibrate import choose_m
 from raudit.errors import ConfigError
+from raudit.runs.calibrate import choose_m
 
 
 def _write(tmp_path, text):

@@ -13,10 +13,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from raudit.audit.runner import AuditRequest, run_audit  # noqa: E402
+from raudit.audit.runner import AuditRequest  # noqa: E402
 from raudit.engine import actors  # noqa: E402
 from raudit.engine.driver import EngineConfig, run_chunks  # noqa: E402
 from raudit.errors import ConfigError  # noqa: E402
+from raudit.runs.audit import run_audit  # noqa: E402
 
 pytestmark = pytest.mark.ray
 

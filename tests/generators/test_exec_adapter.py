@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 
 from raudit import generators
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError, DataError
 from raudit.generators.exec_adapter import exec_class
+from raudit.runs.audit import run_audit
 
 FAKE = Path(__file__).with_name("fake_external.py")
 

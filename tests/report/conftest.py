@@ -13,7 +13,8 @@ LOCAL = EngineConfig(backend="local")
 
 @pytest.fixture(scope="session")
 def audit_store(tmp_path_factory):
-    from raudit.audit.runner import AuditRequest, run_audit
+    from raudit.audit.runner import AuditRequest
+    from raudit.runs.audit import run_audit
 
     out = tmp_path_factory.mktemp("audit")
     run_audit(AuditRequest(impl="paper", attack="querybased", shadow_models=10,
@@ -23,8 +24,8 @@ def audit_store(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def utility_store(tmp_path_factory):
+    from raudit.runs.utility import run_utility
     from raudit.utility.plan import UtilityRequest
-    from raudit.utility.runner import run_utility
 
     out = tmp_path_factory.mktemp("utility")
     run_utility(UtilityRequest(impl="identity", dataset="breast-cancer", fits=1, samples=1,

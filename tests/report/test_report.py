@@ -87,7 +87,7 @@ def test_teacher_and_preset_tables():
 
 
 def _png(path):
-    from raudit.report.figures import pyplot, save
+    from raudit.plots import pyplot, save
     fig, ax = pyplot().subplots(figsize=(2, 2))
     ax.plot([0, 1], [1, 0])
     return save(fig, path)

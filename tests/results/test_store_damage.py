@@ -8,11 +8,12 @@ import os
 import pandas as pd
 import pytest
 
-from raudit.audit.runner import AuditRequest, run_audit
+from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
+from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=0)
 REQ = AuditRequest(impl="identity", attack="querybased", shadow_models=10, chunk_size=5)

@@ -12,9 +12,10 @@ import pytest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError, DataError, UnknownNameError
 from raudit.results import ResultStore
+from raudit.runs.utility import run_utility
 from raudit.utility.chunk import score_setting, split_c
 from raudit.utility.plan import UtilityRequest
-from raudit.utility.runner import frame, run_utility
+from raudit.utility.runner import frame
 
 LOCAL = EngineConfig(backend="local")
 SMALL = dict(impl="identity", dataset="breast-cancer", fits=2, samples=2, classifiers=("lr", "gnb"))

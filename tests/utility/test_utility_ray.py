@@ -8,8 +8,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from raudit.engine.driver import EngineConfig  # noqa: E402
+from raudit.runs.utility import run_utility  # noqa: E402
 from raudit.utility.plan import UtilityRequest  # noqa: E402
-from raudit.utility.runner import frame, run_utility  # noqa: E402
+from raudit.utility.runner import frame  # noqa: E402
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

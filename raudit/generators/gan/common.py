@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batched import Trained
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 
@@ -51,7 +51,3 @@ def finish(gen: Stacked, net: MLP, z_dim: int, iters: list[int], eps_hat: list[f
         return net(p, rng.uniform(n, z_dim))
     return Trained(gen, sample_fn, iters, eps_hat)
 
-
-def check_batch(batch: TrainBatch) -> None:
-    if batch.models < 1:
-        raise ValueError("an empty batch of models")

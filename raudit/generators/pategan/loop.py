@@ -95,11 +95,6 @@ def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray):
     return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
 
 
-def model_eps(acct: Accountant, delta) -> np.ndarray:
-    """eps_hat per model; ``delta`` is one number or one per model (smartnoise's 1/(N sqrt N))."""
-    return acct.eps(delta)
-
-
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None, partition=None,

@@ -34,7 +34,6 @@ from raudit.generators.pategan.options import (PateHP, check_pate_options, choic
 from raudit.generators.pategan.teachers import shuffled_partition
 
 
-PaperHP = PateHP  # one hyperparameter class for the PATE family (kept for importers)
 
 
 class PaperPateGan(BatchedGenerator):

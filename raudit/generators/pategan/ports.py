@@ -34,9 +34,6 @@ from raudit.generators.pategan.options import (PateHP, check_pate_options, choic
 from raudit.generators.pategan.teachers import partition_from_order
 
 
-PortHP = PateHP  # one hyperparameter class for the PATE family (kept for importers)
-
-
 class PortPateGan(BatchedGenerator):
     """Base of the ports: option checks, presets and the call into the shared loop."""
 

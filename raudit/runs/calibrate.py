@@ -203,8 +203,8 @@ def _slot_device(engine) -> str:
 def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
     """{key: {"device", "rates", "cached"}} for each fit set-up: from the on-disk cache
     (:mod:`.chunk_cache`), else measured by one calibration chunk on a slot of the pool."""
-    from raudit.campaign import chunk_cache
     from raudit.engine.driver import run_chunks
+    from raudit.runs import chunk_cache
 
     device = _slot_device(engine)
     out, todo = {}, {}
@@ -231,7 +231,7 @@ def audit_chunk_size(req, engine, notice=lambda m: None) -> int:
     """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
     to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones."""
     from raudit.audit.runner import DEFAULT_CHUNK, prepare
-    from raudit.campaign import chunk_cache
+    from raudit.runs import chunk_cache
 
     models = 2 * req.shadow_models
     fit = game_fit(prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them

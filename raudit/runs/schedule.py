@@ -1,5 +1,5 @@
 """One engine call for the chunks of many jobs: the scheduler of campaigns AND of the
-single `raudit audit` (a one-job schedule), so both run the same code.
+single `raudit audit` / `raudit utility` (a one-job schedule), so all run the same code.
 
 ``schedule(jobs, out, engine, progress, notice)`` opens every job (its pending chunks,
 resuming), queues all chunks job after job on one pool (``raudit.engine.driver``),
@@ -12,16 +12,23 @@ as failed, with the exception, and the others go on.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import ContextManager
 
-from raudit.campaign.dispatch import run_spec
-from raudit.campaign.jobs import weight
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import RauditError
+from raudit.runs.dispatch import run_spec
+from raudit.runs.jobs import weight
+
+
+#: progress(description, total) -> a context whose value ticks n units done
+Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
 
 
 @contextlib.contextmanager
-def quiet(description: str, total: int):
+def quiet(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress that shows nothing."""
     yield lambda n: None
 
 
@@ -77,4 +84,4 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
     return done
 
 
-__all__ = ["schedule", "Outcome", "quiet"]
+__all__ = ["schedule", "Outcome", "Progress", "quiet"]

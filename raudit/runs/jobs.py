@@ -1,14 +1,14 @@
 """The jobs of a campaign: each turns its request into chunk specs, stores what they
 return in its own partition of the campaign's store, and analyses it at the end.
 
-A job is driven by :mod:`raudit.campaign.run` through three calls::
+A job is driven by :func:`raudit.runs.schedule.schedule` through three calls::
 
     specs = job.open(out, notice)            # pending chunks (resuming), after the probe
     more = job.done(spec, rows, error)       # store a chunk; maybe the next stage's chunks
     summary = job.finish()                   # analyse; raises when the job failed for good
 
 Chunk specs are wrapped as ``{"job", "fn": "module:attr", "chunk": <the chunk's spec>}``
-so one pool runs the chunks of every kind (see :func:`raudit.campaign.dispatch.run_spec`).
+so one pool runs the chunks of every kind (see :func:`raudit.runs.dispatch.run_spec`).
 Every chunk is the one the single command would run: same trials, same seeds, same
 functions, so a job's numbers equal ``raudit audit`` / ``raudit utility`` run alone.
 """

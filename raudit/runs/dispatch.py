@@ -1,4 +1,4 @@
-"""The one chunk function a campaign's pool runs: it calls the chunk's own function.
+"""The one chunk function a schedule's pool runs: it calls the chunk's own function.
 
 ``run_spec({"job", "fn": "module:attr", "chunk": {...}, "device"})`` is a plain
 module-level function of a plain dict, so the engine ships it to actors by reference;

@@ -1,0 +1,88 @@
+"""``run_audit``: one audit from request to summary, as a one-job schedule.
+
+::
+
+    result = run_audit(AuditRequest(impl="paper", attack="querybased", dataset="worst-case",
+                                    shadow_models=200), out="runs/a", engine=EngineConfig())
+
+The output folder is a :class:`raudit.results.ResultStore` whose manifest is the
+request's spec, so rerunning the same request resumes (trials whose id the store
+holds with status ok are skipped) and a different request is refused. Every
+finished chunk is appended as soon as the engine reports it. The request, the plan
+and the analysis live in :mod:`raudit.audit.runner`; this module only runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from raudit.audit import runner as ar
+from raudit.audit import targets as tg
+from raudit.audit.guard import probe
+from raudit.engine.driver import EngineConfig
+from raudit.errors import ConfigError
+from raudit.results import ResultStore, spec_hash
+from raudit.results.store import check_writable
+from raudit.runs.jobs import AuditJob
+from raudit.runs.schedule import Progress, quiet, schedule
+
+__all__ = ["run_audit"]
+
+
+def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
+              progress: Progress | None = None, notice=None) -> dict[str, Any]:
+    """Run (or resume) the audit; returns the summary row plus run details.
+
+    Everything a user can get wrong is checked before the output folder is written or
+    Ray starts; ``notice`` (default: none) receives one-line messages for the user.
+    """
+    progress = progress or quiet
+    notice = notice or (lambda msg: None)
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder")
+    game, manifest, ds = ar.prepare(req)
+    audit_id = spec_hash(manifest)[:16]
+    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
+    created = not out.exists()
+    check_writable(out)
+    store = ResultStore(out, notice=notice)
+    with store.lock():
+        if not store.done_ids():  # a finished model already proved the set-up
+            try:
+                probe(game if game.target != "auto" else
+                      tg.candidate_game(game, tg.candidates_of(ds.train, 1)[0]), audit_id)
+            except BaseException:
+                if created:
+                    _remove_empty(out)
+                raise
+        store.ensure_manifest(manifest)
+        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
+
+
+def _remove_empty(out: Path) -> None:
+    """Remove a folder this run created when nothing but its lock file is in it."""
+    with contextlib.suppress(OSError):
+        (out / ".lock").unlink(missing_ok=True)
+        out.rmdir()
+
+
+def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
+    # The campaign's scheduler with one job: the same chunks, seeds and store, so an
+    # audit gives the same numbers alone or as a job of a campaign.
+    job = AuditJob("audit", req, prepared=prepared, partition=None, verbose=True)
+    done = schedule([job], out, engine, progress, notice, probe_first=False)
+    if job.name in done.errors:
+        raise done.errors[job.name]
+    row = done.results[job.name]
+    units, failed, wall = job.game_stats()
+    selection = {k: job.selection[k] for k in ("target_aucs", "selection_models",
+                                               "selection_failed_chunks")} if job.selection else {}
+    row = {k: v for k, v in row.items() if k not in ("target_aucs", "selection_models",
+                                                     "selection_failed_chunks", "target_row",
+                                                     "models_run", "failed_chunks")}
+    return {**row, **selection, "out": str(out), "models_run": units,
+            "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
+            "notes": done.stats.notes, "target_row": job.game.target}

@@ -1,0 +1,64 @@
+"""``run_utility``: one utility benchmark from request to tables, as a one-job schedule.
+
+::
+
+    result = run_utility(UtilityRequest(impl="paper", dataset="cervical"), out="runs/u",
+                         engine=EngineConfig())
+
+The output folder is a :class:`raudit.results.ResultStore` (table ``utility``) whose
+manifest is the request (without the chunking, which does not change any number),
+so rerunning the same request resumes: fits whose trial id the store holds as ok
+or skipped are not run again, failed ones are. The plan and the analysis live in
+:mod:`raudit.utility`; this module only runs them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from raudit.engine.driver import EngineConfig
+from raudit.errors import ConfigError
+from raudit.results import ResultStore
+from raudit.results.store import check_writable
+from raudit.runs.jobs import UtilityJob
+from raudit.runs.schedule import Progress, quiet, schedule
+from raudit.utility import plan
+from raudit.utility import runner as ur
+from raudit.utility.plan import UtilityRequest
+
+__all__ = ["run_utility"]
+
+
+def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
+                progress: Progress | None = None, reference: float | None = None) -> dict[str, Any]:
+    """Run (or resume) the benchmark; returns the analysis (see :mod:`raudit.utility.analyse`)
+    plus run details."""
+    progress = progress or quiet
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder")
+    ds = plan.check(req)
+    names = plan.classifier_names(req, ds.name)
+    manifest = ur.manifest_of(req, ds, names)
+    check_writable(out)
+    store = ResultStore(out)
+    with store.lock():  # one run per folder, as for audits
+        return _run_locked(req, ds, names, manifest, store, out, engine, progress, reference)
+
+
+def _run_locked(req, ds, names, manifest, store, out, engine, progress, reference):
+    # The campaign's scheduler with one job (see raudit.runs.schedule).
+    what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
+    job = UtilityJob("utility", req, ds=ds, partition=None, what=f"{what} (fits)",
+                     reference=reference)
+    done = schedule([job], out, engine, progress)
+    if job.name in done.errors:
+        raise done.errors[job.name]
+    stats = done.stats
+    return {**job.analysis, "impl": "real" if req.real_only else req.impl, "dataset": ds.name,
+            "out": str(out), "run_id": job.run_id, "fits_run": stats.units - len(job.real_ok),
+            "real_run": bool(job.real_ok),
+            "failed_chunks": stats.failed_chunks, "wall_s": stats.wall_s,
+            "placement": stats.placement, "notes": stats.notes,
+            "fits": req.fits, "samples": req.samples}
