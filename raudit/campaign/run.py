@@ -69,7 +69,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
         resolve_auto_chunks(jobs, engine, notice)
         result = _run_locked(header, jobs, out, engine, progress, notice)
-        from raudit.campaign.calibrate import observe_jobs
+        from raudit.runs.calibrate import observe_jobs
         observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
         return result
 

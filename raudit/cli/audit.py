@@ -135,7 +135,7 @@ def audit(
         else:
             result = run_audit(req, out, engine, progress, notice=_notice)
             if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
-                from raudit.campaign.calibrate import observe_audit
+                from raudit.runs.calibrate import observe_audit
                 observe_audit(req, engine, out, _notice)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))

@@ -69,7 +69,7 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
         opts["device"] = device
     ds = data.load(dataset, label=label, bounds=bounds)
     gen = cls(**opts)
-    from raudit.campaign.chunk_cache import load_average
+    from raudit.runs.chunk_cache import load_average
 
     load = load_average()
     t0, c0 = time.perf_counter(), time.process_time()
@@ -252,7 +252,7 @@ def cached_rate(fit: tuple, device: str, m: int) -> float | None:
     """Model-iterations per CPU-second of set-up ``fit`` (:func:`game_fit`/:func:`job_fit`)
     at chunk size ``m`` on ``device`` from the cache, or None (not measured at that M, or
     dropped as stale). Reads only: nothing is measured."""
-    from raudit.campaign import chunk_cache
+    from raudit.runs import chunk_cache
 
     rates = chunk_cache.lookup(chunk_cache.key(fit, device))
     return None if rates is None else rates.get(int(m))
@@ -263,7 +263,7 @@ def measure_rate(fit: tuple, device: str = "cpu", ms: Sequence[int] | None = Non
     """Measure (in this process) and cache {M: model-iterations per CPU-second} of ``fit``
     at the chunk sizes ``ms`` (default: the device's candidates, stopping early once the
     calibration has taken ``AUTO_BUDGET_S``)."""
-    from raudit.campaign import chunk_cache
+    from raudit.runs import chunk_cache
 
     got = calibrate_chunk({"fit": fit, "device": device, "ms": list(ms) if ms else None})
     chunk_cache.store(chunk_cache.key(fit, device), got["rates"], load=got["load"],
@@ -277,7 +277,7 @@ def observe(fit: tuple, device: str, m: int, model_iterations: float, cpu_s: flo
     seconds. Drops the cached rates of ``fit`` when the run's rate is off the cached one at
     ``m`` by more than ``STALE_FACTOR`` either way (the next run measures again); True when
     it dropped them."""
-    from raudit.campaign import chunk_cache
+    from raudit.runs import chunk_cache
 
     cached = cached_rate(fit, device, m)
     if cached is None or cpu_s <= 0 or model_iterations <= 0:

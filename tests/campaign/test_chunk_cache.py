@@ -71,7 +71,7 @@ def test_entries_are_per_cpu_second_with_the_load_and_old_wall_clock_ones_read_a
 
 
 def test_a_cached_rate_the_run_contradicts_is_dropped_and_measured_again():
-    from raudit.campaign import calibrate as cb
+    from raudit.runs import calibrate as cb
 
     fit = ("paper", {"max_iter": 3, "teachers": 2}, "worst-case", 1.0, 1e-5, None, None)
     k = chunk_cache.key(fit, "cpu")
@@ -92,7 +92,7 @@ def test_a_cached_rate_the_run_contradicts_is_dropped_and_measured_again():
 
 
 def test_calibration_reads_cpu_time_beside_wall_time():
-    from raudit.campaign import calibrate as cb
+    from raudit.runs import calibrate as cb
 
     cal = cb.fit_rate("paper", {"teachers": 2}, "worst-case", 1.0, 1e-5, 2, cap=2)
     assert cal.cpu_s_per_model_iter > 0 and cal.s_per_model_iter > 0
