@@ -8,9 +8,9 @@
 
 A generator declares how it picks delta when the user gives none
 (:meth:`raudit.generators.base.Generator.delta_rule`): a number (the PATE-GAN
-family's 1e-5), the name of a rule in :data:`DELTA_RULES` (smartnoise's
+family's :data:`STUDY_DELTA`), the name of a rule in :data:`DELTA_RULES` (smartnoise's
 ``"1/(N sqrt N)"``, N the training rows) or ``None`` for a pure-DP mechanism that
-ignores delta, which is then given the study's 1e-5 so that the audit's bounds and
+ignores delta, which is then given :data:`STUDY_DELTA` so that the audit's bounds and
 every summary carry one number. The resolved delta is what trains and what is
 recorded (train's summary.json, the audit's rows). An audit resolves it once on the
 full table D (N = |D_in|) and trains both worlds with it, as the study passes one
@@ -26,10 +26,12 @@ from typing import Any, Callable
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 
-__all__ = ["DELTA_RULES", "PURE_DP_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for"]
+__all__ = ["DELTA_RULES", "STUDY_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for", "rule_deltas"]
 
-#: delta of pure-DP mechanisms (which ignore it) in bounds and summaries: the study's value.
-PURE_DP_DELTA = 1e-5
+#: The study's delta, and the one place the number is written: the delta the PATE-GAN
+#: family declares, the stand-in for pure-DP mechanisms (which ignore delta) in bounds and
+#: summaries, and the default of the eps estimators.
+STUDY_DELTA = 1e-5
 
 
 def _n_sqrt_n(n):
@@ -46,7 +48,7 @@ DELTA_RULES.register("1/(N sqrt N)", _n_sqrt_n)
 def delta_for(rule: float | str | None, n_rows):
     """delta of ``rule`` (a number, a DELTA_RULES name, None = pure DP) for ``n_rows`` rows."""
     if rule is None:
-        return PURE_DP_DELTA
+        return STUDY_DELTA
     if isinstance(rule, str):
         return DELTA_RULES.get(rule)(n_rows)
     return float(rule)
@@ -98,3 +100,11 @@ class PrivacySpec:
         delta = float(delta_for(rule, n_rows))
         _check(self.epsilon, delta)
         return ResolvedPrivacy(float(self.epsilon), delta, name, n_rows)
+
+
+def rule_deltas(generator: Any, n_rows):
+    """delta of ``generator``'s declared rule for ``n_rows`` (a number, or an array of rows
+    per model): what a generator trains with when it is fit without a delta, per model."""
+    rule = generator.delta_rule() if hasattr(generator, "delta_rule") else \
+        getattr(generator, "default_delta", None)
+    return delta_for(rule, n_rows)

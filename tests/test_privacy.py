@@ -3,6 +3,7 @@
 import json
 import math
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -12,7 +13,7 @@ from raudit.audit.chunk import run_chunk
 from raudit.audit.runner import AuditRequest, prepare
 from raudit.cli.app import app
 from raudit.errors import ConfigError, UnknownNameError
-from raudit.privacy import DELTA_RULES, PrivacySpec, delta_for
+from raudit.privacy import DELTA_RULES, STUDY_DELTA, PrivacySpec, delta_for, rule_deltas
 
 N = len(data.load("breast-cancer").train)
 
@@ -30,10 +31,9 @@ def test_rules_of_the_implementations():
 
 
 def test_the_rule_is_the_one_smartnoise_trains_with_per_table():
-    import torch
-    rows = torch.tensor([455, 454, 7])
-    got = generators.get("smartnoise")().implementation_delta(rows)
+    got = rule_deltas(generators.get("smartnoise")(), np.array([455, 454, 7], dtype=float))
     assert got.tolist() == [delta_for("1/(N sqrt N)", n) for n in (455, 454, 7)]
+    assert rule_deltas(generators.get("smartnoise")(preset="paper"), 455) == STUDY_DELTA
 
 
 @pytest.mark.parametrize("eps,delta", [(0, None), (-1, 1e-5), (float("inf"), None), (1, 0), (1, 1.0),
@@ -82,3 +82,42 @@ def test_utility_trains_smartnoise_with_the_same_delta_as_train():
     study = plan.UtilityRequest(impl="smartnoise", dataset="breast-cancer", epsilons=(1.0,),
                                 delta=1e-5)
     assert plan.configs(study, ds)[0][0]["delta"] == 1e-5
+
+
+def test_cli_to_accountant_resolves_delta_once(tmp_path, monkeypatch):
+    """`raudit audit` input -> PrivacySpec -> the game -> every shadow model's accountant:
+    delta is resolved once (one PrivacySpec.resolve, one rule evaluation), on D_in, and
+    every accountant of both worlds (D_out has a row fewer, so a per-model re-derivation
+    of smartnoise's 1/(N sqrt N) would differ) is asked for eps at that one delta."""
+    from raudit import privacy
+    from raudit.accountants.accountant import PateMomentsAccountant
+
+    resolved, rules, asked = [], [], []
+    real_resolve, real_rule, real_eps = (privacy.PrivacySpec.resolve, privacy.delta_for,
+                                         PateMomentsAccountant.eps)
+
+    def resolve(self, generator, n_rows):
+        resolved.append(n_rows)
+        return real_resolve(self, generator, n_rows)
+
+    def delta_for(rule, n_rows):
+        rules.append(rule)
+        return real_rule(rule, n_rows)
+
+    def eps(self, delta):
+        asked.extend(np.broadcast_to(np.asarray(delta, dtype=float), (self.models,)).tolist())
+        return real_eps(self, delta)
+
+    monkeypatch.setattr(privacy.PrivacySpec, "resolve", resolve)
+    monkeypatch.setattr(privacy, "delta_for", delta_for)
+    monkeypatch.setattr(PateMomentsAccountant, "eps", eps)
+    res = CliRunner().invoke(app, ["audit", "--backend", "local", "--impl", "smartnoise",
+                                   "--attack", "querybased", "-S", "5", "--max-iter", "2",
+                                   "--teachers", "2", "-M", "5", "--out", str(tmp_path / "a"),
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    n_in = len(data.load("worst-case").train)
+    want = 1.0 / (n_in * math.sqrt(n_in))
+    assert resolved == [n_in] and rules == ["1/(N sqrt N)"]
+    assert json.loads(res.stdout)["delta"] == want
+    assert asked and set(asked) == {want}  # the probe's model and all 10 shadow models

@@ -31,6 +31,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
 from raudit.accountants.events import PateVote
 from raudit.accountants.pate import (
     eps_from_moments,
@@ -44,7 +45,7 @@ from raudit.accountants.pate import (
 from raudit.errors import ConfigError, UnknownNameError
 from raudit.registry import Registry
 
-__all__ = ["ACCOUNTANTS", "Accountant", "MOMENTS", "MomentsAccountant", "PateMomentsAccountant",
+__all__ = ["ACCOUNTANTS", "Accountant", "MOMENTS", "PateMomentsAccountant",
            "accepting", "create", "get"]
 
 MomentsFn = Callable[..., np.ndarray]
@@ -80,8 +81,8 @@ def _mask_of(event: Any, models: int) -> np.ndarray:
     if mask is None:
         return np.ones(models, dtype=bool)
     if mask.shape != (models,):
-        raise ConfigError(f"the event's mask has shape {mask.shape}; this accountant keeps "
-                          f"{models} models")
+        raise EventShapeError(f"the event's mask has shape {mask.shape}; this accountant keeps "
+                              f"{models} models")
     return mask
 
 
@@ -93,13 +94,25 @@ class Accountant:
     def __init__(self, models: int = 1):
         self.models = _check_models(models)
 
+    def supports(self, event: Any) -> bool:
+        """Whether this accountant can analyse ``event`` (its type and parameters), as
+        dp_accounting's ``supports``; whether it fits the state is ``compose``'s check."""
+        return isinstance(event, self.events) and self._supports(event)
+
+    def _supports(self, event: Any) -> bool:
+        return True
+
     def compose(self, event: Any) -> None:
-        """Charge ``event``; raises ConfigError (and changes nothing) if it is rejected."""
-        if not isinstance(event, self.events):
-            kinds = ", ".join(t.__name__ for t in self.events)
-            raise ConfigError(f"{type(self).__name__} accounts {kinds} events, not "
-                              f"{type(event).__name__}")
+        """Charge ``event``; raises an :class:`~raudit.accountants.errors.AccountantError`
+        (and changes nothing) if it is rejected: UnsupportedEventError when
+        :meth:`supports` is False, EventShapeError when it does not fit."""
+        if not self.supports(event):
+            raise UnsupportedEventError(self._unsupported(event))
         self._apply(self._dry_run(event))
+
+    def _unsupported(self, event: Any) -> str:
+        kinds = ", ".join(t.__name__ for t in self.events)
+        return f"{type(self).__name__} accounts {kinds} events, not {type(event).__name__}"
 
     def _dry_run(self, event: Any) -> Any:
         raise NotImplementedError
@@ -134,15 +147,21 @@ class PateMomentsAccountant(Accountant):
         self.alpha = np.zeros((self.models, self.orders))
         self.queries = np.zeros(self.models, dtype=np.int64)
 
+    def _supports(self, event: PateVote) -> bool:
+        return event.noise == "laplace" and event.k == self.k
+
+    def _unsupported(self, event: Any) -> str:
+        if isinstance(event, PateVote) and event.noise != "laplace":
+            return (f"the PATE moments accountant {self.variant!r} analyses Laplace votes, "
+                    f"not {event.noise}; use a Gaussian (GNMax) accountant")
+        if isinstance(event, PateVote):
+            return f"the vote has k={event.k} teachers; this accountant has k={self.k}"
+        return super()._unsupported(event)
+
     def _dry_run(self, event: PateVote):
         if event.models != self.models:
-            raise ConfigError(f"the vote holds {event.models} models; this accountant keeps "
-                              f"{self.models}")
-        if event.k != self.k:
-            raise ConfigError(f"the vote has k={event.k} teachers; this accountant has k={self.k}")
-        if event.noise != "laplace":
-            raise ConfigError(f"the PATE moments accountant {self.variant!r} analyses Laplace "
-                              f"votes, not {event.noise}; use a Gaussian (GNMax) accountant")
+            raise EventShapeError(f"the vote holds {event.models} models; this accountant "
+                                  f"keeps {self.models}")
         mask = _mask_of(event, self.models)
         inc = self._fn(event.n1[mask], self.k, self.lam, self.orders) if mask.any() else None
         return mask, inc, event.n1.shape[1]
@@ -158,8 +177,8 @@ class PateMomentsAccountant(Accountant):
             return eps_from_moments(self.alpha, float(delta))
         delta = np.asarray(delta, dtype=np.float64)
         if delta.shape != (self.models,):
-            raise ConfigError(f"delta must be one number or one per model ({self.models}), "
-                              f"got shape {delta.shape}")
+            raise DeltaError(f"delta must be one number or one per model ({self.models}), "
+                             f"got shape {delta.shape}")
         out = np.empty(self.models)
         for d in np.unique(delta):  # few distinct values (neighbouring tables differ by a row)
             out[delta == d] = eps_from_moments(self.alpha[delta == d], float(d))
@@ -168,23 +187,6 @@ class PateMomentsAccountant(Accountant):
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.variant!r}, lam={self.lam}, orders={self.orders}, "
                 f"k={self.k}, models={self.models})")
-
-
-class MomentsAccountant(PateMomentsAccountant):
-    """The pre-event API, kept for callers (ports, tests): ``charge(n1, mask)`` is
-    ``compose(PateVote(n1, k, mask=mask))``."""
-
-    def charge(self, n1, mask=None) -> None:
-        """Add the moments of the queries ``n1`` (models, B); only rows where ``mask``."""
-        n1 = np.asarray(n1)
-        if n1.ndim != 2 or n1.shape[0] != self.models:
-            raise ConfigError(f"n1 must have shape (models={self.models}, B), got {n1.shape}")
-        if mask is not None:
-            mask = np.asarray(mask)
-            if mask.shape != (self.models,) or mask.dtype != bool:
-                raise ConfigError(f"mask must be a bool array of shape ({self.models},), "
-                                  f"got {mask.dtype} {mask.shape}")
-        self.compose(PateVote(n1, self.k, "laplace", 1.0 / self.lam, "argmax", mask))
 
 
 ACCOUNTANTS: Registry[Callable[..., Accountant]] = Registry("accountant")

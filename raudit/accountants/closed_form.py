@@ -1,6 +1,6 @@
 """Closed forms for the data-independent regime of the PATE moments accountant.
 
-With lam = 1e-3 (or 1e-4), delta = 1e-5 and at most a few thousand teachers, the
+With lam = 1e-3 (or 1e-4), delta = 10^-5 and at most a few thousand teachers, the
 min in every accountant variant picks the data-independent term 2 lam^2 l(l+1), so
 eps_hat after T queries is a deterministic function of T
 (``shared/spec/IMPLEMENTATIONS.md`` section 10):
@@ -44,7 +44,7 @@ def eps_data_independent(queries, lam: float, L: int, delta: float):
 
     Vectorised over ``queries``; computed through :func:`eps_from_moments` so it uses
     the same floating-point arithmetic as a charged accountant (up to the order of the
-    sums). ``queries = 0`` gives the floor log(1/delta)/L (0.11513 for 1e-5, L = 100).
+    sums). ``queries = 0`` gives the floor log(1/delta)/L (0.11513 for 10^-5, L = 100).
     """
     _check(lam, L, delta)
     t = np.asarray(queries, dtype=np.float64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from raudit.accountants.accountant import Accountant, _mask_of
+from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
 from raudit.accountants.events import ConfidentGNMax, GNMaxAnswer, GNMaxThreshold
 from raudit.accountants.gnmax import (
     DEFAULT_ORDERS,
@@ -54,8 +55,8 @@ class ConfidentGNMaxAccountant(Accountant):
         mask = _mask_of(event, self.models)
         if isinstance(event, ConfidentGNMax):
             if event.models != self.models:
-                raise ConfigError(f"the event holds {event.models} models; this accountant keeps "
-                                  f"{self.models}")
+                raise EventShapeError(f"the event holds {event.models} models; this accountant "
+                                      f"keeps {self.models}")
             inc = np.zeros_like(self.rdp)
             if mask.any():
                 inc[mask] = rdp_confident_gnmax(event.counts[mask], event.answered[mask],
@@ -84,8 +85,8 @@ class ConfidentGNMaxAccountant(Accountant):
             return eps_from_rdp(rdp, self.orders, float(delta))
         delta = np.asarray(delta, dtype=np.float64)
         if delta.shape != (self.models,):
-            raise ConfigError(f"delta must be one number or one per model ({self.models}), "
-                              f"got shape {delta.shape}")
+            raise DeltaError(f"delta must be one number or one per model ({self.models}), "
+                             f"got shape {delta.shape}")
         return np.array([eps_from_rdp(r, self.orders, float(d)) for r, d in zip(rdp, delta)])
 
     def eps(self, delta) -> np.ndarray:
@@ -93,8 +94,8 @@ class ConfidentGNMaxAccountant(Accountant):
 
     def eps_if(self, event, delta) -> np.ndarray:
         """eps per model if ``event`` were charged (the accountant is left unchanged)."""
-        if not isinstance(event, self.events):
-            raise ConfigError(f"{type(self).__name__} does not account {type(event).__name__}")
+        if not self.supports(event):
+            raise UnsupportedEventError(self._unsupported(event))
         _, inc, _, _ = self._dry_run(event)
         return self._eps(self.rdp + inc, delta)
 

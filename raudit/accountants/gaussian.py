@@ -17,6 +17,7 @@ import numpy as np
 from dp_accounting import pld, rdp
 
 from raudit.accountants.accountant import Accountant, _mask_of
+from raudit.accountants.errors import DeltaError
 from raudit.accountants.events import GaussianStep, GNMaxAnswer, GNMaxThreshold, LabelNoise
 from raudit.errors import ConfigError
 
@@ -61,12 +62,18 @@ class DpAccountingAccountant(Accountant):
     def _make(self) -> dp_accounting.PrivacyAccountant:
         raise NotImplementedError
 
-    def _dry_run(self, event: Any):
+    def _supports(self, event: Any) -> bool:
+        return self._make().supports(dp_event(event.key()))
+
+    def _unsupported(self, event: Any) -> str:
+        if not isinstance(event, self.events):
+            return super()._unsupported(event)
         key = event.key()
-        if not self._make().supports(dp_event(key)):
-            raise ConfigError(f"{type(self).__name__} cannot account {type(event).__name__} "
-                              f"({key[0]} noise, sampling rate {key[2]})")
-        return key, _mask_of(event, self.models), int(event.count)
+        return (f"{type(self).__name__} cannot account {type(event).__name__} "
+                f"({key[0]} noise, sampling rate {key[2]})")
+
+    def _dry_run(self, event: Any):
+        return event.key(), _mask_of(event, self.models), int(event.count)
 
     def _apply(self, increment) -> None:
         key, mask, count = increment
@@ -84,9 +91,13 @@ class DpAccountingAccountant(Accountant):
         return self._cache[cache_key]
 
     def eps(self, delta: float | np.ndarray) -> np.ndarray:
-        deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), (self.models,))
+        deltas = np.asarray(delta, dtype=np.float64)
+        if deltas.ndim and deltas.shape != (self.models,):
+            raise DeltaError(f"delta must be one number or one per model ({self.models}), "
+                             f"got shape {deltas.shape}")
+        deltas = np.broadcast_to(deltas, (self.models,))
         if np.any(~((deltas > 0) & (deltas < 1))):
-            raise ConfigError(f"delta must lie in (0, 1), got {delta!r}")
+            raise DeltaError(f"delta must lie in (0, 1), got {delta!r}")
         keys = sorted(self.counts)
         out = np.empty(self.models)
         for m in range(self.models):

@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from raudit.attacks import fit_attack, score
-from raudit.audit.epsilon import (audit_bound, choose_threshold, eps_bayesian,
-                                  evaluate_threshold)
-from raudit.audit.fdp import tradeoff_bounds
 from raudit import seeds
+from raudit.attacks import fit_attack, score
+from raudit.audit.epsilon import choose_threshold, eps_bayesian, evaluate_threshold, threshold_counts
+from raudit.audit.estimators import ESTIMATORS, Evidence, best, estimate
 from raudit.audit.game import derive_seed
 from raudit.results.ids import canonical_json
 
@@ -100,14 +99,31 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
         return out
     scored = attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
                            derive_seed(seed, seeds.ATTACK) % 2**32)
-    (vs, vl), (ts, tl) = scored["val"], scored["test"]
-    out.update(audit_bound(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
-    out.update(tradeoff_bounds(vs, vl, ts, tl, delta=delta or 0.0, alpha=alpha))
-    # Both bounds hold with probability >= 1 - alpha/2 each, so the larger holds with
-    # >= 1 - alpha: the audit's stated confidence. eps_gdp is not a candidate (its eps
-    # needs a Gaussian-shaped mechanism; see raudit.audit.fdp).
-    out["best_estimator"] = "curve" if out["eps_curve"] > out["eps_cp"] else "cp"
-    out.update(multi_sample_bound(parts, seed=seed, delta=delta or 0.0, alpha=alpha))
+    out.update(bounds(scored["val"], scored["test"], delta=delta or 0.0, alpha=alpha,
+                      multi=lambda: multi_sample_bound(parts, seed=seed, delta=delta or 0.0,
+                                                       alpha=alpha)))
+    return out
+
+
+def bounds(val, test, *, delta: float, alpha: float, multi=lambda: {}) -> dict[str, Any]:
+    """Threshold on validation, counts on test, then every registered estimator
+    (:mod:`raudit.audit.estimators`): their summary columns, ``estimates`` (name ->
+    eps_lo or None), mu_gdp, saturated and best_estimator. ``multi``: the multi-sample
+    bound's keys, computed if an estimator asks."""
+    out = threshold_counts(*val, *test, delta=delta, alpha=alpha)
+    ev = Evidence(val, test, (out["tp"], out["fn"], out["tn"], out["fp"]), delta, alpha, multi)
+    values = estimate(ev)
+    for name, value in values.items():
+        column = ESTIMATORS.get(name).column
+        if column is not None and value is not None:
+            out[column] = value
+    out["mu_gdp"] = ev.tradeoff["mu_gdp"]  # a bound on mu, not an eps estimate
+    out["saturated"] = bool(out["eps_cp"] >= out["eps_max"] - 1e-9)
+    # The assumption-free candidates (CP, curve) hold with >= 1 - alpha/2 each, so the
+    # larger holds with >= 1 - alpha: the audit's stated confidence.
+    out["best_estimator"] = best(values)
+    out.update(ev.multi_sample)
+    out["estimates"], out["alpha"] = values, alpha
     return out
 
 

@@ -20,11 +20,13 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from raudit.errors import ConfigError
+from raudit.privacy import STUDY_DELTA
 from raudit.registry import Registry
 
 __all__ = [
     "ESTIMATORS",
     "audit_bound",
+    "threshold_counts",
     "choose_threshold",
     "eps_bayesian",
     "eps_ceiling",
@@ -82,7 +84,7 @@ def _eps_interval(upper, tp, fn, tn, fp, delta, alpha):
     return _eps_from_upper(a, b, delta)
 
 
-def eps_clopper_pearson(tp, fn, tn, fp, *, delta: float = 1e-5, alpha: float = 0.1) -> float:
+def eps_clopper_pearson(tp, fn, tn, fp, *, delta: float = STUDY_DELTA, alpha: float = 0.1) -> float:
     """Epsilon lower bound from Clopper-Pearson upper limits on FPR and FNR.
 
     Returns eps_lo such that eps_lo <= eps with confidence at least 100(1 - alpha/2)%
@@ -97,7 +99,7 @@ def eps_clopper_pearson(tp, fn, tn, fp, *, delta: float = 1e-5, alpha: float = 0
     return float(out) if out.ndim == 0 else out
 
 
-def eps_jeffreys(tp, fn, tn, fp, *, delta: float = 1e-5, alpha: float = 0.1) -> float:
+def eps_jeffreys(tp, fn, tn, fp, *, delta: float = STUDY_DELTA, alpha: float = 0.1) -> float:
     """Epsilon lower bound from Jeffreys upper limits on FPR and FNR.
 
     Returns eps_lo such that eps_lo <= eps with confidence APPROXIMATELY
@@ -176,7 +178,7 @@ def eps_bayesian(
     tn,
     fp,
     *,
-    delta: float = 1e-5,
+    delta: float = STUDY_DELTA,
     alpha: float = 0.1,
     method: str = "quadrature",
     samples: int = 1_000_000,
@@ -279,7 +281,7 @@ def _estimator(name_or_fn) -> Callable[..., float]:
 
 
 def eps_ceiling(
-    n_pos: int, n_neg: int, *, delta: float = 1e-5, alpha: float = 0.1, method: str = "cp"
+    n_pos: int, n_neg: int, *, delta: float = STUDY_DELTA, alpha: float = 0.1, method: str = "cp"
 ) -> float:
     """The largest eps an estimator can certify with n_pos + n_neg trials: zero errors.
 
@@ -325,7 +327,7 @@ def _scan(scores, labels):
     return cand, tp, pos.size - tp, neg.size - fp, fp
 
 
-def choose_threshold(val_scores, val_labels, *, delta: float = 1e-5, alpha: float = 0.1, estimator="cp"):
+def choose_threshold(val_scores, val_labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1, estimator="cp"):
     """The (threshold, direction) maximising ``estimator`` on the validation counts.
 
     Every unique validation score is a candidate, predicting "in" when score >= t
@@ -368,16 +370,31 @@ def audit_bound(
     test_scores,
     test_labels,
     *,
-    delta: float = 1e-5,
+    delta: float = STUDY_DELTA,
     alpha: float = 0.1,
     estimator="cp",
 ) -> dict:
     """Threshold on validation, bound on test: the study's protocol (EVALUATION.md s. 3).
 
-    Returns auc (roc_auc_score of the raw test scores; NaN with one class), threshold,
-    direction, tp/fn/tn/fp, tpr, fpr, eps_cp, eps_jeffreys, eps_bayes, eps_max (the CP
-    ceiling for these test counts) and saturated (eps_cp at the ceiling).
+    Returns :func:`threshold_counts`'s keys, eps_cp, eps_jeffreys, eps_bayes and
+    saturated (eps_cp at the ceiling). An audit reads every registered estimator
+    instead (:func:`raudit.audit.analyse.bounds`).
     """
+    out = threshold_counts(val_scores, val_labels, test_scores, test_labels, delta=delta,
+                           alpha=alpha, estimator=estimator)
+    tp, fn, tn, fp = out["tp"], out["fn"], out["tn"], out["fp"]
+    eps_cp = eps_clopper_pearson(tp, fn, tn, fp, delta=delta, alpha=alpha)
+    out.update(eps_cp=eps_cp, eps_jeffreys=eps_jeffreys(tp, fn, tn, fp, delta=delta, alpha=alpha),
+               eps_bayes=eps_bayesian(tp, fn, tn, fp, delta=delta, alpha=alpha),
+               saturated=bool(eps_cp >= out["eps_max"] - 1e-9))
+    return out
+
+
+def threshold_counts(val_scores, val_labels, test_scores, test_labels, *,
+                     delta: float = STUDY_DELTA, alpha: float = 0.1, estimator="cp") -> dict:
+    """The threshold and direction chosen on validation and what they give on test: auc
+    (roc_auc_score of the raw test scores; NaN with one class), threshold, direction,
+    tp/fn/tn/fp, tpr, fpr and eps_max (the CP ceiling for these test counts)."""
     from sklearn.metrics import roc_auc_score  # slow import, only needed here
 
     threshold, direction = choose_threshold(
@@ -386,8 +403,6 @@ def audit_bound(
     tp, fn, tn, fp = evaluate_threshold(test_scores, test_labels, threshold, direction)
     scores, labels = _prepare(test_scores, test_labels)
     auc = float(roc_auc_score(labels, scores)) if 0 < labels.sum() < labels.size else float("nan")
-    eps_cp = eps_clopper_pearson(tp, fn, tn, fp, delta=delta, alpha=alpha)
-    eps_max = eps_ceiling(tp + fn, tn + fp, delta=delta, alpha=alpha, method="cp")
     return {
         "auc": auc,
         "threshold": threshold,
@@ -398,9 +413,5 @@ def audit_bound(
         "fp": fp,
         "tpr": tp / (tp + fn) if tp + fn else float("nan"),
         "fpr": fp / (tn + fp) if tn + fp else float("nan"),
-        "eps_cp": eps_cp,
-        "eps_jeffreys": eps_jeffreys(tp, fn, tn, fp, delta=delta, alpha=alpha),
-        "eps_bayes": eps_bayesian(tp, fn, tn, fp, delta=delta, alpha=alpha),
-        "eps_max": eps_max,
-        "saturated": bool(eps_cp >= eps_max - 1e-9),
+        "eps_max": eps_ceiling(tp + fn, tn + fp, delta=delta, alpha=alpha, method="cp"),
     }

@@ -30,6 +30,7 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import game as g
 from raudit.audit.chunk import attack_context, row_base
 from raudit.errors import ConfigError, DataError
+from raudit.privacy import STUDY_DELTA
 
 IMPL = "external"
 SUFFIXES = (".csv", ".parquet")
@@ -129,7 +130,7 @@ def external_game(req, tables: dict[str, list[pd.DataFrame]], digest: str, ds, d
     impl "external", the files' digest as its only option."""
     attack, features = resolve_attack(req.attack, req.features)
     return g.Game(impl=IMPL, options={"files": digest}, dataset=dataset, target=target,
-                  epsilon=float(req.epsilon), delta=1e-5 if req.delta is None else float(req.delta),
+                  epsilon=float(req.epsilon), delta=STUDY_DELTA if req.delta is None else float(req.delta),
                   attack=attack.name, features=features, shadow_models=len(tables["in"]),
                   seed=int(req.seed), synthetic_rows=len(tables["in"][0]),
                   data_digest=g.data_digest(ds.train), label=req.label,
@@ -147,7 +148,8 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     from raudit import data
     from raudit.audit import analyse as an
     from raudit.audit import targets as tg
-    from raudit.audit.verdict import verdict
+    from raudit.audit.runner import append_summary, estimates_of
+    from raudit.audit.verdict import ALPHA, verdict
     from raudit.results import ResultStore, spec_hash
     from raudit.results.store import check_writable
 
@@ -180,7 +182,7 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
         row["synthetic_protocol"] = "same"
         row["verdict"] = verdict(row)
         row["first_error"] = None
-        if store.read("summary").empty:
-            store.append("summary", [row])
-    return {**row, "out": str(out), "models_run": 0, "failed_chunks": 0, "wall_s": 0.0,
+        values = estimates_of(result)
+        append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
+    return {**row, "estimates": values, "out": str(out), "models_run": 0, "failed_chunks": 0, "wall_s": 0.0,
             "placement": "external files", "notes": [], "target_row": game.target}

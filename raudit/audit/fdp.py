@@ -18,7 +18,7 @@ statement about that whole curve (Dong, Roth & Su 2022). Two readings of it:
   bounds eps only if the mechanism's trade-off curve is Gaussian-shaped (Gaussian
   noise: DP-SGD, GNMax). It is NOT a valid lower bound for mechanisms with other
   curves: randomized response at eps = 1 has the kink FPR = FNR = 1/(1 + e), which
-  is mu = 1.23 GDP and eps 5.58 at delta = 1e-5 (see the tests). PATE with Laplace
+  is mu = 1.23 GDP and eps 5.58 at delta = 10^-5 (see the tests). PATE with Laplace
   noise is not Gaussian either, so raudit reports eps_gdp next to, never instead
   of, the honest bounds.
 """
@@ -33,6 +33,7 @@ from scipy import optimize, special
 from raudit.audit.epsilon import (_DIRECTIONS, _check, _eps_from_upper, _oriented, _prepare,
                                   _scan, _upper_cp, evaluate_threshold)
 from raudit.errors import ConfigError
+from raudit.privacy import STUDY_DELTA
 
 __all__ = ["GRID", "curve_counts", "eps_curve", "eps_from_mu", "gdp_delta", "mu_from_upper",
            "mu_gdp", "tradeoff_bounds"]
@@ -64,7 +65,7 @@ def eps_from_mu(mu: float, delta: float) -> float:
     """The smallest eps >= 0 with delta(eps) <= delta for a mu-GDP mechanism.
 
     delta(eps) decreases in eps; 0 when delta(0) <= delta already (tiny mu).
-    mu = 1, delta = 1e-5 -> 4.377 (dp_accounting's Gaussian PLD agrees; see the tests).
+    mu = 1, delta = 10^-5 -> 4.377 (dp_accounting's Gaussian PLD agrees; see the tests).
     """
     if not 0.0 < delta < 1.0:
         raise ConfigError(f"delta must lie in (0, 1) for a GDP conversion, got {delta!r}")
@@ -94,7 +95,7 @@ def curve_counts(scores, labels, grid=GRID):
     return np.concatenate(rows).astype(np.float64)
 
 
-def eps_curve(scores, labels, *, delta: float = 1e-5, alpha: float = 0.1, grid=GRID) -> float:
+def eps_curve(scores, labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1, grid=GRID) -> float:
     """The largest eps any threshold of the grid rules out, from the test split's scores.
 
     Each of the T = 2 len(grid) thresholds gets CP upper limits on FPR and FNR at
@@ -110,7 +111,7 @@ def eps_curve(scores, labels, *, delta: float = 1e-5, alpha: float = 0.1, grid=G
                                  delta).max())
 
 
-def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: float = 1e-5,
+def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: float = STUDY_DELTA,
                     alpha: float = 0.1) -> dict:
     """eps_curve (test split, corrected) and the GDP bound (threshold chosen on validation).
 

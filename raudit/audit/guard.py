@@ -17,19 +17,20 @@ from raudit.audit import chunk
 from raudit.audit.game import Game, trials, worlds
 from raudit.engine.driver import EngineConfig
 from raudit.errors import RauditError
+from raudit.privacy import ResolvedPrivacy
 from raudit.results import ResultStore
 
 
-def validate_generator(cls, options: dict, train, target, neighbours: str, epsilon: float,
-                       delta: float | None, columns) -> None:
+def validate_generator(gen, train, target, neighbours: str, privacy: ResolvedPrivacy,
+                       columns) -> None:
     """Reject generator settings that `raudit train` would reject, on the audit's own worlds,
-    before Ray starts or anything is written (the constructor checks the options; the
-    generator's ``check`` its table-dependent settings, e.g. more teachers than rows)."""
-    gen = cls(**options)
+    before Ray starts or anything is written. ``gen`` is the constructed generator (its
+    constructor checked the options); its ``check`` covers the table-dependent settings
+    (e.g. more teachers than rows) under the privacy the audit resolved once."""
     tables = [train] if target == "auto" else list(worlds(train, target, neighbours).values())
     for table in tables:
-        generators.base.check_table(table, allow_nan=cls.allow_nan)
-        gen.check(table, epsilon=epsilon, delta=delta, columns=columns)
+        generators.base.check_table(table, allow_nan=gen.allow_nan)
+        gen.check(table, epsilon=privacy.epsilon, delta=privacy.delta, columns=columns)
 
 
 def probe(game: Game, audit_id: str) -> None:

@@ -9,6 +9,7 @@ selection, analyse the stored models. :func:`raudit.runs.run_audit` runs them::
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +21,11 @@ from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit.chunk import run_chunk  # noqa: F401 - chunks name it here (runs.jobs.AUDIT_CHUNK)
+from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import check_models, first_error, validate_generator
-from raudit.audit.verdict import verdict
+from raudit.audit.verdict import ALPHA, verdict
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
@@ -44,7 +46,7 @@ class AuditRequest:
     target: str | None = None  # auto | worst-case | ROWID; default: planted target or auto
     options: dict = field(default_factory=dict)
     epsilon: float = 1.0
-    delta: float | None = None  # default: the generator's, else 1e-5
+    delta: float | None = None  # default: the generator's declared rule (raudit.privacy)
     shadow_models: int = 1000  # per world
     seed: int = 0
     synthetic_rows: int | str | None = None  # default |D_in|; "per-world": the study's harness
@@ -118,13 +120,13 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
             sel.check_pool(req.selection_models, req.target_candidates)
         else:
             tg.check_settings(req.target_candidates, req.target_pairs)
-    # One delta for training and for the bounds, resolved as `raudit train` resolves it.
-    delta = PrivacySpec(req.epsilon, req.delta).resolve(cls(**dict(req.options)),
-                                                        len(ds.train)).delta
-    validate_generator(cls, req.options, ds.train, target, req.neighbours, req.epsilon, delta,
-                       ds.columns)
+    # One delta for training and for the bounds, resolved here once, as `raudit train`
+    # resolves it (on D = D_in); the game carries it to every chunk and to the analysis.
+    gen = cls(**dict(req.options))  # the constructor checks the options
+    privacy = PrivacySpec(req.epsilon, req.delta).resolve(gen, len(ds.train))
+    validate_generator(gen, ds.train, target, req.neighbours, privacy, ds.columns)
     game = Game(impl=req.impl, options=dict(req.options), dataset=dataset, target=target,
-                epsilon=float(req.epsilon), delta=delta, attack=attack.name, features=features,
+                epsilon=privacy.epsilon, delta=privacy.delta, attack=attack.name, features=features,
                 shadow_models=int(req.shadow_models), seed=int(req.seed),
                 synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
@@ -237,12 +239,21 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
-    _append_summary(store, row)
-    return row
+    values = estimates_of(result)
+    append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
+    return {**row, "estimates": values}
 
 
-def _append_summary(store: ResultStore, row: dict) -> None:
-    """One summary row per audit: a rerun that changed nothing adds none."""
+def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:
+    """{estimator: eps_lo or None} of an analysis (None for NaN: no bound)."""
+    values = result.get("estimates") or {}
+    return {k: None if v is None or math.isnan(v) else float(v) for k, v in values.items()}
+
+
+def append_summary(store: ResultStore, row: dict, values: dict[str, float | None],
+                   alpha: float) -> None:
+    """One summary row per audit, and its estimates beside it: a rerun that changed
+    nothing adds none."""
     prev = store.read("summary")
     prev = prev[prev["audit_id"] == row["audit_id"]]
     if len(prev):
@@ -251,6 +262,9 @@ def _append_summary(store: ResultStore, row: dict) -> None:
         if same:
             return
     store.append("summary", [row])
+    rows = estimate_rows(row["audit_id"], values, alpha)
+    if rows:
+        store.append("estimates", [{**r, "created_at": row["created_at"]} for r in rows])
 
 
 def _same(a, b) -> bool:

@@ -28,8 +28,7 @@ import pandas as pd
 
 from raudit import seeds
 from raudit.audit import analyse as an
-from raudit.audit.epsilon import _eps_from_upper, audit_bound, eps_clopper_pearson
-from raudit.audit.fdp import tradeoff_bounds
+from raudit.audit.epsilon import _eps_from_upper, eps_clopper_pearson
 from raudit.audit.game import split_of
 from raudit.errors import ConfigError
 
@@ -85,12 +84,9 @@ def prefix_bounds(shadow: pd.DataFrame, s: int, *, seed: int, delta: float, alph
                 "saturated": False, "direction": None}
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
                               seeds.derive_seed(seed, seeds.ATTACK) % 2**32)
-    (vs, vl), (ts, tl) = scored["val"], scored["test"]
-    out = audit_bound(vs, vl, ts, tl, delta=delta, alpha=alpha)
-    out.update(tradeoff_bounds(vs, vl, ts, tl, delta=delta, alpha=alpha))
+    out = an.bounds(scored["val"], scored["test"], delta=delta, alpha=alpha)
     out["eps_hi"] = eps_interval(out["tp"], out["fn"], out["tn"], out["fp"], delta=delta,
                                  alpha=alpha)[1]
-    out["best_estimator"] = "curve" if out["eps_curve"] > out["eps_cp"] else "cp"
     return {**counts, **out}
 
 

@@ -124,19 +124,11 @@ def audit(
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if auto_chunk and not data_only:
-            import dataclasses
-
-            from raudit.runs.calibrate import audit_chunk_size
-            req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, _notice))
         if data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
-            result = run_audit(req, out, engine, progress, notice=_notice)
-            if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
-                from raudit.runs.calibrate import observe_audit
-                observe_audit(req, engine, out, _notice)
+            result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk)
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
@@ -170,6 +162,7 @@ def _show(r: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from raudit.audit.estimators import ESTIMATORS, values_of
     from raudit.audit.verdict import no_signal
 
     t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
@@ -191,15 +184,16 @@ def _show(r: dict) -> None:
         sat = " [red]SATURATED: at the ceiling, more models could show more[/red]"
     else:
         sat = ""
-    t.add_row("eps_emp CP", f"{_fmt(r['eps_cp'])}  of max {_fmt(r['eps_max'])}{sat}")
-    t.add_row("eps_emp Bayes / Jeffreys", f"{_fmt(r['eps_bayes'])} / {_fmt(r['eps_jeffreys'])}")
-    if (r.get("samples_per_model") or 1) > 1:
-        t.add_row("eps_emp Bayes, all samples", f"{_fmt(r['eps_bayes_multi'])}  ({r['samples_per_model']} "
-                  "datasets per model, assumed independent)")
-    if r.get("eps_curve") is not None:
-        t.add_row("eps_emp curve", f"{_fmt(r['eps_curve'])}  (every threshold, corrected)")
-        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])}; eps >= {_fmt(r['eps_gdp'])} only if the "
-                  "mechanism is Gaussian-shaped")
+    # every registered estimator (raudit.audit.estimators), CP first with the ceiling
+    values = values_of(r)
+    t.add_row(ESTIMATORS.get("cp").label, f"{_fmt(values['cp'])}  of max {_fmt(r['eps_max'])}{sat}")
+    for name in ESTIMATORS.names():
+        est = ESTIMATORS.get(name)
+        if name != "cp" and values[name] is not None:
+            t.add_row(est.label, _fmt(values[name]) + ("" if est.assumption == "none" else
+                                                        f"  (assumes {est.assumption})"))
+    if r.get("mu_gdp") is not None:
+        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     if r.get("looks"):

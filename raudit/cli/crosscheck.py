@@ -10,6 +10,7 @@ import typer
 
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.privacy import STUDY_DELTA
 
 
 @user_errors
@@ -19,7 +20,7 @@ def crosscheck(
     seeds: int = typer.Option(20, "--seeds", "-n", help="models per side"),
     seed: int = typer.Option(0, "--seed", help="root seed"),
     epsilon: float = typer.Option(1.0, "--epsilon"),
-    delta: float = typer.Option(1e-5, "--delta", help="delta (the study's 1e-5)"),
+    delta: float = typer.Option(STUDY_DELTA, "--delta", help="delta (default: the study's)"),
     teachers: int = typer.Option(5, "--teachers", "-k",
                                  help="teachers on both sides (the released code's "
                                       "int(N/1000) is replaced, as the study did)"),

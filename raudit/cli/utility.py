@@ -39,7 +39,7 @@ def utility(
     teachers: Annotated[L, typer.Option("--teachers", "-k", help="Teachers: an integer or N/RATIO (repeatable: a sweep). Default: the preset's rule.")] = None,
     preset: Annotated[L, typer.Option("--preset", help="default or paper (repeatable: a sweep).")] = None,
     conditional: Annotated[L, typer.Option("--conditional", help="true/false (repeatable: a sweep), for generators with a conditional mode (original).")] = None,
-    delta: Annotated[Optional[float], typer.Option("--delta", help="Privacy delta (default: the generator's own rule, as train and audit use it; the study's sweeps used 1e-5).")] = None,
+    delta: Annotated[Optional[float], typer.Option("--delta", help="Privacy delta (default: the generator's own rule, as train and audit use it; the study's sweeps used 10^-5).")] = None,
     lam: opt.Lambda = None,
     max_iter: Annotated[int, typer.Option("--max-iter", help="Cap on training iterations (the study's utility runs: 10,000).")] = 10_000,
     option: opt.Options = None,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from raudit.errors import ConfigError
+from raudit.privacy import STUDY_DELTA
 from raudit.seeds import CROSSCHECK, derive_seed
 
 
@@ -46,7 +47,7 @@ def _quiet(description: str, total: int):
 
 
 def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsilon: float = 1.0,
-               delta: float = 1e-5, teachers: int = 5, config: str | None = None,
+               delta: float = STUDY_DELTA, teachers: int = 5, config: str | None = None,
                upstream_dir: str | None = None, classifiers=("lr",), alpha: float = 0.05,
                speed_sizes=(1, 8), phase: Callable = None) -> dict:
     """Run both sides and every check; returns the report (a JSON-able dict + the checks)."""

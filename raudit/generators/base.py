@@ -4,7 +4,7 @@ A generator is fitted on an all-numeric DataFrame (label last) and samples
 DataFrames in the same schema and scale::
 
     gen = raudit.generators.get("paper")(teachers=5)
-    gen.fit(df, epsilon=1.0, delta=1e-5, seed=0)
+    gen.fit(df, epsilon=1.0, seed=0)  # delta: the generator's declared rule
     synth = gen.sample(len(df), seed=1)
 
 Implementation options go to the constructor (validated there); privacy
@@ -30,6 +30,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
 from raudit.generators.capabilities import Capabilities, options_of
 from raudit.generators.events import Observer
+from raudit.privacy import STUDY_DELTA
 
 
 def check_privacy(epsilon: float, delta: float | None) -> None:
@@ -89,7 +90,7 @@ class Generator(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     allow_nan: ClassVar[bool] = False
-    default_delta: ClassVar[float | None] = 1e-5
+    default_delta: ClassVar[float | None] = STUDY_DELTA  # a pure-DP mechanism sets None
     capabilities: ClassVar[Capabilities] = Capabilities()
 
     @classmethod

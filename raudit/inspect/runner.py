@@ -171,7 +171,7 @@ def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True) -> dict[str
     summary = model.summary()
     hp = _hp(summary)
     lam = hp.get("lam", spec.options.get("lam"))
-    ctx = Context(impl=spec.impl, epsilon=spec.epsilon, delta=float(privacy.delta or 0.0) or 1e-5,
+    ctx = Context(impl=spec.impl, epsilon=spec.epsilon, delta=float(privacy.delta),
                   train=ds.train, synthetic=synthetic, trace=trace,
                   k=hp.get("teachers", spec.options.get("teachers")),
                   lam=None if lam is None else float(lam),

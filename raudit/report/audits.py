@@ -17,26 +17,43 @@ import pandas as pd
 
 from raudit import seeds
 from raudit.audit import analyse as an
+from raudit.audit.estimators import ESTIMATORS, column_of
 from raudit.audit.game import derive_seed
 from raudit.audit.verdict import ALPHA, verdict
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 
-COLUMNS = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
-           "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr", "eps_cp",
-           "eps_jeffreys", "eps_bayes", "eps_curve", "mu_gdp", "eps_gdp", "eps_max", "saturated",
-           "synthetic_protocol", "seed"]
+HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
+        "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
+TAIL = ["mu_gdp", "eps_max", "saturated", "synthetic_protocol", "seed"]
+
+
+def columns() -> list[str]:
+    """The summary table's columns: one per registered estimator between HEAD and TAIL."""
+    return HEAD + [column_of(n) for n in ESTIMATORS.names()] + TAIL
 
 
 def summaries(res: Results) -> pd.DataFrame:
-    """The latest summary row of each audit (a resumed audit appends a newer one)."""
+    """The latest summary row of each audit (a resumed audit appends a newer one), with a
+    column per registered estimator (from the ``estimates`` table where the summary
+    table has none)."""
     s = res.table("summary")
     if s.empty:
         return s
     s = s.assign(job=s["job"].astype(object).where(s["job"].notna(), ""))
     s = s.sort_values("created_at", kind="stable")
-    return s.drop_duplicates(["job", "audit_id"], keep="last").reset_index(drop=True)
+    s = s.drop_duplicates(["job", "audit_id"], keep="last").reset_index(drop=True)
+    est = res.table("estimates")
+    missing = [n for n in ESTIMATORS.names() if column_of(n) not in s]
+    if missing and not est.empty:
+        est = est.assign(job=est["job"].astype(object).where(est["job"].notna(), ""))
+        est = est[est["estimator"].isin(missing)].sort_values("created_at", kind="stable")
+        wide = est.pivot_table(index=["job", "audit_id"], columns="estimator", values="eps_lo",
+                               aggfunc="last")
+        wide.columns = [column_of(n) for n in wide.columns]
+        s = s.merge(wide.reset_index(), on=["job", "audit_id"], how="left")
+    return s
 
 
 def label(row) -> str:
@@ -160,12 +177,11 @@ def section(res: Results, out: Path) -> Section | None:
     for _, r in rows.iterrows():
         sec.add(Verdict(label(r), verdict(r.to_dict()),
                         _num(r["eps_cp"]) > _num(r["epsilon"])))
-    table = rows.reindex(columns=COLUMNS)
-    sec.add(Table("Audit summaries", table, "audits.csv",
-                  "eps_cp (Clopper-Pearson), eps_jeffreys and eps_bayes are 90% lower bounds; "
-                  "eps_curve reads every threshold at once (corrected); mu_gdp bounds mu-Gaussian "
-                  "DP, and eps_gdp holds only for mechanisms with Gaussian noise; "
-                  "eps_max is the bound a perfect attack would reach with these test models."))
+    table = rows.reindex(columns=columns())
+    sec.add(Table("Audit summaries", table, "audits.csv", " ".join(
+        f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
+        + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "
+        "attack would reach with these test models."))
     png = eps_figure(rows, out / "figures" / "eps_emp.png")
     sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
         out).as_posix(), "Bars: eps_cp, with the arrow for its one-sided 90% confidence "

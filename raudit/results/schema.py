@@ -1,11 +1,14 @@
 """The versioned schema of the result tables.
 
-Two tables are written by audits:
+Three tables are written by audits:
 
 * ``shadow``: one row per shadow model of the distinguishing game (which world,
   which seed, which split, what training reported, the attack's feature vector);
 * ``summary``: one row per audit (AUC, the chosen threshold and its confusion
-  counts, the eps lower bounds and their ceiling).
+  counts, the eps lower bounds and their ceiling);
+* ``estimates``: the same bounds as a long table, one row per audit and registered
+  estimator (:mod:`raudit.audit.estimators`), so an estimator added later needs no new
+  summary column.
 
 Evolution rule (the same one ``dp_accounting`` follows for its events): **add
 columns freely, never repurpose one.** A column keeps its name, type and meaning
@@ -28,12 +31,12 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 8  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 9  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
-# 7: summary looks, stop_reason (sequential audits)
-# 8: shadow train_cpu_s (the chunk's training CPU time, per model)
+# 7: summary looks, stop_reason (sequential audits); 8: the estimates table
+# 9: shadow train_cpu_s (the chunk's training CPU time, per model)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -66,7 +69,7 @@ SHADOW: dict[str, pa.DataType] = {
     "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
     # version 6 (several synthetic datasets per model): the extra ones' feature vectors
     "features_extra": pa.list_(pa.list_(_F64)),
-    # version 8: CPU seconds of the chunk's training (its fit_many, in the process that ran
+    # version 9: CPU seconds of the chunk's training (its fit_many, in the process that ran
     # it) per model, so a run's rate per CPU-second can be checked against the calibration
     "train_cpu_s": _F64,
 }
@@ -159,8 +162,19 @@ UTILITY: dict[str, pa.DataType] = {
     "error": _STR,  # the reason of a skipped or failed fit
 }
 
+# version 8: one row per audit x estimator, written beside each summary row
+ESTIMATES: dict[str, pa.DataType] = {
+    "audit_id": _STR,
+    "schema_version": _I64,
+    "estimator": _STR,  # a name of raudit.audit.estimators.ESTIMATORS
+    "eps_lo": _F64,
+    "alpha": _F64,  # the level the estimator was run at (its guarantee says how it is used)
+    "assumption": _STR,  # what the bound assumes ("none": any (eps, delta)-DP mechanism)
+    "created_at": pa.timestamp("us", tz="UTC"),
+}
+
 TABLES: dict[str, dict[str, pa.DataType]] = {"shadow": SHADOW, "summary": SUMMARY,
-                                             "utility": UTILITY}
+                                             "utility": UTILITY, "estimates": ESTIMATES}
 
 # Values allowed in the enumerated string columns; nulls are always allowed.
 ENUMS: dict[str, dict[str, frozenset[str]]] = {

@@ -15,6 +15,7 @@ and the analysis live in :mod:`raudit.audit.runner`; this module only runs them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
+from raudit.runs.calibrate import audit_chunk_size, observe_audit
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 
@@ -32,18 +34,22 @@ __all__ = ["run_audit"]
 
 
 def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None, notice=None) -> dict[str, Any]:
+              progress: Progress | None = None, notice=None, auto_chunk: bool = False
+              ) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
 
     Everything a user can get wrong is checked before the output folder is written or
     Ray starts; ``notice`` (default: none) receives one-line messages for the user.
+    ``auto_chunk``: calibrate the chunk size (``-M auto``; chunking changes no number).
     """
     progress = progress or quiet
     notice = notice or (lambda msg: None)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
-    game, manifest, ds = ar.prepare(req)
+    game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
+    if auto_chunk:
+        req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, notice, game))
     audit_id = spec_hash(manifest)[:16]
     ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()
@@ -59,7 +65,10 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
                     _remove_empty(out)
                 raise
         store.ensure_manifest(manifest)
-        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
+        result = _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
+        if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
+            observe_audit(game, req.chunk_size, engine, store.read("shadow"), notice)
+        return result
 
 
 def _remove_empty(out: Path) -> None:

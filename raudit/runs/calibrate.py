@@ -227,14 +227,15 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
     return out
 
 
-def audit_chunk_size(req, engine, notice=lambda m: None) -> int:
+def audit_chunk_size(req, engine, notice=lambda m: None, game=None) -> int:
     """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
-    to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones."""
+    to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones. ``game``: the
+    request's prepared game (its resolved dataset and delta), prepared here if not given."""
     from raudit.audit.runner import DEFAULT_CHUNK, prepare
     from raudit.runs import chunk_cache
 
     models = 2 * req.shadow_models
-    fit = game_fit(prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them
+    fit = game_fit(game or prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them
     if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, _slot_device(engine))) is None:
         return DEFAULT_CHUNK
     got = measure_rates({"audit": fit}, engine).get("audit")
@@ -303,14 +304,10 @@ def observe_rows(fit: tuple, device: str, m: int, shadow, notice=lambda msg: Non
                    notice)
 
 
-def observe_audit(req, engine, out, notice=lambda msg: None) -> bool:
-    """After ``raudit audit -M auto``: check the cached rate against the audit's rows."""
-    from raudit.audit.runner import prepare
-    from raudit.results.store import ResultStore
-
-    fit = game_fit(prepare(req)[0])
-    return observe_rows(fit, _slot_device(engine), req.chunk_size,
-                        ResultStore(out).read("shadow"), notice)
+def observe_audit(game, m: int, engine, shadow, notice=lambda msg: None) -> bool:
+    """After ``raudit audit -M auto``: check the cached rate of ``game``'s set-up against
+    the audit's shadow rows (trained in chunks of ``m``)."""
+    return observe_rows(game_fit(game), _slot_device(engine), m, shadow, notice)
 
 
 def observe_jobs(jobs, out, engine, notice=lambda msg: None) -> None:

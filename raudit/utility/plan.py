@@ -23,12 +23,11 @@ from raudit import data, generators
 from raudit.audit.game import data_digest
 from raudit.seeds import UTILITY, derive_seed
 from raudit.errors import ConfigError, DataError
-from raudit.privacy import PrivacySpec
+from raudit.privacy import STUDY_DELTA, PrivacySpec
 from raudit.results.ids import trial_id
 
 STUDY_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0)
 STUDY_TEACHER_RATIOS = (50, 100, 500, 1000, 5000)  # k = N / ratio
-STUDY_DELTA = 1e-5  # for checks before the generator's own rule is known
 STUDY_MAX_ITER = 10_000
 SETTINGS = ("A", "B", "C")
 # Purposes within the UTILITY seed stream (second spawn-key entry): never renumber.
@@ -181,7 +180,7 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
             except TypeError as exc:
                 raise ConfigError(f"{req.impl}: {exc}") from None
             # one delta rule for train, audit and utility (raudit.privacy); the study's
-            # sweeps used 1e-5 for every generator: pass --delta 1e-5 to reproduce them
+            # sweeps used 10^-5 for every generator: pass that --delta to reproduce them
             cfg["delta"] = float(PrivacySpec(float(eps), req.delta).resolve(gen, len(ds.train)).delta)
         out.append((cfg, reason))
     return out

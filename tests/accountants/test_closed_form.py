@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raudit.accountants import (
-    MomentsAccountant,
+    PateVote,
+    create,
     eps_data_independent,
     eps_from_moments,
     get,
@@ -81,9 +82,9 @@ def test_closed_form_holds_for_small_lambda(name, lam, k, batches, seed):
     # lam <= 1e-3, L = 100, k <= 3000: q >= 0.05 > lam (l+1)/2 so 2 lam^2 l(l+1) always
     # wins the min, whatever the votes: eps_hat depends on the query count only.
     rng = np.random.default_rng(seed)
-    acc = MomentsAccountant(name, lam=lam, orders=100, k=k, models=2)
+    acc = create(name, lam=lam, orders=100, k=k, models=2)
     for _ in range(batches):
-        acc.charge(rng.integers(0, k + 1, size=(2, 64)))
+        acc.compose(PateVote(rng.integers(0, k + 1, size=(2, 64)), acc.k))
     want = eps_data_independent(64 * batches, lam, 100, DELTA)
     np.testing.assert_allclose(acc.eps(DELTA), [want, want], rtol=1e-12)
 
@@ -130,18 +131,18 @@ def test_queries_to_reach_is_the_smallest(eps, lam, L):
 
 def _run_after(name, eps, lam, L, k, qpi, rng):
     """paper / updated / synthcity / borealis: eps_hat recomputed at the end."""
-    acc = MomentsAccountant(name, lam=lam, orders=L, k=k)
+    acc = create(name, lam=lam, orders=L, k=k)
     eps_hat, it = 0.0, 0
     while eps_hat < eps:
         it += 1
-        acc.charge(rng.integers(0, k + 1, size=(1, qpi)))
+        acc.compose(PateVote(rng.integers(0, k + 1, size=(1, qpi)), acc.k))
         eps_hat = acc.eps(DELTA)[0]
     return it
 
 
 def _run_top(name, eps, lam, L, k, qpi, rng):
     """smartnoise: eps_hat computed at the top, break if strictly above."""
-    acc = MomentsAccountant(name, lam=lam, orders=L, k=k)
+    acc = create(name, lam=lam, orders=L, k=k)
     eps_hat, it, trained = 0.0, 0, 0
     while eps_hat < eps:
         it += 1
@@ -150,7 +151,7 @@ def _run_top(name, eps, lam, L, k, qpi, rng):
             if it == 1:
                 raise ValueError("epsilon too small")
             break
-        acc.charge(rng.integers(0, k + 1, size=(1, qpi)))
+        acc.compose(PateVote(rng.integers(0, k + 1, size=(1, qpi)), acc.k))
         trained += 1
     return trained
 

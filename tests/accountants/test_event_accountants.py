@@ -8,7 +8,7 @@ from dp_accounting import pld, rdp
 
 from raudit import generators
 from raudit.accountants import (
-    ACCOUNTANTS, MOMENTS, GaussianStep, GNMaxAnswer, GNMaxThreshold, LabelNoise, MomentsAccountant,
+    ACCOUNTANTS, MOMENTS, GaussianStep, GNMaxAnswer, GNMaxThreshold, LabelNoise,
     PateVote, accepting, create, eps_from_moments,
 )
 from raudit.errors import ConfigError, UnknownNameError
@@ -54,17 +54,6 @@ def test_recorded_votes_reproduce_the_runs_own_eps(recorded):
     last = log.of(AccountantStep)[-1]
     np.testing.assert_array_equal(acct.alpha, last.moments)
     assert acct.eps(1e-5).tolist() == [m.summary()["eps_hat"] for m in models]
-
-
-def test_moments_accountant_shim_equals_compose():
-    n1 = np.random.default_rng(0).integers(0, 6, size=(3, 40))
-    mask = np.array([True, False, True])
-    old = MomentsAccountant("paper", lam=0.2, orders=10, k=5, models=3)
-    old.charge(n1, mask=mask)
-    new = create("paper", models=3, lam=0.2, orders=10, k=5)
-    new.compose(PateVote(n1, 5, mask=mask))
-    np.testing.assert_array_equal(old.alpha, new.alpha)
-    assert old.queries.tolist() == [40, 0, 40]
 
 
 @pytest.mark.parametrize("bad", [

@@ -15,7 +15,8 @@ import pytest
 
 from raudit.accountants import (
     MOMENTS,
-    MomentsAccountant,
+    PateVote,
+    create,
     eps_from_moments,
     get,
     moments_fixed,
@@ -25,6 +26,7 @@ from raudit.accountants import (
     moments_updated,
     vote_gap_table,
 )
+from raudit.accountants.errors import EventShapeError
 from raudit.errors import ConfigError, UnknownNameError
 
 mpmath.mp.dps = 50
@@ -199,8 +201,8 @@ def test_updated_nan_when_log_argument_nonpositive():
 
 
 def test_updated_nan_stays_in_its_own_model():
-    acc = MomentsAccountant("updated", lam=0.4, orders=20, k=10, models=3)
-    acc.charge(np.array([[5], [9], [10]]))
+    acc = create("updated", lam=0.4, orders=20, k=10, models=3)
+    acc.compose(PateVote(np.array([[5], [9], [10]]), acc.k))
     eps = acc.eps(1e-5)
     assert np.isnan(eps[0]) and np.isfinite(eps[1:]).all()
 
@@ -277,12 +279,12 @@ def test_registry_names_and_unknown_name():
 
 def test_accountant_charges_only_active_models():
     rng = np.random.default_rng(3)
-    acc = MomentsAccountant("fixed", lam=0.05, orders=30, k=7, models=4)
+    acc = create("fixed", lam=0.05, orders=30, k=7, models=4)
     total = np.zeros((4, 30))
     for step in range(5):
         votes = rng.integers(0, 8, size=(4, 16))
         mask = np.array([True, step % 2 == 0, False, True])
-        acc.charge(votes, mask=mask)
+        acc.compose(PateVote(votes, acc.k, mask=mask))
         total[mask] += moments_fixed(votes[mask], 7, 0.05, 30)
     np.testing.assert_allclose(acc.alpha, total, rtol=1e-13)
     assert acc.queries.tolist() == [80, 48, 0, 80]
@@ -291,12 +293,13 @@ def test_accountant_charges_only_active_models():
 
 
 def test_accountant_rejects_bad_shapes():
-    acc = MomentsAccountant("paper", lam=1e-3, orders=10, k=5, models=2)
+    acc = create("paper", lam=1e-3, orders=10, k=5, models=2)
+    with pytest.raises(EventShapeError):
+        acc.compose(PateVote(np.zeros((3, 4), dtype=int), 5))
     with pytest.raises(ConfigError):
-        acc.charge(np.zeros((3, 4), dtype=int))
+        PateVote(np.zeros((2, 4), dtype=int), 5, mask=np.array([1, 0]))
+    assert not acc.queries.any()  # rejected events changed nothing
     with pytest.raises(ConfigError):
-        acc.charge(np.zeros((2, 4), dtype=int), mask=np.array([1, 0]))
-    with pytest.raises(ConfigError):
-        MomentsAccountant("paper", lam=-1.0, orders=10, k=5)
+        create("paper", lam=-1.0, orders=10, k=5)
     with pytest.raises(UnknownNameError):
-        MomentsAccountant("nope", lam=1e-3, orders=10, k=5)
+        create("nope", lam=1e-3, orders=10, k=5)

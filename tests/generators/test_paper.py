@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import MomentsAccountant
+from raudit.accountants import PateVote, create
 from raudit.accountants.closed_form import iterations_to_reach
 from raudit.errors import ConfigError, DataError
 from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
@@ -89,9 +89,9 @@ def test_votes_noise_scale_is_inverse_lambda_and_accountant_matches_events():
     votes = log.of(Votes)
     noise = np.concatenate([v.noise.ravel() for v in votes])
     assert abs(np.abs(noise).mean() - 1 / 0.05) < 0.05 * 20  # E|Lap(b)| = b, 5 % tolerance
-    acct = MomentsAccountant("paper", lam=0.05, orders=100, k=5, models=1)
+    acct = create("paper", lam=0.05, orders=100, k=5, models=1)
     for v in votes:
-        acct.charge(v.n1)
+        acct.compose(PateVote(v.n1, acct.k))
     assert acct.eps(1e-5)[0] == pytest.approx(gen.summary()["eps_hat"], rel=1e-12)
     assert log.of(AccountantStep)[-1].eps_hat[0] == pytest.approx(gen.summary()["eps_hat"])
 

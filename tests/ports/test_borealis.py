@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import MomentsAccountant, iterations_to_reach
+from raudit.accountants import PateVote, create, iterations_to_reach
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.borealis import borealis_sizes, borealis_z_dim
@@ -78,10 +78,10 @@ def test_accountant_is_missing_log():
     log, lam, delta = EventLog(), 1.0, 1e-5
     g = Borealis(teachers=5, batch=16, lam=lam, max_iter=3).fit(
         table(), epsilon=1e6, delta=delta, seed=1, observer=log)
-    acct = {v: MomentsAccountant(v, lam=lam, orders=100, k=5) for v in ("missing-log", "paper")}
+    acct = {v: create(v, lam=lam, orders=100, k=5) for v in ("missing-log", "paper")}
     for e in log.of(Votes):
         for a in acct.values():
-            a.charge(e.n1, mask=e.charged)
+            a.compose(PateVote(e.n1, a.k, mask=e.charged))
     assert g.summary()["eps_hat"] == pytest.approx(acct["missing-log"].eps(delta)[0], rel=1e-12)
     assert g.summary()["eps_hat"] != pytest.approx(acct["paper"].eps(delta)[0], rel=1e-3)
 

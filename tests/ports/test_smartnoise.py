@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import MomentsAccountant, eps_data_independent, iterations_to_reach
+from raudit.accountants import PateVote, create, eps_data_independent, iterations_to_reach
 from raudit.errors import ConfigError, DataError
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
@@ -122,10 +122,10 @@ def test_accountant_is_missing_log_with_n_dependent_delta():
     g = SmartNoise(teachers=5, batch=16, lam=lam, max_iter=3).fit(table(), epsilon=1e6, seed=1, observer=log)
     delta = 1 / (120 * math.sqrt(120))  # upstream default 1/(N sqrt N)
     assert g.summary()["delta"] == pytest.approx(delta, rel=1e-15)
-    acct = {v: MomentsAccountant(v, lam=lam, orders=100, k=5) for v in ("missing-log", "paper")}
+    acct = {v: create(v, lam=lam, orders=100, k=5) for v in ("missing-log", "paper")}
     for e in log.of(Votes):
         for a in acct.values():
-            a.charge(e.n1, mask=e.charged)
+            a.compose(PateVote(e.n1, a.k, mask=e.charged))
     assert g.summary()["eps_hat"] == pytest.approx(acct["missing-log"].eps(delta)[0], rel=1e-12)
     assert g.summary()["eps_hat"] != pytest.approx(acct["paper"].eps(delta)[0], rel=1e-3)
 

@@ -51,7 +51,6 @@ def plan(epsilon: float, delta: float, steps: int, rate: float, dp_columns: int,
 class DpGan(DPBoundsFitting, BatchedGenerator):
     name = "dpgan"
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "accountant_step"),
                                 privacy_events=("GaussianStep",))

@@ -12,7 +12,7 @@ measured on cervical (seed 1, 4,000 iterations), the literal version collapses.
 With z ~ U[0, 1)^d and a sigmoid output, the generated columns' standard deviation
 starts at 0.02 (the real table's: 0.18) and falls to 0.01; the 6 % positive label
 column comes out near 0.03 for every row, so every decoded label is 0 (utility
-undefined). Neither a normal z, Adam beta1 0.5, leaky ReLU, nor lr 1e-5..1e-3 fixed
+undefined). Neither a normal z, Adam beta1 0.5, leaky ReLU, nor lr 10^-5..10^-3 fixed
 it alone. Two changes did, together (LR on the synthetic rows, scored on the real
 test split: AUC 0.98 after 4,000 iterations):
 
@@ -62,7 +62,6 @@ def label_marginal(batch: TrainBatch) -> torch.Tensor:
 class VanillaGan(BatchedGenerator):
     name = "gan"
     description = "non-private GAN, the PATE-GAN paper's widths (utility upper bound)"
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True, events=("teacher_batch",))
 
     def __init__(self, *, preset: str = "default", iterations: int = 10_000,

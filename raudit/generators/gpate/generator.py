@@ -8,7 +8,7 @@ Confident-GNMax (``accountant="gnmax"``), stopping before the step that would ex
 ``accountant="gnmax-independent"`` charges the data-independent curves instead.
 
 Reference defaults (the authors' TensorFlow code, image-only): Adam lr 1e-3, beta1 0.5,
-orders [1.1, 2..199], clip c = 1e-4, B = 10 bins, T = 0.5 k, delta 1e-5; MNIST at eps = 1:
+orders [1.1, 2..199], clip c = 1e-4, B = 10 bins, T = 0.5 k, delta 10^-5; MNIST at eps = 1:
 4,000 teachers, sigma1 = 3000, sigma2 = 1000, projection to 10 dimensions.
 
 ``config="tabular"`` (no public configuration exists; ours, see the README): PATE-GAN's
@@ -78,7 +78,6 @@ class GPateHP:
 class GPate(BatchedGenerator):
     name = "gpate"
     description = "G-PATE: private aggregation of teacher gradients (Confident-GNMax, data-dependent RDP)"
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),

@@ -89,7 +89,6 @@ def borealis_z_dim(d: int) -> int:
 class BorealisPateGan(PortPateGan):
     name = "borealis"
     description = "Borealis AI private-data-generation PATE-GAN (faithful port, bugs on)"
-    default_delta = 1e-5
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  batch: int | None = None, lam: float = 1e-4, orders: int = 100,

@@ -79,7 +79,6 @@ def plan(epsilon: float, delta: float, queries: int, dp_columns: int, bounds_sha
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "votes", "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep"))

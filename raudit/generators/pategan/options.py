@@ -85,4 +85,3 @@ class PateHP:
     noise_scale: str = "inverse"  # Lap(1/lambda) (every port) | "direct" Lap(lambda)
     aggregation: str = "argmax"
     generator_loss: str = "saturating"
-    paper_delta: bool = False  # preset "paper": delta=None means the paper's 1e-5

@@ -3,7 +3,7 @@
 Hyperparameters (spec section 0; the study's table 3, first column): Adam lr
 1e-4, batch 64, n_T = n_S = 5, one-layer teachers, student widths {d, d, 1},
 generator widths {d, d/2, d} with ReLU hidden layers and sigmoid output, data
-scaled to [0,1]^d, z ~ U([0,1]^d), Xavier init, delta = 1e-5, k = N/1000.
+scaled to [0,1]^d, z ~ U([0,1]^d), Xavier init, delta = 10^-5, k = N/1000.
 
 Where the paper is ambiguous raudit takes the reading its own accountant
 assumes, and makes the other reading an option:
@@ -39,7 +39,6 @@ from raudit.generators.pategan.teachers import shuffled_partition
 class PaperPateGan(BatchedGenerator):
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",))
@@ -69,8 +68,7 @@ class PaperPateGan(BatchedGenerator):
         k, batch, max_iter = pate_schedule(self.preset, n_rows, teachers=o["teachers"],
                                            batch=o["batch"], max_iter=o["max_iter"])
         return PateHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
-                      o["student_steps"], o["noise_scale"], o["aggregation"], o["generator_loss"],
-                      paper_delta=self.preset == "paper")
+                      o["student_steps"], o["noise_scale"], o["aggregation"], o["generator_loss"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")

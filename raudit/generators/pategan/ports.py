@@ -11,7 +11,7 @@ Presets (one rule for both ports):
 * ``default``: the study's harness: k = max(2, N // 1000) unless ``teachers`` is
   given, batch = min(64, N // k), at most 10,000 iterations (``max_iter``).
 * ``paper``: the PATE-GAN paper's hyperparameters (k = N/1000 by the same rule,
-  batch 64, Adam lr 1e-4, n_T = n_S = 5, delta 1e-5, no iteration cap) run through
+  batch 64, Adam lr 1e-4, n_T = n_S = 5, delta 10^-5, no iteration cap) run through
   the implementation's OWN code paths and networks. The study's table 12 also
   swapped in the paper's network depths; raudit keeps each port's networks (the
   paper's depths do not map onto their output layers unambiguously) and leaves the
@@ -32,13 +32,13 @@ from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, tra
 from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
                                                positive)
 from raudit.generators.pategan.teachers import partition_from_order
+from raudit.privacy import rule_deltas
 
 
 class PortPateGan(BatchedGenerator):
     """Base of the ports: option checks, presets and the call into the shared loop."""
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
-    default_delta: float | None = 1e-5
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",))
@@ -71,18 +71,13 @@ class PortPateGan(BatchedGenerator):
         """Teacher partition sizes (M, k); None for np.array_split's."""
         return None
 
-    def implementation_delta(self, rows: torch.Tensor) -> float | np.ndarray:
-        """delta when the caller gives none (preset ``default``)."""
-        return 1e-5
-
     # -- BatchedGenerator --------------------------------------------------------
     def resolve(self, n_rows: int, n_cols: int) -> PateHP:
         o = self.options
         k, batch, max_iter = pate_schedule(self.preset, n_rows, teachers=o["teachers"],
                                            batch=o["batch"], max_iter=o["max_iter"])
         return PateHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
-                      o["student_steps"], "inverse", o["aggregation"], o["generator_loss"],
-                      paper_delta=self.preset == "paper")
+                      o["student_steps"], "inverse", o["aggregation"], o["generator_loss"])
 
     def loop_config(self, hp: PateHP, d: int) -> LoopConfig:
         o = self.options
@@ -109,8 +104,8 @@ class PortPateGan(BatchedGenerator):
         cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
         if make_teachers is not None:
             _check_remote(cfg, batch)
-        if delta is None:
-            delta = 1e-5 if hp.paper_delta else self.implementation_delta(batch.rows)
+        if delta is None:  # fit without a delta: the generator's declared rule, per model
+            delta = rule_deltas(self, batch.rows.cpu().numpy().astype(np.float64))
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon - preprocessor_spent, delta=delta, observer=observer,
             progress=progress, partition=lambda rng, b: self.partition(rng, b, cfg.k),

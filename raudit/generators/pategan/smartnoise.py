@@ -38,9 +38,9 @@ Also: ``teacher_fakes="per-teacher"``, ``teacher_update="joint"``,
 returns floats), ``latent_dim=64``, ``binary=False`` (Tanh instead of LeakyReLU in
 every generator block).
 
-delta: upstream defaults to 1/(N sqrt N) (the study passes 1e-5). ``delta=None``
+delta: upstream defaults to 1/(N sqrt N) (the study passes 10^-5). ``delta=None``
 (``default_delta``) means exactly that, per model with its own N; with preset
-``paper`` it means the paper's 1e-5. Teachers: upstream int(N/1000), which is 0
+``paper`` it means the paper's 10^-5. Teachers: upstream int(N/1000), which is 0
 (and crashes) for N < 1000; the study made it a parameter, and the presets use
 max(2, N // 1000) unless ``teachers`` is given.
 
@@ -55,17 +55,13 @@ tables have no missing values).
 
 from __future__ import annotations
 
-
-import numpy as np
-import torch
-
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
-from raudit.privacy import delta_for
 from raudit.generators.pategan.loop import PateNets
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.ports import PortPateGan
 from raudit.generators.pategan.smartnoise_encoding import SeedBook, SmartNoiseEncoder, column_plan
+from raudit.privacy import STUDY_DELTA
 from raudit.generators.pategan.smartnoise_nets import ResidualGenerator, discriminator
 
 
@@ -116,11 +112,8 @@ class SmartNoisePateGan(PortPateGan):
                         student=discriminator(d), teacher=discriminator(d))
 
     def delta_rule(self) -> float | str:
-        """Upstream's 1/(N sqrt N); the paper's 1e-5 under preset ``paper``."""
-        return 1e-5 if self.preset == "paper" else "1/(N sqrt N)"
-
-    def implementation_delta(self, rows: torch.Tensor) -> np.ndarray:
-        return delta_for("1/(N sqrt N)", rows.cpu().numpy().astype(np.float64))
+        """Upstream's 1/(N sqrt N); the paper's delta (the study's) under preset ``paper``."""
+        return STUDY_DELTA if self.preset == "paper" else "1/(N sqrt N)"
 
     def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
                  progress=None, train_options=None):

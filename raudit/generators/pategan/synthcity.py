@@ -38,7 +38,7 @@ option              default         alternative
 accountant          "synthcity-     any raudit accountant ("paper", "fixed-threshold")
                     index-bug"
 early_return        True            False (always label with the votes and charge them)
-delta_rule          "forced"        "given" (use the delta passed, default 1e-5)
+delta_rule          "forced"        "given" (use the delta passed, default 10^-5)
 teacher_data        "batch"         "partition" (upstream plugin: all s rows + s fakes)
 integers            "astype"        "round" (pandas astype truncates toward zero)
 ==================  ==============  ==================================================
@@ -72,6 +72,7 @@ from raudit.generators.pategan.options import check_preset, choice, pate_schedul
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.synthcity_nets import DropoutCritic, SkipGenerator
 from raudit.generators.pategan.wgan_gp import gather_rows
+from raudit.privacy import STUDY_DELTA
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ class SynthcityPateGan(BatchedGenerator):
     def delta_rule(self) -> float | str:
         """Upstream forces delta = 1/(N sqrt N) whatever is passed (``delta_rule="forced"``);
         declaring it lets train and audit record, and bound with, the delta it trains with."""
-        return "1/(N sqrt N)" if self.options["delta_rule"] == "forced" else 1e-5
+        return "1/(N sqrt N)" if self.options["delta_rule"] == "forced" else STUDY_DELTA
 
     def encoder(self) -> SynthcityEncoder:
         return SynthcityEncoder(integers=self.options["integers"])
@@ -182,7 +183,7 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
     if options["delta_rule"] == "forced":
         deltas = 1.0 / (n_rows * np.sqrt(n_rows))
     else:
-        deltas = np.full(m, 1e-5 if delta is None else float(delta))
+        deltas = np.full(m, STUDY_DELTA if delta is None else float(delta))
     teachers = RefitTeachers(m, k)
     acct = QueryAccountant(options["accountant"], k=k, lam=hp.lam, orders=hp.orders, models=m)
     s = batch.rows // k  # (M,) rows per teacher

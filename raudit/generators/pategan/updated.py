@@ -113,7 +113,6 @@ class ScalerEncoder(MinMaxEncoder):
 class UpdatedPateGan(BatchedGenerator):
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
-    default_delta = 1e-5
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  batch: int | None = None, lam: float = 1e-3, orders: int = 20,

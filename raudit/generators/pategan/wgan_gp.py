@@ -46,9 +46,9 @@ def label_noise_sigma(epsilon: float, delta: float, rule: str) -> float:
 
     ``"xor"`` (original): sqrt(2 ln(1.25 * (10 ^ d))) / eps where ``^`` is Python's
     bitwise XOR and d = int(-log10(delta)) is the integer the study's harness
-    passes (delta = 1e-5 -> 10 ^ 5 = 15 -> 2.421/eps).
+    passes (delta = 10^-5 -> 10 ^ 5 = 15 -> 2.421/eps).
     ``"power"`` (turing): sqrt(2 ln(1.25 * 10**delta)) / eps, a power where a
-    division was meant (delta = 1e-5 -> 0.668/eps).
+    division was meant (delta = 10^-5 -> 0.668/eps).
     ``"correct"``: the Gaussian mechanism's sqrt(2 ln(1.25 / delta)) / eps (4.845/eps).
     """
     if rule == "xor":
@@ -244,7 +244,6 @@ class WganGpGenerator(BatchedGenerator):
     ``encoder()``; their constructors list every option explicitly.
     """
 
-    default_delta = 1e-5
     capabilities = Capabilities(device=True, progress=True, events=("teacher_batch", "label_noise"))
     default_max_iter: ClassVar[int] = 10_000
     default_gp_coef: ClassVar[float | None] = 10.0
