@@ -51,6 +51,25 @@ def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
                                **dict(game_spec.get("context") or {}))
 
 
+_CONTEXTS: dict[tuple, AttackContext] = {}
+_CONTEXTS_KEPT = 256  # a selection's candidates (64 by default) with room to spare
+
+
+def verified_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
+    """:func:`attack_context` for a ``train`` that :func:`load_train` checked against the
+    spec's data digest, kept per process: an actor runs many chunks of one audit, and a
+    pool chunk needs one context per candidate (64 builds a chunk otherwise)."""
+    key = (game_spec["data_digest"], repr(game_spec["target"]),
+           canonical_json(dict(game_spec.get("context") or {})))
+    ctx = _CONTEXTS.get(key)
+    if ctx is None:
+        ctx = attack_context(train, game_spec)
+        if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+            _CONTEXTS.pop(next(iter(_CONTEXTS)))  # the oldest
+        _CONTEXTS[key] = ctx
+    return ctx
+
+
 def build_generator(game_spec: Mapping[str, Any], device: str | None):
     cls = generators.get(game_spec["impl"])
     kwargs = dict(game_spec.get("options") or {})
@@ -98,7 +117,7 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
     ds, models, synths, train_cpu = _synthesize(spec)
     n_rows = len(synths[0])
-    ctx = attack_context(ds.train, gs)
+    ctx = verified_context(ds.train, gs)
     X = extract(gs["features"], synths, ctx)
     extra = _extra_features(spec, models, n_rows, ctx)
     wall = (time.perf_counter() - t0) / len(trials)

@@ -32,8 +32,8 @@ import numpy as np
 from raudit import seeds
 from raudit.attacks import extract_many
 from raudit.audit import game as g
-from raudit.audit.chunk import (as_float, attack_context, build_generator, load_train, row_base,
-                               sample_models)
+from raudit.audit.chunk import (as_float, build_generator, load_train, row_base,
+                               sample_models, verified_context)
 from raudit.errors import ConfigError
 from raudit.results.ids import trial_id
 
@@ -109,7 +109,7 @@ def run_pool_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     # One context per candidate, but each synthetic table's features computed once per
     # distinct thing they read (naive: only the columns), not once per candidate.
     per_cand = extract_many(gs["features"], synths,
-                            [attack_context(ds.train, {**gs, "target": c}) for c in cands])
+                            [verified_context(ds.train, {**gs, "target": c}) for c in cands])
     summaries = [m.summary() for m in models]
     rows = []
     for j, (c, X) in enumerate(zip(cands, per_cand)):

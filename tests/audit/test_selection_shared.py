@@ -47,3 +47,23 @@ def test_shared_selection_equals_one_extraction_per_candidate(tmp_path, monkeypa
 def test_the_attack_refuses_non_finite_features():
     with pytest.raises(ValueError, match="finite"):
         classifier.fit_attack(np.array([[0.0], [np.nan]]), np.array([0, 1]), 0)
+
+
+def test_verified_contexts_are_kept_per_target_and_settings():
+    from raudit.audit.chunk import attack_context, load_train, verified_context
+    from raudit.audit.runner import AuditRequest, prepare
+
+    game, _, _ = prepare(AuditRequest(impl="identity", dataset="breast-cancer", target="auto",
+                                      shadow_models=5))
+    spec = game.spec()
+    train = load_train(spec).train
+    a, b = train.index[0], train.index[1]
+    ctx = verified_context(train, {**spec, "target": a})
+    assert verified_context(train, {**spec, "target": a}) is ctx  # built once
+    other = verified_context(train, {**spec, "target": b})
+    assert other is not ctx and other.target.equals(train.loc[b])
+    fresh = attack_context(train, {**spec, "target": a})
+    assert fresh.columns == ctx.columns and fresh.target.equals(ctx.target)
+    assert np.array_equal(fresh.lower, ctx.lower) and np.array_equal(fresh.upper, ctx.upper)
+    wider = verified_context(train, {**spec, "target": a, "context": {"bins": 7}})
+    assert wider is not ctx and wider.bins == 7
