@@ -35,3 +35,13 @@ class DataError(RauditError):
 
 class ChecksumError(DataError):
     """A downloaded or imported file whose sha256 differs from the expected one."""
+
+
+class RunInterrupted(RauditError):
+    """A run stopped by its surroundings, not by its input: the Ray head or every worker
+    node was lost, or the result folder could not be written. Finished chunks are kept;
+    the message says how to resume. Exit code 3 (documented in docs/cluster.md)."""
+
+    exit_code = 3
+    # Ray's own shutdown blocks for about a minute on a dead head; the CLI then exits at once.
+    abandon_ray = False

@@ -109,18 +109,5 @@ class Registry(Generic[T]):
         """(name, object) for every name, importing each."""
         return [(n, self.get(n)) for n in self.names()]
 
-    # Read-only mapping access, so registries that used to be dicts keep their callers.
-    def __getitem__(self, name: str) -> T:
-        return self.get(name)
-
-    def __len__(self) -> int:
-        return len(self.names())
-
-    def keys(self) -> list[str]:
-        return self.names()
-
-    def values(self) -> list[T]:
-        return [obj for _, obj in self.items()]
-
 
 __all__ = ["Registry", "import_path"]

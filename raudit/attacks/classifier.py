@@ -67,12 +67,14 @@ def score(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Attack:
-    """A named attack: which feature sets it takes and which one it uses by default."""
+    """A named attack: which feature sets it takes, which one it uses by default, and the
+    dataset an audit with this attack uses when none is given (the one place it is said)."""
 
     name: str
     default_features: str
     features: tuple[str, ...]
     description: str = ""
+    default_dataset: str = "breast-cancer"
 
     def feature_set(self, name: str | None = None) -> str:
         """Check ``name`` (default: ``default_features``) is allowed; return it."""
@@ -90,7 +92,8 @@ ATTACKS.register("groundhog", Attack(
     "Stadler et al. 2022: summary statistics of the synthetic data"))
 ATTACKS.register("querybased", Attack(
     "querybased", "querybased", ("querybased",),
-    "Houssiau et al. 2022: counts of rows matching queries on the target"))
+    "Houssiau et al. 2022: counts of rows matching queries on the target",
+    default_dataset="worst-case"))
 
 
 def get(name: str) -> Attack:

@@ -184,11 +184,12 @@ def summary_row(game_spec: Mapping[str, Any], result: Mapping[str, Any], *, audi
         "shadow_models": int(game_spec["shadow_models"]), "auc": f("auc"),
         "threshold": f("threshold"), "direction": result.get("direction"),
         "tp": i("tp"), "fn": i("fn"), "tn": i("tn"), "fp": i("fp"), "tpr": f("tpr"),
-        "fpr": f("fpr"), "eps_cp": f("eps_cp"), "eps_jeffreys": f("eps_jeffreys"),
-        "eps_bayes": f("eps_bayes"), "eps_max": f("eps_max"), "eps_curve": f("eps_curve"),
-        "mu_gdp": f("mu_gdp"), "eps_gdp": f("eps_gdp"), "best_estimator": result.get("best_estimator"),
+        "fpr": f("fpr"), "eps_max": f("eps_max"), "mu_gdp": f("mu_gdp"),
+        # the summary column of every registered estimator that has one (the others are
+        # in the estimates table only)
+        **{est.column: f(est.column) for _, est in ESTIMATORS.items() if est.column},
+        "best_estimator": result.get("best_estimator"),
         "samples_per_model": int(result.get("samples_per_model") or 1),
-        "eps_bayes_multi": f("eps_bayes_multi"),
         "saturated": bool(result.get("saturated", False)), "epsilon": float(game_spec["epsilon"]),
         "delta": None if game_spec["delta"] is None else float(game_spec["delta"]),
         "missing": i("missing"), "models_ok": i("models_ok"), "seed": int(game_spec["seed"]),

@@ -24,7 +24,7 @@ from raudit.privacy import STUDY_DELTA
 from raudit.registry import Registry
 
 __all__ = [
-    "ESTIMATORS",
+    "COUNT_BOUNDS",
     "audit_bound",
     "threshold_counts",
     "choose_threshold",
@@ -268,16 +268,19 @@ def eps_bayesian(
     return float(optimize.brentq(g, lo, hi, xtol=1e-7))
 
 
-ESTIMATORS: Registry[Callable[..., float]] = Registry("estimator")
-ESTIMATORS.register("cp", eps_clopper_pearson)
-ESTIMATORS.register("jeffreys", eps_jeffreys)
-ESTIMATORS.register("bayes", eps_bayesian)
+#: The single-threshold count bounds f(tp, fn, tn, fp, delta, alpha) a threshold may be
+#: chosen to maximise (choose_threshold's ``estimator``). What an audit reports is
+#: raudit.audit.estimators.ESTIMATORS, whose cp/jeffreys/bayes entries call these.
+COUNT_BOUNDS: Registry[Callable[..., float]] = Registry("count estimator")
+COUNT_BOUNDS.register("cp", eps_clopper_pearson)
+COUNT_BOUNDS.register("jeffreys", eps_jeffreys)
+COUNT_BOUNDS.register("bayes", eps_bayesian)
 
 
 def _estimator(name_or_fn) -> Callable[..., float]:
     if callable(name_or_fn):
         return name_or_fn
-    return ESTIMATORS.get(name_or_fn)
+    return COUNT_BOUNDS.get(name_or_fn)
 
 
 def eps_ceiling(

@@ -154,7 +154,7 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     from raudit.results.store import check_writable
 
     attack, _ = resolve_attack(req.attack, req.features)
-    dataset = req.dataset or ("worst-case" if attack.name == "querybased" else "breast-cancer")
+    dataset = req.dataset or attack.default_dataset
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":

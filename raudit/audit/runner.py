@@ -20,7 +20,7 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
-from raudit.audit.chunk import run_chunk  # noqa: F401 - chunks name it here (runs.jobs.AUDIT_CHUNK)
+from raudit.audit.chunk import run_chunk  # noqa: F401 - the audit chunk kind names it here
 from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
@@ -40,7 +40,7 @@ class AuditRequest:
     impl: str = "paper"
     attack: str = "groundhog"
     features: str | None = None  # default: the attack's
-    dataset: str | None = None  # default: worst-case for querybased, breast-cancer otherwise
+    dataset: str | None = None  # default: the attack's (raudit.attacks.Attack.default_dataset)
     label: str | None = None
     bounds: str | None = None
     target: str | None = None  # auto | worst-case | ROWID; default: planted target or auto
@@ -112,7 +112,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     attack, features = resolve_attack(req.attack, req.features)
     cls = generators.get(req.impl)
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
-    dataset = req.dataset or ("worst-case" if attack.name == "querybased" else "breast-cancer")
+    dataset = req.dataset or attack.default_dataset
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":

@@ -31,6 +31,7 @@ from raudit.engine.driver import EngineConfig, session
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
+from raudit.runs import limits
 from raudit.runs.schedule import schedule
 
 
@@ -57,6 +58,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
                           "(or network-mounted) folder and copy it, e.g. `aws s3 sync`")
     out = Path(out)
     header, jobs = load_jobs(path, only)
+    limits.check_jobs(jobs, engine)  # sizes this machine can hold, before --out
     for job in jobs:  # a job of another campaign's settings: refuse before any work
         if job.kind != "inspect":
             try:

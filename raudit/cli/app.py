@@ -25,8 +25,17 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Show the version and exit.")) -> None:
+                                       help="Show the version and exit."),
+          allow_unpinned: bool = typer.Option(
+              False, "--allow-unpinned", help="Accept downloads of dataset files that have no "
+              "pinned sha256 (credit, the full isolet); their sha256 is recorded in the cache "
+              "and checked on every later load. Same as RAUDIT_ALLOW_UNPINNED=1.")) -> None:
     """raudit: the PATE-GAN family and friends, audited by measurement."""
+    if allow_unpinned:
+        import os
+
+        from raudit.data.fetch import ALLOW_UNPINNED
+        os.environ[ALLOW_UNPINNED] = "1"
 
 
 def _mount() -> None:

@@ -10,12 +10,14 @@ from typing import Annotated, Optional
 
 import typer
 
+from raudit.attacks import ATTACKS
+from raudit.attacks import get as get_attack
 from raudit.cli import options as opt
-from raudit.generators.kwargs import generator_kwargs
-from raudit.errors import ConfigError
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.errors import ConfigError
 from raudit.generators.exec_adapter import folder_name
+from raudit.generators.kwargs import generator_kwargs
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
@@ -27,10 +29,9 @@ FirstStage = Annotated[int, typer.Option("--first-stage", help="Sequential audit
 SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|), or `per-world`: each model samples its own training size, as the study's harness did (the one-row size difference can give the world away; use it to reproduce the study's figures).")]
 Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
 SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
-Out = Annotated[Optional[Path], typer.Option("--out", help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
+Out = Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
 Chunk = Annotated[str, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world); auto: calibrated once per generator set-up and machine, then cached (never changes a result).")]
 Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
-Backend = Annotated[str, typer.Option("--backend", help="ray (actors; RAY_ADDRESS joins a cluster) or local (in-process, for debugging).")]
 PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (each gets 1/N of it).")]
 Retries = Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk before its models are recorded as failed.")]
 Neighbours = Annotated[str, typer.Option("--neighbours", help="add-remove (D_out = D minus the target) or replace (the target replaced by another row).")]
@@ -47,7 +48,7 @@ def audit(
     impl: opt.Impl = "paper",
     attack: Attack = "groundhog",
     features: Features = None,
-    dataset: Annotated[Optional[str], typer.Option("--dataset", "-d", help="Dataset name or CSV/Parquet path (default: worst-case for querybased, breast-cancer for groundhog).")] = None,
+    dataset: Annotated[Optional[str], typer.Option("--dataset", "-d", help="Dataset name or CSV/Parquet path (default: the attack's: " + ", ".join(f"{get_attack(a).default_dataset} for {a}" for a in ATTACKS.names()) + ").")] = None,
     target: Target = None,
     shadow_models: Shadow = "1000",
     epsilon: opt.Epsilon = 1.0,
@@ -69,7 +70,7 @@ def audit(
     out: Out = None,
     chunk_size: Chunk = "auto",
     workers: Workers = None,
-    backend: Backend = "ray",
+    backend: opt.Backend = "ray",
     device: opt.Device = "auto",
     per_gpu: PerGpu = 1,
     retries: Retries = 1,
@@ -115,13 +116,16 @@ def audit(
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
                        first_stage=first_stage)
-    ds_name = dataset or ("worst-case" if attack == "querybased" else "breast-cancer")
+    ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
     data_only = synthetic_in is not None
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
+    if not data_only:  # sizes this machine can hold, before calibration or --out
+        from raudit.runs import limits
+        limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         if data_only:

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
 
 Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only these jobs (names or shell patterns, repeatable).")]
@@ -18,11 +19,11 @@ Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only thes
 @user_errors
 def campaign(
     config: Annotated[Path, typer.Argument(help="Campaign file (YAML), e.g. configs/quick-audit.yaml.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Result folder, tables partitioned by job (rerun to resume). Default runs/campaign-NAME.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder, tables partitioned by job (rerun to resume). Default runs/campaign-NAME.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate, calibrate and print the plan: jobs, fits, model-iterations, estimated time. Trains nothing.")] = False,
     only: Only = None,
     workers: Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="ray (one actor pool; RAY_ADDRESS joins a cluster) or local (in-process).")] = "ray",
+    backend: opt.Backend = "ray",
     device: Annotated[str, typer.Option("--device", help="auto (GPU slots when the cluster has GPUs), cpu or cuda.")] = "auto",
     per_gpu: Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU.")] = 1,
     retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 from raudit.privacy import STUDY_DELTA
@@ -32,7 +33,7 @@ def crosscheck(
                                               "one `raudit upstream setup IMPL` wrote)"),
     upstream_dir: Optional[str] = typer.Option(None, "--upstream-dir",
                                                help="root of the upstream environments"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o",
+    out: Optional[Path] = typer.Option(None, "--out", "-o", parser=opt.out_folder,
                                        help="write crosscheck.json, crosscheck.md, models.csv"),
     as_json: bool = typer.Option(False, "--json", help="print the JSON report"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),

@@ -21,6 +21,14 @@ def fail(message: str, code: int = USER_ERROR) -> None:
     raise typer.Exit(code)
 
 
+def _leave_now(message: str, code: int) -> None:
+    """Say ``message`` and exit without Python's shutdown: Ray's exit hook would wait a
+    minute for a head that is gone, or Ray would end the process without a word."""
+    print(f"error: {' '.join(message.split())}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(code)
+
+
 @contextlib.contextmanager
 def results_only_stdout() -> Iterator[None]:
     """Send everything written to stdout meanwhile to stderr, at the descriptor level.
@@ -53,6 +61,8 @@ def user_errors(fn: Callable) -> Callable:
         try:
             return fn(*args, **kwargs)
         except RauditError as exc:
+            if getattr(exc, "abandon_ray", False):  # the Ray head/node is gone
+                _leave_now(str(exc), exc.exit_code)
             fail(str(exc), getattr(exc, "exit_code", USER_ERROR))
         except FileNotFoundError as exc:
             fail(f"file not found: {exc.filename or exc}")

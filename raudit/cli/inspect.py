@@ -30,7 +30,7 @@ def inspect(
     bounds: opt.Bounds = None,
     probes: Annotated[bool, typer.Option("--probes/--no-probes", help="Run the accountant probe (lambda 1) and the bounds probe (one extra training each).")] = True,
     threads: opt.Threads = 1,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Folder for inspect.json, violations.csv, the PNGs and raudit.json.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Folder for inspect.json, violations.csv, the PNGs and raudit.json.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON (what inspect.json holds).")] = False,
 ) -> None:
     """Train instrumented, measure every privacy check, print the violations table (the study's table 2).

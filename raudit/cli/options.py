@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from raudit.engine.driver import backend_help
+
 Impl = Annotated[str, typer.Option("--impl", "-i", help="Generator name (see `raudit generators`) or a plugin module:Class.")]
 Dataset = Annotated[str, typer.Option("--dataset", "-d", help="Dataset name (see `raudit datasets list`) or a CSV/Parquet path.")]
 Epsilon = Annotated[float, typer.Option("--epsilon", "-e", help="Privacy budget epsilon (> 0).")]
@@ -21,4 +23,14 @@ Label = Annotated[Optional[str], typer.Option("--label", help="Label column of a
 Bounds = Annotated[Optional[Path], typer.Option("--bounds", help="JSON file of public bounds per column (column -> lo, hi) for a user file.")]
 Device = Annotated[str, typer.Option("--device", help="auto (CUDA when available), cpu or cuda.")]
 Threads = Annotated[int, typer.Option("--threads", help="Torch threads per process. The batched engine gets its parallelism from training many models at once; extra threads mostly add contention on tiny networks.")]
+Backend = Annotated[str, typer.Option("--backend", help=backend_help())]
 Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Implementation option KEY=VALUE (repeatable), e.g. -o noise_scale=direct.")]
+
+
+def out_folder(value: str | Path) -> Path:
+    """``--out``'s parser: an empty value is refused (Path('') would be the current folder)."""
+    if isinstance(value, Path):
+        return value
+    if not str(value).strip():
+        raise typer.BadParameter("is empty; give the result folder, e.g. --out runs/mine")
+    return Path(value)

@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
+from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
 
 
 @user_errors
 def report(
     results: Annotated[Path, typer.Argument(help="A results folder: the --out of raudit audit, utility, inspect or campaign.")],
-    out: Annotated[Path, typer.Option("--out", help="Report folder: index.html (or report.md), figures/*.png, tables/*.csv.")] = Path("report"),
+    out: Annotated[Path, typer.Option("--out", parser=opt.out_folder, help="Report folder: index.html (or report.md), figures/*.png, tables/*.csv.")] = Path("report"),
     fmt: Annotated[str, typer.Option("--format", help="html (a static page, images beside it) or md (Markdown).")] = "html",
     embed: Annotated[bool, typer.Option("--embed", help="html: inline the images in the page (one file to send).")] = False,
 ) -> None:

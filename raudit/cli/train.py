@@ -41,7 +41,7 @@ def train(
     threads: opt.Threads = 1,
     option: opt.Options = None,
     rows: Annotated[Optional[int], typer.Option("--rows", help="Synthetic rows to generate (default: as many as the training set).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Output folder (default runs/train-IMPL-DATASET-sSEED).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Output folder (default runs/train-IMPL-DATASET-sSEED).")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Synthetic data file format: parquet or csv.")] = "parquet",
     parallel: Annotated[str, typer.Option("--parallel", help="none, or `teachers`: teacher shards on Ray actors.")] = "none",
     workers: Annotated[int, typer.Option("--workers", help="Ray actors for --parallel teachers.")] = 2,

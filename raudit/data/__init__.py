@@ -11,9 +11,9 @@ stratified on the label with ``random_state=seed`` (13 by default).
 from raudit.data.dataset import ColumnMeta, Dataset, infer_columns
 from raudit.data.fetch import cache_dir, data_dir, import_file
 from raudit.data.registry import clear_cache, info, load, names, source
-from raudit.data.sources import SOURCES, DataFile, Source
+from raudit.data.sources import DataFile, Source
 
 __all__ = [
-    "ColumnMeta", "DataFile", "Dataset", "SOURCES", "Source", "cache_dir", "clear_cache",
+    "ColumnMeta", "DataFile", "Dataset", "Source", "cache_dir", "clear_cache",
     "data_dir", "import_file", "infer_columns", "info", "load", "names", "source",
 ]

@@ -7,6 +7,12 @@ URLs into the cache: written to a temporary file beside its final place,
 checked against its sha256, then renamed, so a cache never holds a partial or
 unverified file. Files found locally are verified too; a hash is computed once
 per (path, mtime, size) in a process.
+
+A file without a pinned sha256 (credit, the full isolet: no hash could be verified
+offline yet) is not downloaded unless the user says so (``RAUDIT_ALLOW_UNPINNED=1`` or
+``raudit --allow-unpinned ...``). What is accepted has its sha256 recorded in
+``<cache>/data/SHA256SUMS.accepted`` (``sha256sum -c`` format) and every later load of
+the cached copy, or a re-download, is checked against it.
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from urllib.request import urlopen
 import platformdirs
 
 from raudit.data import lzw
-from raudit.data.sources import SOURCES, DataFile
+from raudit.data.sources import DataFile
 from raudit.errors import ChecksumError, DataError, UnknownNameError
 
 log = logging.getLogger(__name__)
 _CHUNK = 1 << 20
+ALLOW_UNPINNED = "RAUDIT_ALLOW_UNPINNED"
+ACCEPTED = "SHA256SUMS.accepted"
 _HASHES: dict[tuple[str, int, int, bool], str] = {}
 
 
@@ -76,6 +84,41 @@ def _is_gzip(path: Path) -> bool:
         return fh.read(2) == b"\x1f\x8b"
 
 
+def allow_unpinned() -> bool:
+    return os.environ.get(ALLOW_UNPINNED, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def accepted() -> dict[str, str]:
+    """relpath -> sha256 of the unpinned files accepted into this cache."""
+    path = cache_dir() / ACCEPTED
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        digest, _, rel = line.partition("  ")
+        if rel:
+            out[rel.strip()] = digest.strip()
+    return out
+
+
+def _record(file: DataFile, digest: str) -> None:
+    rows = {**accepted(), file.relpath: digest}
+    path = cache_dir() / ACCEPTED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{ACCEPTED}.tmp")
+    tmp.write_text("".join(f"{d}  {r}\n" for r, d in sorted(rows.items())))
+    os.replace(tmp, path)
+
+
+def _unpinned_refused(file: DataFile, dataset: str) -> DataError:
+    name = f" --name {dataset}" if dataset else ""
+    return ChecksumError(
+        f"{file.relpath} has no pinned sha256, so raudit cannot verify a download of it; "
+        f"set {ALLOW_UNPINNED}=1 (or run `raudit --allow-unpinned ...`) to accept the "
+        f"download (its sha256 is then recorded in {cache_dir() / ACCEPTED} and checked on "
+        f"every later load), or import a copy you trust with `raudit datasets import PATH{name}`")
+
+
 def matches(path: Path, file: DataFile) -> bool:
     """Whether the file at ``path`` hashes to ``file``'s pinned sha256 (raw or as stored)."""
     digest = _digest(path)
@@ -92,6 +135,12 @@ def verify(path: Path, file: DataFile) -> Path:
             f"{file.sha256 or file.raw_sha256} ({file.relpath}); delete the file and load "
             "again to re-download it, or import the original with `raudit datasets import`"
         )
+    known = None if file.pinned else accepted().get(file.relpath)
+    if known and path.resolve() == (cache_dir() / file.relpath).resolve() \
+            and _digest(path) != known:
+        raise ChecksumError(
+            f"{path} changed since it was accepted: sha256 {_digest(path)}, accepted "
+            f"{known} ({cache_dir() / ACCEPTED}); delete it and load again, or import it again")
     return path
 
 
@@ -127,6 +176,9 @@ def _download_group(urls: tuple[str, ...], group: list[DataFile], dataset: str) 
     if not urls:
         raise DataError(f"{first.relpath} is not on this machine and has no download URL; "
                         + _how_to_get(first, dataset))
+    for f in group:  # decided before a byte is downloaded
+        if not f.pinned and f.relpath not in accepted() and not allow_unpinned():
+            raise _unpinned_refused(f, dataset)
     target = cache_dir() / first.relpath
     target.parent.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
@@ -143,9 +195,9 @@ def _download_group(urls: tuple[str, ...], group: list[DataFile], dataset: str) 
                 for f in group:
                     if f.member:
                         member = _extract(payload, f.member, Path(tmp), url)
-                        store(member, f, origin=f"{url} ({member.name})")
+                        store(member, f, origin=f"{url} ({member.name})", downloaded=True)
                     else:
-                        store(payload, f, origin=url)
+                        store(payload, f, origin=url, downloaded=True)
             except ChecksumError as exc:
                 mismatch = exc
                 continue
@@ -205,11 +257,13 @@ def _extract(archive: Path, pattern: str, workdir: Path, url: str) -> Path:
         raise DataError(f"{url} is not a valid zip archive ({exc})") from exc
 
 
-def store(src: Path, file: DataFile, *, origin: str) -> Path:
+def store(src: Path, file: DataFile, *, origin: str, downloaded: bool = False) -> Path:
     """Put ``src``'s content at ``file``'s cache path, verified, atomically.
 
     ``.Z`` content is decompressed; plain content for a ``.gz`` path is gzipped
-    (``raw_sha256`` then vouches for it). A mismatch leaves the cache untouched.
+    (``raw_sha256`` then vouches for it). A mismatch leaves the cache untouched. An
+    unpinned file's sha256 is recorded; a re-download must match what was recorded, an
+    import (the user's own choice) replaces the record.
     """
     dest = cache_dir() / file.relpath
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -234,7 +288,14 @@ def store(src: Path, file: DataFile, *, origin: str) -> Path:
                 "canonical one (corrupt, truncated or a different version)"
             )
         if not file.pinned:
-            log.warning("%s has no pinned checksum; stored without verification", file.relpath)
+            digest, known = _digest(tmp), accepted().get(file.relpath)
+            if downloaded and known and digest != known:
+                raise ChecksumError(
+                    f"checksum mismatch for {origin}: sha256 {digest}, but {known} was accepted "
+                    f"before ({cache_dir() / ACCEPTED}); the file changed upstream or in transit")
+            log.warning("%s has no pinned checksum; accepted with sha256 %s (recorded in %s)",
+                        file.relpath, digest, cache_dir() / ACCEPTED)
+            _record(file, digest)
         os.replace(tmp, dest)
     finally:
         with suppress(FileNotFoundError):
@@ -260,9 +321,11 @@ def import_file(path: str | Path, name: str | None = None) -> Path:
     src = Path(path).expanduser()
     if not src.is_file():
         raise DataError(f"no such file: {src}")
-    if name is not None and name not in SOURCES:
-        raise UnknownNameError("dataset", name, SOURCES)
-    sources = [SOURCES[name]] if name else list(SOURCES.values())
+    from raudit.data.registry import DATASETS  # the registry loads through this module
+
+    if name is not None and name not in DATASETS:
+        raise UnknownNameError("dataset", name, DATASETS.names())
+    sources = [DATASETS.get(n).source for n in ([name] if name else DATASETS.names())]
     candidates = [f for s in sources for f in (*s.files, *s.fallback)]
     for f in candidates:
         if f.pinned and matches(src, f):

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from raudit.data import builtin, fetch, readers, userfile
+from raudit.data import builtin, fetch, readers, shipped, sources, userfile
 from raudit.data.dataset import ColumnMeta, Dataset
-from raudit.data.sources import SOURCES, Source
+from raudit.data.sources import Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
 from raudit.errors import ConfigError, DataError, UnknownNameError
 from raudit.registry import Registry
@@ -24,22 +24,25 @@ from raudit.registry import Registry
 
 @dataclass(frozen=True)
 class Entry:
-    """How to build one registered dataset from its files (in ``SOURCES[name]``)."""
+    """One registered dataset: where its files come from and what they must hash to
+    (``source``), and how to build its table from them (``read``)."""
 
+    source: Source
     read: Callable[[Sequence[Path]], Cleaned]
     stratified_split: bool = True
 
 
 DATASETS: Registry[Entry] = Registry("dataset")
 for _name, _entry in (
-    ("cervical", Entry(readers.cervical)),
-    ("epileptic", Entry(readers.epileptic)),
-    ("isolet", Entry(readers.isolet)),
-    ("credit", Entry(readers.credit)),
-    ("mnist", Entry(readers.mnist)),
-    ("breast-cancer", Entry(lambda _: builtin.breast_cancer())),
-    ("digits", Entry(lambda _: builtin.digits())),
-    ("worst-case", Entry(lambda _: builtin.worst_case(), stratified_split=False)),
+    ("cervical", Entry(sources.CERVICAL, readers.cervical)),
+    ("epileptic", Entry(sources.EPILEPTIC, readers.epileptic)),
+    ("isolet", Entry(sources.ISOLET, readers.isolet)),
+    ("credit", Entry(sources.CREDIT, readers.credit)),
+    ("mnist", Entry(sources.MNIST, readers.mnist)),
+    ("breast-cancer", Entry(sources.BREAST_CANCER, lambda _: builtin.breast_cancer())),
+    ("digits", Entry(sources.DIGITS, lambda _: builtin.digits())),
+    ("worst-case", Entry(sources.WORST_CASE, lambda _: builtin.worst_case(),
+                         stratified_split=False)),
 ):
     DATASETS.register(_name, _entry)
 _TABLE_SUFFIXES = (".csv", ".parquet", ".pq", ".gz", ".bz2", ".xz", ".zip")
@@ -52,8 +55,7 @@ def names() -> list[str]:
 
 def source(name: str) -> Source:
     """Provenance of a registered dataset; UnknownNameError otherwise."""
-    DATASETS.get(name)  # UnknownNameError listing the known names
-    return SOURCES[name]
+    return DATASETS.get(name).source  # UnknownNameError listing the known names
 
 
 def _resolve(name: str) -> tuple[tuple[Path, ...], str]:
@@ -97,14 +99,22 @@ def load(
     dataset has a URL; otherwise DataError says where to put them.
     """
     check_seed(seed)
-    text = str(name_or_path)
+    k = shipped.key(name_or_path, label, bounds, seed)
+    if (ds := shipped.lookup(k)) is not None:  # a worker: the driver's table, shipped
+        return ds
+    ds = _load(str(name_or_path), label, bounds, seed)
+    shipped.record(k)
+    return ds
+
+
+def _load(text: str, label, bounds, seed: int) -> Dataset:
     if text in DATASETS:
         if label is not None or bounds is not None:
             raise ConfigError(f"label= and bounds= apply to user files, not to the "
                               f"registered dataset {text!r}")
         paths, part = _resolve(text)
         cleaned, columns = _table(text, _stamp(paths))
-        src = SOURCES[text]
+        src = DATASETS.get(text).source
         notes = {**cleaned.notes, "label_rule": src.label_rule, "files": [str(p) for p in paths]}
         if part:
             notes["fallback"] = part
@@ -154,3 +164,4 @@ def clear_cache() -> None:
     """Forget parsed tables (tests; long sessions that swap data folders)."""
     _table.cache_clear()
     userfile.clear_cache()
+    shipped.clear()

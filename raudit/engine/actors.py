@@ -20,22 +20,31 @@ from typing import Any
 
 import ray
 
-# Environment a worker on another machine needs to find the same data.
-_FORWARD_ENV = ("RAUDIT_DATA_DIR", "RAUDIT_CACHE_DIR")
+# Nothing of the driver's environment is forwarded: a worker on another machine has
+# other paths. The datasets the driver loaded travel in the object store instead
+# (raudit.data.shipped), so workers need no RAUDIT_DATA_DIR and no user files.
 
 
 @ray.remote(max_restarts=0, max_task_retries=0)
 class ChunkActor:
     """Runs ``fn(spec)`` with the slot's device written into the spec."""
 
-    def __init__(self, device: str, threads: int):
+    def __init__(self, device: str, threads: int, tables: dict | None = None):
         import torch
+
+        from raudit.data import shipped
 
         torch.set_num_threads(max(1, threads))
         self.device = device
+        if tables:
+            shipped.install(tables)
 
     def pid(self) -> int:
         return os.getpid()
+
+    def node(self) -> str:
+        """The id of the node this actor runs on (the heartbeat matches it with ray.nodes())."""
+        return ray.get_runtime_context().get_node_id()
 
     def run(self, fn: Callable[[dict], Any], spec: dict) -> Any:
         return fn({**spec, "device": self.device})
@@ -69,20 +78,29 @@ def session(workers: int | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    env = {k: os.environ[k] for k in _FORWARD_ENV if k in os.environ}
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                              "runtime_env": {"env_vars": env} if env else None}
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
     if os.environ.get("RAY_ADDRESS"):
         ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)
     else:
         ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+    abandon = False
     try:
         yield
+    except BaseException as exc:
+        abandon = getattr(exc, "abandon_ray", False)
+        raise
     finally:
-        if _held["depth"]:
-            _held["started"] = True
+        if abandon:  # the head is gone: ray.shutdown() would block for a minute
+            _held["started"] = False
         else:
-            ray.shutdown()
+            _end()
+
+
+def _end() -> None:
+    if _held["depth"]:
+        _held["started"] = True
+    else:
+        ray.shutdown()
 
 
 @contextlib.contextmanager
@@ -118,17 +136,69 @@ def place(device: str, workers: int | None, per_gpu: int) -> Placement:
     return Placement(n, "cpu", 1.0, 0.0, note)
 
 
-def start(placement: Placement, count: int | None = None) -> list:
-    """Create the placement's actors (or ``count`` of its kind)."""
+def start(placement: Placement, count: int | None = None, tables: Any = None) -> list:
+    """Create the placement's actors (or ``count`` of its kind); ``tables`` (an object
+    ref of :func:`raudit.data.shipped.export`) is installed in each."""
     opts: dict[str, Any] = {"num_cpus": placement.num_cpus}
     if placement.num_gpus:
         opts["num_gpus"] = placement.num_gpus
     threads = 1 if placement.device == "cpu" else 2
-    return [ChunkActor.options(**opts).remote(placement.device, threads)
+    return [ChunkActor.options(**opts).remote(placement.device, threads, tables)
             for _ in range(placement.actors if count is None else count)]
 
 
 def stop(actors: list) -> None:
     for a in actors:
-        with contextlib.suppress(Exception):
-            ray.kill(a)
+        if a is not None:
+            with contextlib.suppress(Exception):
+                ray.kill(a)
+
+
+class Pool:
+    """The actor slots of one placement.
+
+    A slot whose actor died (or whose node left the cluster) is emptied; it is filled
+    again only while the alive nodes have room for one more actor, so that a run that
+    lost a node goes on with fewer actors instead of waiting on one that cannot start.
+    """
+
+    def __init__(self, placement: Placement, tables: Any = None):
+        self.placement, self.tables = placement, tables
+        self.actors: list = []
+        self._where: list[Any] = []  # per slot: the node() ref, then the node id
+        self.add(placement.actors)
+
+    def add(self, count: int) -> int:
+        """Start up to ``count`` actors in empty slots (new slots if none); returns how many."""
+        new = start(self.placement, count=count, tables=self.tables) if count > 0 else []
+        for actor in new:
+            i = self.actors.index(None) if None in self.actors else len(self.actors)
+            if i == len(self.actors):
+                self.actors.append(None)
+                self._where.append(None)
+            self.actors[i], self._where[i] = actor, actor.node.remote()
+        return len(new)
+
+    def live(self) -> list[int]:
+        return [i for i, a in enumerate(self.actors) if a is not None]
+
+    def node_of(self, i: int) -> str | None:
+        """Slot ``i``'s node id once its actor has started (None before, or if it died)."""
+        where = self._where[i]
+        if where is None or isinstance(where, str):
+            return where
+        ready, _ = ray.wait([where], timeout=0)
+        if not ready:
+            return None
+        try:
+            self._where[i] = ray.get(where)
+        except ray.exceptions.RayError:
+            return None
+        return self._where[i]
+
+    def drop(self, i: int) -> None:
+        stop([self.actors[i]])
+        self.actors[i], self._where[i] = None, None
+
+    def close(self) -> None:
+        stop(self.actors)

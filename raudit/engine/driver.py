@@ -12,9 +12,13 @@ may return further specs (a list) to run in the same pool: a campaign adds a job
 next stage (its shadow models once its target is chosen) while other jobs' chunks
 are still running, instead of waiting for the whole round to drain.
 
-The ``ray`` backend keeps at most ``depth`` chunks queued per actor (backpressure
-with ``ray.wait``: specs are submitted as slots free up, never all at once), and
-resubmits the chunks of an actor whose process died. The ``local`` backend runs
+Backends are entries of :data:`BACKENDS` (a small protocol: ``run``, ``session``,
+``workers``, ``help``); a new one is one class and one registration. The ``ray``
+backend (:mod:`raudit.engine.ray_run`) keeps at most ``depth`` chunks queued per actor
+(backpressure with ``ray.wait``: specs are submitted as slots free up, never all at
+once), resubmits the chunks of an actor whose process or node died, and stops with
+:class:`~raudit.errors.RunInterrupted` (exit code 3) when no node or no head is left.
+The ``local`` backend runs
 the same specs through the same function in this process: for debugging, tests
 and machines without Ray.
 """
@@ -28,11 +32,11 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ContextManager, Protocol
 
 from raudit.errors import ConfigError
+from raudit.registry import Registry
 
-BACKENDS = ("ray", "local")
 DEVICES = ("auto", "cpu", "cuda")
 
 Fn = Callable[[dict], Any]
@@ -52,7 +56,8 @@ class EngineConfig:
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
-            raise ConfigError(f"--backend must be one of {', '.join(BACKENDS)}; got {self.backend!r}")
+            raise ConfigError(f"--backend must be one of {', '.join(BACKENDS.names())}; "
+                              f"got {self.backend!r}")
         if self.device not in DEVICES:
             raise ConfigError(f"--device must be one of {', '.join(DEVICES)}; got {self.device!r}")
         for name in ("per_gpu", "depth"):
@@ -66,7 +71,7 @@ class EngineConfig:
     def planned_workers(self) -> int:
         """Slots the run will have, as estimates count them: --workers, else one for the
         local backend, else one per CPU of this machine."""
-        return self.workers or (1 if self.backend == "local" else os.cpu_count() or 1)
+        return self.workers or BACKENDS.get(self.backend).workers()
 
 
 @dataclass
@@ -82,6 +87,58 @@ class RunStats:
     notes: list[str] = field(default_factory=list)
 
 
+class Backend(Protocol):
+    """Where chunks run: ``run`` calls ``_finish`` once per spec, in completion order."""
+
+    help: str  # what --backend NAME means, one phrase (the CLI's help is made of these)
+
+    def run(self, fn: Fn, specs: list[dict], on_done: OnDone, config: EngineConfig,
+            weight: Callable[[Mapping], int], progress: Callable[[int], None],
+            stats: RunStats) -> None: ...
+
+    def session(self) -> ContextManager[None]: ...  # shared start-up of several runs
+
+    def workers(self) -> int: ...  # slots when --workers is not given
+
+
+class LocalBackend:
+    help = "in-process, one chunk at a time: for debugging, tests and machines without Ray"
+
+    def run(self, *args) -> None:
+        _run_local(*args)
+
+    def session(self) -> ContextManager[None]:
+        return contextlib.nullcontext()
+
+    def workers(self) -> int:
+        return 1
+
+
+class RayBackend:
+    help = "Ray actors, one per CPU or GPU share; RAY_ADDRESS joins a cluster"
+
+    def run(self, *args) -> None:
+        _run_ray(*args)
+
+    def session(self) -> ContextManager[None]:
+        from raudit.engine import actors
+
+        return actors.hold()
+
+    def workers(self) -> int:
+        return os.cpu_count() or 1
+
+
+BACKENDS: Registry[Backend] = Registry("backend")
+BACKENDS.register("ray", RayBackend())
+BACKENDS.register("local", LocalBackend())
+
+
+def backend_help() -> str:
+    """The --backend help of every command, from the registered backends."""
+    return "; ".join(f"{n}: {BACKENDS.get(n).help}" for n in BACKENDS.names()) + "."
+
+
 @contextlib.contextmanager
 def session(config: EngineConfig) -> Iterator[None]:
     """Share one Ray start-up among several ``run_chunks`` calls (no-op for local).
@@ -89,12 +146,7 @@ def session(config: EngineConfig) -> Iterator[None]:
     Ray starts at the first call that has chunks to run, not before: a resumed
     audit with nothing left to do never starts it.
     """
-    if config.backend == "local":
-        yield
-        return
-    from raudit.engine import actors
-
-    with actors.hold():
+    with BACKENDS.get(config.backend).session():
         yield
 
 
@@ -107,8 +159,8 @@ def run_chunks(fn: Fn, specs: Iterable[Mapping], *, on_done: OnDone,
     stats = RunStats()
     t0 = time.perf_counter()
     if specs:
-        runner = _run_local if config.backend == "local" else _run_ray
-        runner(fn, specs, on_done, config, weight, progress or (lambda n: None), stats)
+        BACKENDS.get(config.backend).run(fn, specs, on_done, config, weight,
+                                         progress or (lambda n: None), stats)
     stats.wall_s = time.perf_counter() - t0
     return stats
 
@@ -171,78 +223,6 @@ def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> 
 
 
 def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
-    import ray
+    from raudit.engine import ray_run
 
-    from raudit.engine import actors as act
-
-    with act.session(config.workers):
-        placement = act.place(config.device, config.workers, config.per_gpu)
-        stats.placement = placement.describe()
-        if placement.note:
-            stats.notes.append(placement.note)
-        pool = act.start(placement)
-        load = [0] * len(pool)
-        # queue items: (spec, chunk errors so far, actor deaths so far)
-        queue = deque((spec, 0, 0) for spec in specs)
-        in_flight: dict[Any, tuple[dict, int, int, int, Any]] = {}  # ref -> (..., slot, actor)
-        try:
-            while queue or in_flight:
-                # Fill free slots; a slot is one of `depth` queue places of an actor.
-                while queue and min(load) < config.depth:
-                    spec, errors, deaths = queue.popleft()
-                    i = load.index(min(load))
-                    ref = pool[i].run.remote(fn, spec)
-                    in_flight[ref] = (spec, errors, deaths, i, pool[i])
-                    load[i] += 1
-                    stats.attempts += 1
-                ready, _ = ray.wait(list(in_flight), num_returns=1)
-                ref = ready[0]
-                spec, errors, deaths, i, actor = in_flight.pop(ref)
-                load[i] -= 1
-                try:
-                    result = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
-                    # The process died (killed, OOM, segfault): a fresh actor takes the slot
-                    # and the chunk goes back to the queue. Deaths have their own budget, so
-                    # a chunk that kills every actor it touches still ends.
-                    if pool[i] is actor:
-                        act.stop([actor])
-                        pool[i] = act.start(placement, count=1)[0]
-                        stats.notes.append(f"an actor died ({type(exc).__name__}); replaced it")
-                    if deaths < config.retries + 2:
-                        queue.appendleft((spec, errors, deaths + 1))
-                    else:
-                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
-                                       progress)
-                        queue.extend((s, 0, 0) for s in more)
-                    continue
-                except ray.exceptions.RayError as exc:  # the chunk raised
-                    if errors < config.retries:
-                        queue.appendleft((spec, errors + 1, deaths))
-                    else:
-                        more = _finish(spec, None, _describe(exc), stats, on_done, weight,
-                                       progress)
-                        queue.extend((s, 0, 0) for s in more)
-                    continue
-                more = _finish(spec, result, None, stats, on_done, weight, progress)
-                queue.extend((s, 0, 0) for s in more)
-        finally:
-            for ref in in_flight:  # interrupted: drop queued work, keep what is written
-                try:
-                    ray.cancel(ref, force=False)
-                except Exception:  # noqa: BLE001 - best effort on the way out
-                    pass
-            act.stop(pool)
-
-
-def _describe(exc: BaseException) -> str:
-    """The chunk's own traceback for a task error; Ray's message otherwise."""
-    import ray
-
-    if isinstance(exc, ray.exceptions.RayTaskError):
-        cause = getattr(exc, "cause", None)
-        text = str(exc)
-        if cause is not None and not isinstance(cause, ray.exceptions.RayError):
-            return f"{type(cause).__name__}: {cause}\n{text}"
-        return text
-    return f"{type(exc).__name__}: {exc}"
+    ray_run.run(fn, specs, on_done, config, weight, progress, stats, _finish)

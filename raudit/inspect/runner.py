@@ -25,12 +25,12 @@ from raudit.inspect import accountant, metadata, noise, partition, processing
 from raudit.inspect.cells import CATEGORIES, Cell
 from raudit.inspect.context import Context, Probe
 from raudit.inspect.trace import trace_of
-from raudit.privacy import PrivacySpec
+from raudit.privacy import PrivacySpec, ResolvedPrivacy
 from raudit.registry import Registry
 from raudit.seeds import FIT, INSPECT, SAMPLE, derive_seed, train_seeds
 
 __all__ = ["CHECKS", "InspectSpec", "check_trainable", "inspect_generator", "run_checks",
-           "skipped_run"]
+           "skipped_run", "trainable"]
 
 #: probes of the INSPECT seed stream (never renumber)
 RUN, ACCOUNTANT_PROBE, BOUNDS_PROBE = 0, 1, 2
@@ -130,17 +130,22 @@ def _num(x) -> float | None:
     return None if math.isnan(x) else x
 
 
-def check_trainable(spec: InspectSpec, ds) -> str:
-    """'' if ``spec.impl`` can train on ``ds`` with these settings, else the reason
-    (the generator's own check, no training)."""
+def trainable(spec: InspectSpec, ds) -> tuple[str, ResolvedPrivacy | None]:
+    """('', the run's privacy, resolved here once) if ``spec.impl`` can train on ``ds``
+    with these settings, else (the reason, None): the generator's own check, no training."""
     cls = generators.get(spec.impl)
     try:
         gen = cls(**spec.options)
         privacy = PrivacySpec(spec.epsilon, spec.delta).resolve(gen, len(ds.train))
         gen.check(ds.train, epsilon=spec.epsilon, delta=privacy.delta, columns=ds.columns)
     except RauditError as exc:
-        return str(exc)
-    return ""
+        return str(exc), None
+    return "", privacy
+
+
+def check_trainable(spec: InspectSpec, ds) -> str:
+    """'' if ``spec.impl`` can train on ``ds`` with these settings, else the reason."""
+    return trainable(spec, ds)[0]
 
 
 def skipped_run(spec: InspectSpec, ds, reason: str) -> dict[str, Any]:
@@ -154,12 +159,14 @@ def skipped_run(spec: InspectSpec, ds, reason: str) -> dict[str, Any]:
             "violations": [Cell(c, "not_checked", why).as_dict() for c in CATEGORIES]}
 
 
-def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True) -> dict[str, Any]:
-    """The inspection of ``spec.impl`` on dataset ``ds``: one run's JSON record."""
+def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True,
+                      privacy: ResolvedPrivacy | None = None) -> dict[str, Any]:
+    """The inspection of ``spec.impl`` on dataset ``ds``: one run's JSON record.
+    ``privacy``: as :func:`trainable` resolved it (resolved here when not given)."""
     t0 = time.perf_counter()
     cls = generators.get(spec.impl)
-    gen = cls(**spec.options)
-    privacy = PrivacySpec(spec.epsilon, spec.delta).resolve(gen, len(ds.train))
+    if privacy is None:
+        privacy = PrivacySpec(spec.epsilon, spec.delta).resolve(cls(**spec.options), len(ds.train))
     fit_seed, sample_seed = train_seeds(spec.seed)
     log = EventLog()
     model = _fit(cls, spec.options, ds.train, epsilon=spec.epsilon, delta=privacy.delta,

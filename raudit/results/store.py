@@ -25,6 +25,7 @@ trials count as not done and a resume retrains them.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import socket
@@ -40,7 +41,7 @@ import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, RunInterrupted
 from raudit.results.ids import canonical_json, spec_hash
 from raudit.results.schema import (SCHEMA_VERSION, arrow_schema, conform, empty_frame, to_arrow,
                                    to_pandas)
@@ -91,8 +92,24 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+_WHAT_TO_DO = {errno.ENOSPC: "free disk space (or move --out to a larger disk)",
+               errno.EDQUOT: "free space in your quota (or move --out)",
+               errno.EACCES: "make the folder writable", errno.EROFS: "use a writable disk"}
+
+
+def write_error(path: Path, exc: OSError) -> RunInterrupted:
+    """One line for an OSError while writing ``path``: what failed and what to do."""
+    todo = _WHAT_TO_DO.get(exc.errno, "fix the cause")
+    return RunInterrupted(
+        f"cannot write {path}: {exc.strerror or exc} (errno {exc.errno}); {todo}, then rerun "
+        "the same command: everything written before is kept and the run resumes")
+
+
 def write_atomic(path: Path, write) -> None:
-    """Call ``write(file)`` on a hidden temp file next to ``path``, then rename it in."""
+    """Call ``write(file)`` on a hidden temp file next to ``path``, then rename it in.
+
+    An OSError (a full disk, a lost mount) leaves the old content and no temp file, and is
+    raised as :class:`~raudit.errors.RunInterrupted` naming the path and what to do."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with open(tmp, "wb") as fh:
@@ -100,6 +117,10 @@ def write_atomic(path: Path, write) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise write_error(path, exc) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

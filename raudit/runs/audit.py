@@ -26,6 +26,7 @@ from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
+from raudit.runs import limits
 from raudit.runs.calibrate import audit_chunk_size, observe_audit
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
@@ -48,6 +49,8 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
+    # sizes this machine can hold, before a calibration runs or --out is touched
+    limits.check_audit(req, engine, ds)
     if auto_chunk:
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, notice, game))
     audit_id = spec_hash(manifest)[:16]

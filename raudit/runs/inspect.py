@@ -16,7 +16,7 @@ from raudit import data, generators
 from raudit.errors import ConfigError, RauditError
 from raudit.inspect.job import InspectRequest, generator_options, request_from_settings
 from raudit.inspect.report import finish_runs, write_folder
-from raudit.inspect.runner import InspectSpec, check_trainable, inspect_generator, skipped_run
+from raudit.inspect.runner import InspectSpec, inspect_generator, skipped_run, trainable
 from raudit.results.store import ResultStore, check_writable
 
 __all__ = ["run_inspect", "run_inspect_job"]
@@ -31,8 +31,8 @@ def run_inspect(req: InspectRequest, out: Path | None = None,
     specs = [InspectSpec(name, epsilon=req.epsilon, delta=req.delta, seed=req.seed,
                          options=generator_options(name, req, n, d, strict=not req.all_))
              for name in names]
-    reasons = [check_trainable(s, ds) for s in specs]
-    for s, why in zip(specs, reasons):
+    checked = [trainable(s, ds) for s in specs]  # each run's privacy resolved once, here
+    for s, (why, _) in zip(specs, checked):
         if why and not req.all_:
             raise ConfigError(f"{s.impl} cannot train on {ds.name}: {why}")
     manifest = req.manifest(names, ds.name)
@@ -40,14 +40,14 @@ def run_inspect(req: InspectRequest, out: Path | None = None,
         check_writable(out)
         ResultStore(out).check_manifest(manifest)
     runs = []
-    for s, why in zip(specs, reasons):
+    for s, (why, privacy) in zip(specs, checked):
         if why:
             runs.append(skipped_run(s, ds, why))
             continue
         if notice is not None:
             notice(f"inspecting {s.impl} on {ds.name} ...")
         try:
-            runs.append(inspect_generator(s, ds, probes=req.probes))
+            runs.append(inspect_generator(s, ds, probes=req.probes, privacy=privacy))
         except RauditError as exc:  # its check passed but training refused the data
             if not req.all_:
                 raise

@@ -7,8 +7,9 @@ A job is driven by :func:`raudit.runs.schedule.schedule` through three calls::
     more = job.done(spec, rows, error)       # store a chunk; maybe the next stage's chunks
     summary = job.finish()                   # analyse; raises when the job failed for good
 
-Chunk specs are wrapped as ``{"job", "fn": "module:attr", "chunk": <the chunk's spec>}``
-so one pool runs the chunks of every kind (see :func:`raudit.runs.dispatch.run_spec`).
+Chunk specs are wrapped as ``{"job", "kind", "chunk": <the chunk's spec>}`` (``kind``: a
+name of :data:`raudit.runs.dispatch.CHUNK_KINDS`) so one pool runs the chunks of every
+kind (see :func:`raudit.runs.dispatch.run_spec`).
 Every chunk is the one the single command would run: same trials, same seeds, same
 functions, so a job's numbers equal ``raudit audit`` / ``raudit utility`` run alone.
 """
@@ -27,14 +28,8 @@ from raudit.results import ResultStore, spec_hash
 from raudit.utility import analyse as uan
 from raudit.utility import runner as ur
 
-# the runner's name for the chunk function, looked up at call time (tests patch it there)
-AUDIT_CHUNK = "raudit.audit.runner:run_chunk"
-POOL_CHUNK = "raudit.audit.selection:run_pool_chunk"
-UTILITY_CHUNK = "raudit.utility.chunk:run_chunk"
-
-
-def wrap(job: str, fn: str, chunk: dict) -> dict:
-    return {"job": job, "fn": fn, "chunk": chunk}
+def wrap(job: str, kind: str, chunk: dict) -> dict:
+    return {"job": job, "kind": kind, "chunk": chunk}
 
 
 def weight(spec: dict) -> int:
@@ -115,8 +110,8 @@ class AuditJob(Job):
         self.sel_store = ResultStore(out / "target-selection", partition=self.partition,
                                      notice=notice)
         self._plan = ar.selection_plan(self.game, self.req, self.ds, self.sel_store)
-        fn = POOL_CHUNK if self._plan["pooled"] else AUDIT_CHUNK
-        specs = [wrap(self.name, fn, s) for s in self._plan["specs"]]
+        kind = "selection-pool" if self._plan["pooled"] else "audit"
+        specs = [wrap(self.name, kind, s) for s in self._plan["specs"]]
         self._pending_selection = len(specs)
         if self._plan["pooled"] and self.verbose and engine is not None:
             self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice)
@@ -160,12 +155,12 @@ class AuditJob(Job):
                         "time estimate follows the first chunk")
         if self.verbose and self.engine is not None:
             self._estimator = Estimator(pending, self.engine, self.notice)
-        return [wrap(self.name, AUDIT_CHUNK, c) for c in chunks]
+        return [wrap(self.name, "audit", c) for c in chunks]
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
         self._tick(spec, error)
         chunk = spec["chunk"]
-        if spec["fn"] == POOL_CHUNK:
+        if spec["kind"] == "selection-pool":
             from raudit.audit import selection as sel
 
             self.sel_store.append("shadow", rows if error is None else
@@ -201,7 +196,7 @@ class AuditJob(Job):
                 self._stage_pending = len(chunks)
                 if self.verbose:
                     self.notice(f"look {len(self.looks) + 1}: training up to {s} models per world")
-                return [wrap(self.name, AUDIT_CHUNK, c) for c in chunks]
+                return [wrap(self.name, "audit", c) for c in chunks]
             if self._look():
                 return []
         return []
@@ -286,7 +281,7 @@ class UtilityJob(Job):
         if skipped:
             self.store.append(ur.TABLE, skipped)
         self.t0 = time.perf_counter()
-        wrapped = [wrap(self.name, UTILITY_CHUNK, s) for s in specs]
+        wrapped = [wrap(self.name, "utility", s) for s in specs]
         self.total = sum(weight(s) for s in wrapped)
         return wrapped
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import ContextManager
 
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
-from raudit.errors import RauditError
+from raudit.errors import RauditError, RunInterrupted
 from raudit.runs.dispatch import run_spec
 from raudit.runs.jobs import weight
 
@@ -47,6 +47,8 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
     for job in jobs:
         try:
             specs += job.open(out, notice, engine, probe_first)
+        except RunInterrupted:  # a full disk, a lost cluster: stops every job
+            raise
         except RauditError as exc:  # the probe or the store refused it: the others go on
             done.errors[job.name] = exc
     live = {j.name: j for j in jobs if j.name not in done.errors}
@@ -65,6 +67,8 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
             if job.name not in done.errors:
                 try:
                     more = job.done(spec, rows, error)
+                except RunInterrupted:
+                    raise
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
             bars.get(job.name, lambda n: None)(weight(spec))

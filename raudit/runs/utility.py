@@ -21,6 +21,7 @@ from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
 from raudit.results.store import check_writable
+from raudit.runs import limits
 from raudit.runs.jobs import UtilityJob
 from raudit.runs.schedule import Progress, quiet, schedule
 from raudit.utility import plan
@@ -39,6 +40,7 @@ def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = Eng
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     ds = plan.check(req)
+    limits.check_utility(req, engine, ds)  # sizes this machine can hold, before --out
     names = plan.classifier_names(req, ds.name)
     manifest = ur.manifest_of(req, ds, names)
     check_writable(out)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from raudit.accountants import (
-    MOMENTS,
+    VARIANTS,
     PateVote,
     create,
     eps_from_moments,
@@ -270,7 +270,7 @@ def test_fixed_threshold_is_lam_dp_with_exact_flip_probability():
 
 
 def test_registry_names_and_unknown_name():
-    assert {"paper", "updated", "synthcity-index-bug", "missing-log", "fixed"} <= set(MOMENTS)
+    assert {"paper", "updated", "synthcity-index-bug", "missing-log", "fixed"} <= set(VARIANTS.names())
     with pytest.raises(UnknownNameError) as err:
         get("nope")
     assert "nope" in str(err.value) and "missing-log" in str(err.value)

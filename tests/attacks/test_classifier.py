@@ -48,7 +48,7 @@ def test_fit_rejects_bad_input():
 
 def test_attack_registry():
     assert clf.get("groundhog").default_features == "naive"
-    assert clf.resolve("groundhog") == (clf.ATTACKS["groundhog"], "naive")
+    assert clf.resolve("groundhog") == (clf.ATTACKS.get("groundhog"), "naive")
     assert clf.resolve("groundhog", "ensemble")[1] == "ensemble"
     assert clf.resolve("querybased")[1] == "querybased"
     with pytest.raises(UnknownNameError, match="unknown attack 'tapas'; known: groundhog, "
@@ -63,6 +63,6 @@ def test_attack_registry():
 
 def test_every_allowed_feature_set_is_registered():
     from raudit.attacks.features import FEATURE_SETS
-    for attack in clf.ATTACKS.values():
+    for _, attack in clf.ATTACKS.items():
         assert attack.default_features in attack.features
         assert set(attack.features) <= set(FEATURE_SETS)

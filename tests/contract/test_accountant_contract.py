@@ -6,7 +6,7 @@ no change, an event of another shape is an EventShapeError, a bad delta a DeltaE
 import numpy as np
 import pytest
 
-from raudit.accountants import ACCOUNTANTS, MOMENTS, accepting, create
+from raudit.accountants import ACCOUNTANTS, VARIANTS, accepting, create
 from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
 from raudit.accountants.events import (ConfidentGNMax, GaussianStep, GNMaxAnswer, GNMaxThreshold,
                                        LabelNoise, PateVote)
@@ -26,7 +26,7 @@ EVENTS = {  # one small valid event of every kind, for one model
 
 
 def make(name: str, models: int = 1):
-    params = {"lam": 0.1, "orders": 20, "k": K} if name in MOMENTS else {}
+    params = {"lam": 0.1, "orders": 20, "k": K} if name in VARIANTS else {}
     return create(name, models=models, **params)
 
 

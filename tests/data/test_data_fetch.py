@@ -13,10 +13,19 @@ import pytest
 
 from raudit import data
 from raudit.data import fetch
-from raudit.data.sources import SOURCES, DataFile
+from raudit.data.registry import DATASETS
+from raudit.data.sources import DataFile
 from raudit.errors import ChecksumError, DataError, UnknownNameError
 
 CONTENT = b"a,b,label\n1,2,0\n3,4,1\n"
+
+
+def replace_source(monkeypatch, name: str, **changes) -> None:
+    """Dataset ``name``'s record with its source changed, for this test only."""
+    real = DATASETS.get
+    entry = real(name)
+    changed = dataclasses.replace(entry, source=dataclasses.replace(entry.source, **changes))
+    monkeypatch.setattr(DATASETS, "get", lambda n: changed if n == name else real(n))
 
 
 def sha256(blob: bytes) -> str:
@@ -54,14 +63,14 @@ def test_data_dir_comes_before_the_cache(tmp_path, monkeypatch):
 
 
 def test_tampered_data_dir_file_raises_checksum_error(tmp_path, monkeypatch):
-    relpath = SOURCES["cervical"].files[0].relpath
+    relpath = data.source("cervical").files[0].relpath
     bad = write(tmp_path / relpath, b"Biopsy\n1\n")
     monkeypatch.setenv("RAUDIT_DATA_DIR", str(tmp_path))
     with pytest.raises(ChecksumError) as err:
         data.load("cervical")
     msg = str(err.value)
     assert str(bad) in msg and sha256(b"Biopsy\n1\n") in msg
-    assert SOURCES["cervical"].files[0].sha256 in msg
+    assert data.source("cervical").files[0].sha256 in msg
 
 
 def test_download_from_file_url_verifies_and_stores(tmp_path, monkeypatch):
@@ -124,16 +133,59 @@ def test_one_download_serves_several_members(tmp_path, monkeypatch):
     assert [p.read_bytes() for p in paths] == [b"1", b"2"] and len(calls) == 1
 
 
-def test_ambiguous_member_is_refused(tmp_path):
+def test_ambiguous_member_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")  # past the unpinned refusal
     archive = make_zip(tmp_path / "a.zip", {"a.csv": b"1", "b.csv": b"2"})
     with pytest.raises(DataError, match="2 members matching"):
         fetch.fetch([DataFile("x/t.csv", None, (archive.as_uri(),), member="*.csv")])
 
 
-def test_unix_compress_member_is_decompressed(tmp_path, compress_z):
+def test_unix_compress_member_is_decompressed(tmp_path, compress_z, monkeypatch):
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")  # isolet5.data has no pinned hash
     archive = make_zip(tmp_path / "isolet.zip", {"isolet5.data.Z": compress_z(CONTENT * 50)})
     f = DataFile("isolet/isolet5.data", None, (archive.as_uri(),), member="isolet5.data*")
     assert fetch.fetch([f])[0].read_bytes() == CONTENT * 50
+
+
+def test_unpinned_download_is_refused_without_the_flag(tmp_path, monkeypatch):
+    src = write(tmp_path / "up" / "creditcard.csv", CONTENT)
+    f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
+    seen = []
+    monkeypatch.setattr(fetch, "_download", lambda url, dest: seen.append(url))
+    with pytest.raises(ChecksumError, match="no pinned sha256.*RAUDIT_ALLOW_UNPINNED=1"):
+        fetch.fetch([f], dataset="credit")
+    assert seen == [] and not fetch.cache_dir().exists()  # refused before downloading
+
+
+def test_accepted_unpinned_download_is_recorded_and_checked_later(tmp_path, monkeypatch):
+    src = write(tmp_path / "up" / "creditcard.csv", CONTENT)
+    f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
+    path = fetch.fetch([f])[0]
+    record = fetch.cache_dir() / "SHA256SUMS.accepted"
+    assert record.read_text() == f"{sha256(CONTENT)}  credit_card/creditcard.csv\n"
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED")
+    assert fetch.fetch([f]) == (path,)  # the cached, accepted copy loads without the flag
+    path.write_bytes(CONTENT + b"5,6,0\n")  # the cached copy changes after acceptance
+    with pytest.raises(ChecksumError, match="changed since it was accepted"):
+        fetch.fetch([f])
+    path.unlink()  # a re-download must match the accepted hash, flag or not
+    write(src, b"other,content\n")
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
+    with pytest.raises(ChecksumError, match="but .* was accepted before"):
+        fetch.fetch([f])
+    assert not path.exists()
+
+
+def test_allow_unpinned_flag_sets_the_environment(monkeypatch):
+    import os
+
+    from raudit.cli.app import app
+    from typer.testing import CliRunner
+
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED", raising=False)
+    r = CliRunner().invoke(app, ["--allow-unpinned", "generators"])
+    assert r.exit_code == 0 and os.environ.get("RAUDIT_ALLOW_UNPINNED") == "1"
 
 
 def test_http_download_through_urlopen(monkeypatch):
@@ -150,11 +202,11 @@ def test_registered_dataset_downloads_end_to_end(tmp_path, monkeypatch, shared_r
     """cervical from a file:// copy of the UCI zip: extracted, verified, cached, then loaded."""
     if shared_root is None:
         pytest.skip("reference datasets not found")
-    file = SOURCES["cervical"].files[0]
+    file = data.source("cervical").files[0]
     archive = make_zip(tmp_path / "uci.zip",
                        {"risk_factors_cervical_cancer.csv": (shared_root / file.relpath).read_bytes()})
     moved = dataclasses.replace(file, urls=(archive.as_uri(),))
-    monkeypatch.setitem(SOURCES, "cervical", dataclasses.replace(SOURCES["cervical"], files=(moved,)))
+    replace_source(monkeypatch, "cervical", files=(moved,))
     assert data.info("cervical")["status"] == "downloadable"
     ds = data.load("cervical")
     assert ds.train.shape == (686, 29)
@@ -165,7 +217,7 @@ def test_registered_dataset_downloads_end_to_end(tmp_path, monkeypatch, shared_r
 def test_import_by_checksum_without_a_name(shared_root):
     if shared_root is None:
         pytest.skip("reference datasets not found")
-    relpath = SOURCES["cervical"].files[0].relpath
+    relpath = data.source("cervical").files[0].relpath
     dest = data.import_file(shared_root / relpath)
     assert dest == fetch.cache_dir() / relpath
     assert data.info("cervical")["status"] == "cache"
@@ -174,7 +226,7 @@ def test_import_by_checksum_without_a_name(shared_root):
 def test_import_of_an_uncompressed_copy_is_stored_gzipped(tmp_path, shared_root):
     if shared_root is None:
         pytest.skip("reference datasets not found")
-    file = SOURCES["mnist"].files[3]  # t10k labels, 10 kB
+    file = data.source("mnist").files[3]  # t10k labels, 10 kB
     raw = write(tmp_path / "t10k-labels-idx1-ubyte", gzip.decompress((shared_root / file.relpath).read_bytes()))
     dest = data.import_file(raw, "mnist")
     assert dest.name == "t10k-labels.idx1-ubyte.gz" and fetch.matches(dest, file)
@@ -184,7 +236,7 @@ def test_import_with_wrong_checksum(tmp_path):
     bad = write(tmp_path / "risk_factors_cervical_cancer.csv", b"Biopsy\n1\n")
     with pytest.raises(ChecksumError, match=f"{sha256(b'Biopsy' + bytes([10, 49, 10]))}, expected"):
         data.import_file(bad, "cervical")
-    assert not (fetch.cache_dir() / SOURCES["cervical"].files[0].relpath).exists()
+    assert not (fetch.cache_dir() / data.source("cervical").files[0].relpath).exists()
 
 
 def test_import_unpinned_file_by_name(tmp_path):
@@ -223,8 +275,8 @@ def test_isolet_full_data_downloads_from_a_zip_of_z_members(tmp_path, monkeypatc
         rows = [", ".join(["0.5000"] * 617) + f", {float(i % 26 + 1)}," for i in range(n)]
         members[f"{name}.Z"] = compress_z(("\n".join(rows) + "\n").encode())
     archive = make_zip(tmp_path / "isolet.zip", members)
-    files = tuple(dataclasses.replace(f, urls=(archive.as_uri(),)) for f in SOURCES["isolet"].files)
-    monkeypatch.setitem(SOURCES, "isolet", dataclasses.replace(SOURCES["isolet"], files=files))
+    files = tuple(dataclasses.replace(f, urls=(archive.as_uri(),)) for f in data.source("isolet").files)
+    replace_source(monkeypatch, "isolet", files=files)
     ds = data.load("isolet")
     assert len(ds.train) + len(ds.test) == 78 and ds.train.shape[1] == 618
     assert ds.notes["part"].startswith("full") and "fallback" not in ds.notes

@@ -152,3 +152,21 @@ def test_processing_holds_a_generator_to_its_declared_bounds():
     assert cell.status == "ok" and "declared" in cell.evidence
     ctx.output_bounds = {"age": (16.0, 64.0), "label": (0.0, 1.0)}
     assert check_processing(ctx).status == "violated"  # 8 is outside its own claim too
+
+
+def test_run_inspect_resolves_privacy_once_per_generator(monkeypatch):
+    """The check before any work and the run share one ResolvedPrivacy (issue 26)."""
+    from raudit import privacy
+    from raudit.inspect.job import InspectRequest
+    from raudit.runs.inspect import run_inspect
+
+    calls = []
+    real = privacy.PrivacySpec.resolve
+
+    def resolve(self, generator, n_rows):
+        calls.append(type(generator).__name__)
+        return real(self, generator, n_rows)
+
+    monkeypatch.setattr(privacy.PrivacySpec, "resolve", resolve)
+    runs = run_inspect(InspectRequest(impls=("identity",), dataset="breast-cancer", probes=False))
+    assert len(runs) == 1 and calls == ["IdentityGenerator"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from raudit.accountants import MOMENTS
+from raudit.accountants import VARIANTS
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
@@ -49,7 +49,7 @@ class PortPateGan(BatchedGenerator):
         positive("teacher_steps", o["teacher_steps"], integer=True)
         positive("student_steps", o["student_steps"], integer=True)
         positive("lr", o["lr"])
-        choice("accountant", o["accountant"], tuple(MOMENTS))
+        choice("accountant", o["accountant"], tuple(VARIANTS.names()))
         choice("check", o["check"], ("after", "top"))
         choice("aggregation", o["aggregation"], ("threshold", "argmax"))
         choice("generator_loss", o["generator_loss"], ("non-saturating", "saturating"))

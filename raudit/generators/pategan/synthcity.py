@@ -58,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import MOMENTS
+from raudit.accountants import VARIANTS
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
@@ -115,7 +115,7 @@ class SynthcityPateGan(BatchedGenerator):
             raise ConfigError("weight_decay and gp must be numbers >= 0")
         if not isinstance(early_return, bool):
             raise ConfigError(f"early_return must be true or false, got {early_return!r}")
-        choice("accountant", accountant, tuple(MOMENTS))
+        choice("accountant", accountant, tuple(VARIANTS.names()))
         choice("delta_rule", delta_rule, ("forced", "given"))
         choice("teacher_data", teacher_data, ("batch", "partition"))
         choice("integers", integers, ("astype", "round"))

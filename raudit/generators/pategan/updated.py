@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import MOMENTS
+from raudit.accountants import VARIANTS
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import RMSProp
@@ -127,7 +127,7 @@ class UpdatedPateGan(BatchedGenerator):
         positive("clip", clip)
         choice("partition", partition, ("stale", "disjoint"))
         choice("noise_scale", noise_scale, ("direct", "inverse"))
-        choice("accountant", accountant, tuple(MOMENTS))
+        choice("accountant", accountant, tuple(VARIANTS.names()))
         choice("bounds", bounds, ("data", "metadata"))
         choice("integers", integers, ("round", "none"))
         super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch,
