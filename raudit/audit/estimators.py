@@ -105,11 +105,14 @@ register(Estimator("cp", _counts(eps_clopper_pearson), "eps_emp CP",
                    in_verdict=True))
 register(Estimator("jeffreys", _counts(eps_jeffreys), "eps_emp Jeffreys",
                    f"eps_lo <= eps with confidence about 1 - alpha/2 {_ONE} (Jeffreys "
-                   "intervals: near-nominal average coverage, no guarantee)",
+                   "intervals: near-nominal average coverage, no guarantee; APPROXIMATE: "
+                   "up to 5.7% overshoot at the privacy boundary where 5% is nominal)",
                    "approximate-coverage", column="eps_jeffreys"))
 register(Estimator("bayes", _counts(eps_bayesian), "eps_emp Bayes",
                    f"P[eps >= eps_lo | data] = 1 - alpha/2 under Jeffreys priors on FPR and FNR "
-                   f"{_ONE} (Zanella-Beguelin et al. 2023): credible, not a frequentist bound",
+                   f"{_ONE} (Zanella-Beguelin et al. 2023): credible, not a frequentist bound; "
+                   "APPROXIMATE: it overshoots the privacy boundary in up to 19% of repeats at "
+                   "alpha = 0.1 (tests/audit/test_calibration.py)",
                    "jeffreys-prior", column="eps_bayes"))
 register(Estimator("curve", lambda ev: ev.tradeoff["eps_curve"], "eps_emp curve",
                    "eps_lo <= eps with confidence >= 1 - alpha/2, every threshold of a grid at "

@@ -35,7 +35,7 @@ from raudit.audit.epsilon import (_DIRECTIONS, _check, _eps_from_upper, _oriente
 from raudit.errors import ConfigError
 from raudit.privacy import STUDY_DELTA
 
-__all__ = ["GRID", "curve_counts", "eps_curve", "eps_from_mu", "gdp_delta", "mu_from_upper",
+__all__ = ["GRID", "curve_counts", "curve_limits", "eps_curve", "eps_from_mu", "gdp_delta", "mu_from_upper",
            "mu_gdp", "tradeoff_bounds"]
 
 # Thresholds fixed in advance (attack scores are probabilities in [0, 1]; the random
@@ -95,20 +95,31 @@ def curve_counts(scores, labels, grid=GRID):
     return np.concatenate(rows).astype(np.float64)
 
 
+def curve_limits(scores, labels, *, alpha: float = 0.1, grid=GRID):
+    """Simultaneous CP upper limits (a on FPR, b on FNR) at every threshold of the grid.
+
+    Each of the T = 2 len(grid) thresholds gets its two limits at tail alpha / (4 T)
+    (Bonferroni over the 2T limits), so with probability >= 1 - alpha/2 EVERY limit
+    holds at once: a >= FPR(t) and b >= FNR(t) for all t. Arrays of length T, in
+    :func:`curve_counts`' order.
+    """
+    counts = curve_counts(scores, labels, grid)
+    tp, fn, tn, fp = _check(counts.T, 0.0, alpha)
+    tail = alpha / (4.0 * len(counts))
+    return _upper_cp(fp, fp + tn, tail), _upper_cp(fn, fn + tp, tail)
+
+
 def eps_curve(scores, labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1, grid=GRID) -> float:
     """The largest eps any threshold of the grid rules out, from the test split's scores.
 
-    Each of the T = 2 len(grid) thresholds gets CP upper limits on FPR and FNR at
-    tail alpha / (4 T), so all 2T limits hold together with probability
+    Reads :func:`curve_limits`, whose limits hold together with probability
     >= 1 - alpha/2, the same confidence as :func:`eps_clopper_pearson`'s
     single-threshold bound. The correction costs power on small test sets and
     pays off on large ones, where the best threshold is not the one validation chose.
     """
-    counts = curve_counts(scores, labels, grid)
-    tp, fn, tn, fp = _check(counts.T, delta, alpha)
-    tail = alpha / (4.0 * len(counts))
-    return float(_eps_from_upper(_upper_cp(fp, fp + tn, tail), _upper_cp(fn, fn + tp, tail),
-                                 delta).max())
+    _check((0, 0, 0, 0), delta, alpha)
+    a, b = curve_limits(scores, labels, alpha=alpha, grid=grid)
+    return float(_eps_from_upper(a, b, delta).max())
 
 
 def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: float = STUDY_DELTA,

@@ -91,6 +91,7 @@ class Backend(Protocol):
     """Where chunks run: ``run`` calls ``_finish`` once per spec, in completion order."""
 
     help: str  # what --backend NAME means, one phrase (the CLI's help is made of these)
+    in_process: bool  # chunks run one at a time in this process (--workers does not apply)
 
     def run(self, fn: Fn, specs: list[dict], on_done: OnDone, config: EngineConfig,
             weight: Callable[[Mapping], int], progress: Callable[[int], None],
@@ -100,9 +101,12 @@ class Backend(Protocol):
 
     def workers(self) -> int: ...  # slots when --workers is not given
 
+    def on_this_machine(self) -> bool: ...  # whether the chunks run on this machine
+
 
 class LocalBackend:
     help = "in-process, one chunk at a time: for debugging, tests and machines without Ray"
+    in_process = True
 
     def run(self, *args) -> None:
         _run_local(*args)
@@ -113,9 +117,13 @@ class LocalBackend:
     def workers(self) -> int:
         return 1
 
+    def on_this_machine(self) -> bool:
+        return True
+
 
 class RayBackend:
     help = "Ray actors, one per CPU or GPU share; RAY_ADDRESS joins a cluster"
+    in_process = False
 
     def run(self, *args) -> None:
         _run_ray(*args)
@@ -127,6 +135,9 @@ class RayBackend:
 
     def workers(self) -> int:
         return os.cpu_count() or 1
+
+    def on_this_machine(self) -> bool:
+        return not os.environ.get("RAY_ADDRESS")  # else a cluster's nodes run them
 
 
 BACKENDS: Registry[Backend] = Registry("backend")

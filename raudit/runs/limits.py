@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from raudit.engine.driver import EngineConfig
+from raudit.engine.driver import BACKENDS, EngineConfig
 from raudit.errors import ConfigError
 
 PER_CORE = 4  # actors per CPU (or per GPU share) beyond which only contention grows
@@ -81,7 +81,7 @@ def _gib(n: float) -> str:
 
 
 def on_this_machine(engine: EngineConfig) -> bool:
-    return engine.backend == "local" or not os.environ.get("RAY_ADDRESS")
+    return BACKENDS.get(engine.backend).on_this_machine()
 
 
 def slots(engine: EngineConfig, machine: Machine) -> int:
@@ -103,7 +103,9 @@ def check_engine(engine: EngineConfig, machine: Machine | None = None) -> int:
         raise ConfigError(f"--workers {engine.workers:,} is more than this machine can run "
                           f"({what}: at most {most}); lower --workers, or join a cluster with "
                           "RAY_ADDRESS")
-    return 1 if engine.backend == "local" else (engine.workers or slots(engine, machine))
+    if BACKENDS.get(engine.backend).in_process:
+        return 1
+    return engine.workers or slots(engine, machine)
 
 
 def model_bytes(rows: int, cols: int, teachers: int | None, synthetic_rows: int,

@@ -22,7 +22,8 @@ def _param(name):
 def test_declares_itself(name):
     backend = BACKENDS.get(name)
     assert backend.help and f"{name}: {backend.help}" in backend_help()
-    assert backend.workers() >= 1
+    assert backend.workers() >= 1 and isinstance(backend.in_process, bool)
+    assert isinstance(backend.on_this_machine(), bool)
     assert EngineConfig(backend=name).planned_workers() == backend.workers()
 
 

@@ -91,9 +91,13 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
     return torch.baddbmm(b.unsqueeze(1), x, w)
 
 
-def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    """LayerNorm over the last axis with per-model affine parameters (G, o)."""
-    x = F.layer_norm(x, x.shape[-1:], eps=eps)
+def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+    """LayerNorm over the last axis with per-model affine parameters (G, o).
+
+    F.layer_norm's own epsilon is torch.nn.LayerNorm's default, the one the upstream
+    code's LayerNorm layers use.
+    """
+    x = F.layer_norm(x, x.shape[-1:])
     return torch.addcmul(beta.unsqueeze(1), x, gamma.unsqueeze(1))  # one pass, not two
 
 

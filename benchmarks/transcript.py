@@ -1,0 +1,63 @@
+"""How tight a transcript-level audit of PATE's noisy votes gets: paper and fixed at eps 1, 2, 4.
+
+For each generator and eps the mechanism is the one the generator runs at that budget
+(``paper``: Laplace(1/lambda = 1,000) argmax votes, as many queries as its
+data-independent moments accountant allows, accountants.closed_form.queries_to_reach;
+``fixed``: GNMax with the sigma its planner calibrates for 12,800 answers and public
+bounds). eps_true is the PLD of those votes (raudit.accountants.true_curve); the audit
+draws ``--trials`` runs per world of the worst-case likelihood-ratio statistic
+(raudit.audit.transcript) and reports the ratios audited / true in eps (larger of CP and
+curve) and in mu (GDP bound against the mu-equivalent of eps_true), mean of ``--repeats``.
+
+    python benchmarks/transcript.py --trials 10000 --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from raudit.accountants.closed_form import queries_to_reach
+from raudit.accountants.events import PateVote
+from raudit.accountants.true_curve import eps_true
+from raudit.audit.transcript import VoteMechanism, mu_equivalent, transcript_audit
+
+DELTA = 1e-5
+
+
+def mechanism(impl: str, eps: float) -> VoteMechanism:
+    if impl == "paper":
+        return VoteMechanism("laplace", 1e3, queries_to_reach(eps, 1e-3, 100, DELTA))
+    from raudit.generators.pategan.fixed import plan
+
+    _, sigma = plan(eps, DELTA, 12_800, 0, 0.2)
+    return VoteMechanism("gaussian", sigma, 12_800)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--trials", type=int, default=10_000, help="runs per world")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--eps", type=float, nargs="+", default=[1.0, 2.0, 4.0])
+    args = p.parse_args()
+    print("impl   eps  queries  eps_true  mu_true | eps_audit  ratio | mu_audit  ratio |  s/audit")
+    for impl in ("paper", "fixed"):
+        for eps in args.eps:
+            mech = mechanism(impl, eps)
+            ev = PateVote(np.zeros((1, mech.queries), dtype=np.int64), 2, mech.noise, mech.scale)
+            true = eps_true([ev], delta=DELTA).eps
+            mu_true = mu_equivalent(true, DELTA)
+            t0 = time.perf_counter()
+            runs = [transcript_audit(mech, trials=args.trials, seed=s, delta=DELTA)
+                    for s in range(args.repeats)]
+            wall = (time.perf_counter() - t0) / args.repeats
+            e = np.mean([max(r["eps_cp"], r["eps_curve"]) for r in runs])
+            m = np.mean([r["mu_gdp"] for r in runs])
+            print(f"{impl:6s} {eps:3g} {mech.queries:8d} {true:9.4f} {mu_true:8.4f} | "
+                  f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {wall:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

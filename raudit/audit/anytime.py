@@ -1,0 +1,80 @@
+"""Anytime-valid sequential audits: a test martingale, valid at every look.
+
+Beside the alpha-spending looks of :mod:`raudit.audit.sequential` (valid over a
+countable schedule of looks at a price per look), this is an e-process: the audit may
+look after every single trial and stop whenever it likes.
+
+Trials arrive one at a time: the target is in or out with probability 1/2, the attack
+guesses (its rule may depend on every earlier trial, never on this one's world), and
+C_t = 1 when the guess is right. Under an (eps0, delta)-DP claim no guess is right
+more often than q0 = (e^eps0 + delta) / (1 + e^eps0) (the kink of the privacy
+region, FPR = FNR = (1 - delta) / (1 + e^eps0)), whatever happened before. So
+
+    K_t(eps0) = prod_{s <= t} (1 + lam_s (C_s - q0)),   lam_s in [0, 1) predictable,
+
+is a non-negative supermartingale under the claim, and by Ville's inequality
+P[K_t(eps0) >= 1/alpha for some t] <= alpha. The bet lam_s is the same for every
+eps0 (it reads only past outcomes), so K_t is decreasing in eps0 and the eps0 rejected
+at some look form an interval [0, eps_lo): eps_lo_t, the running largest rejected
+eps0, is a lower confidence sequence: P[eps_lo_t > eps for some t] <= alpha, with no
+correction for the number of looks or of eps0 values tried.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from raudit.errors import ConfigError
+
+__all__ = ["bets", "eps_lower_sequence", "wealth"]
+
+MAX_BET = 0.9
+
+
+def bets(correct) -> np.ndarray:
+    """Predictable bets: lam_t = 2 p_{t-1} - 1 clipped to [0, MAX_BET], p_{t-1} the
+    smoothed accuracy of the trials before t ((1/2 + hits) / (1 + trials))."""
+    c = np.asarray(correct, dtype=float)
+    if c.ndim != 1 or not np.all((c == 0) | (c == 1)):
+        raise ConfigError("correct must be a 1-d sequence of 0/1 outcomes")
+    past = np.concatenate([[0.0], np.cumsum(c)[:-1]])
+    p = (0.5 + past) / (1.0 + np.arange(c.size))
+    return np.clip(2.0 * p - 1.0, 0.0, MAX_BET)
+
+
+def wealth(correct, eps0: float, *, delta: float = 0.0) -> np.ndarray:
+    """K_t(eps0) after each trial (log space inside, so long runs do not overflow)."""
+    if not 0.0 <= delta < 1.0 or eps0 < 0:
+        raise ConfigError(f"need eps0 >= 0 and delta in [0, 1), got {eps0!r}, {delta!r}")
+    c = np.asarray(correct, dtype=float)
+    q0 = min((math.exp(eps0) + delta) / (1.0 + math.exp(eps0)), 1.0)
+    return np.exp(np.cumsum(np.log1p(bets(c) * (c - q0))))
+
+
+def eps_lower_sequence(correct, *, alpha: float = 0.1, delta: float = 0.0,
+                       eps_max: float = 20.0) -> np.ndarray:
+    """eps_lo_t after each trial: the largest eps0 whose wealth reached 1/alpha by t."""
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    c = np.asarray(correct, dtype=float)
+    lam, target = bets(c), math.log(1.0 / alpha)
+
+    def logw(eps0: float, t: int) -> float:
+        q0 = _q(np.array([eps0]), delta)[0]
+        return float(np.sum(np.log1p(lam[: t + 1] * (c[: t + 1] - q0))))
+
+    at_zero = np.cumsum(np.log1p(lam * (c - _q(np.array([0.0]), delta)[0])))
+    out = np.zeros(c.size)
+    for t in np.flatnonzero(at_zero >= target):  # looks where some eps0 >= 0 is rejected
+        if logw(eps_max, t) >= target:
+            out[t] = eps_max
+        else:
+            out[t] = optimize.brentq(lambda e: logw(e, t) - target, 0.0, eps_max, xtol=1e-6)
+    return np.maximum.accumulate(out)
+
+
+def _q(eps0: np.ndarray, delta: float) -> np.ndarray:
+    return np.minimum((np.exp(eps0) + delta) / (1.0 + np.exp(eps0)), 1.0)

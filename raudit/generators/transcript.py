@@ -1,0 +1,113 @@
+"""What a run released, as privacy events: the input of eps_true and the transcript audits.
+
+A run's observed events (:mod:`raudit.generators.events`) say what the code did;
+:func:`privacy_events` turns them into the accountant-level events
+(:mod:`raudit.accountants.events`) that describe what it RELEASED, whatever its own
+accountant charged:
+
+* every :class:`Votes` of an active model becomes a :class:`PateVote` with the noise
+  scale actually drawn, charged or not (an uncharged vote still labels the student's
+  samples: synthcity leaves 81 of 170 batches uncharged);
+* :class:`DpSgdStep` -> :class:`GaussianStep` (steps, noise multiplier, sampling rate);
+* :class:`GradientVotes` applied to the generator -> :class:`ConfidentGNMax` (a step
+  G-PATE computed but did not apply released nothing);
+* :class:`LabelNoise` (noise on a discriminator's real/fake labels) bounds no
+  record's influence: it is listed in ``unsupported`` and eps_true is infinite.
+
+The record's sensitivity is read off the :class:`TeacherBatch` events: the most
+distinct teachers any row entered (1 for a partition). Steps a generator takes
+outside its observer (a DP bounds pre-pass) are not events and not included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
+from raudit.accountants.true_curve import TrueEps, eps_true
+from raudit.generators.events import DpSgdStep, GradientVotes, LabelNoise, TeacherBatch, Votes
+
+__all__ = ["Transcript", "privacy_events", "run_eps_true", "teachers_per_record"]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """The privacy events of a run (M models), and what could not be translated."""
+
+    events: tuple
+    unsupported: tuple[str, ...]
+    sensitivity: tuple[int, ...]  # per model: distinct teachers a row entered over the run
+    sensitivity_per_iteration: tuple[int, ...] = ()  # ... within one iteration
+
+    @property
+    def empty(self) -> bool:
+        return not self.events and not self.unsupported
+
+
+def teachers_per_record(observed, model: int = 0, *, per_iteration: bool = False) -> int:
+    """The most distinct teachers any one row of ``model`` entered (1 if none emitted),
+    over the whole run or (``per_iteration``) within one iteration.
+
+    Teacher ids < 0 (a student's own batches) are not teachers."""
+    owners: dict[tuple[int, int], set[int]] = {}
+    for e in observed:
+        if isinstance(e, TeacherBatch) and e.teacher >= 0 and e.active[model]:
+            it = int(e.iteration) if per_iteration else 0
+            for r in np.unique(np.asarray(e.rows[model]).ravel()):
+                if r >= 0:
+                    owners.setdefault((it, int(r)), set()).add(int(e.teacher))
+    return max((len(v) for v in owners.values()), default=1)
+
+
+def privacy_events(observed) -> Transcript:
+    """Translate a run's observed events (module docstring)."""
+    observed = list(observed)
+    out, unsupported, models = [], set(), None
+    for e in observed:
+        active = getattr(e, "active", None)
+        if active is not None:
+            models = len(active)
+        if isinstance(e, Votes):
+            out.append(PateVote(np.asarray(e.n1), int(e.k), e.noise_kind, float(e.noise_scale),
+                                e.aggregation, mask=np.asarray(e.active, dtype=bool)))
+        elif isinstance(e, DpSgdStep):
+            out.append(GaussianStep(float(e.noise_multiplier), float(e.sampling_rate),
+                                    int(e.steps), mask=np.asarray(e.active, dtype=bool)))
+        elif isinstance(e, GradientVotes):
+            m, bins = e.counts.shape[0], e.counts.shape[-1]
+            out.append(ConfidentGNMax(e.counts.reshape(m, -1, bins), e.answered.reshape(m, -1),
+                                      float(e.threshold), float(e.sigma1), float(e.sigma2),
+                                      mask=np.asarray(e.active & e.charged, dtype=bool)))
+        elif isinstance(e, LabelNoise):
+            unsupported.add("noise on the discriminator's labels (bounds no record's influence)")
+    sens = tuple(teachers_per_record(observed, m) for m in range(models or 0))
+    per_it = tuple(teachers_per_record(observed, m, per_iteration=True) for m in range(models or 0))
+    return Transcript(tuple(out), tuple(sorted(unsupported)), sens, per_it)
+
+
+def run_eps_true(observed, *, delta: float, model: int = 0,
+                 neighbours: str = "add-remove") -> TrueEps:
+    """eps_true of model ``model`` of a run from its observed events.
+
+    The sensitivity is the most teachers a row entered over the whole run: a valid
+    bound whatever the teachers remember. Where a row reaches fewer teachers within
+    one iteration (a port that re-draws its partition), the note also gives eps_true
+    for teachers refit from scratch each iteration (synthcity's logistic regressions
+    are; the number then applies)."""
+    tr = privacy_events(observed)
+    sens = tr.sensitivity[model] if tr.sensitivity else 1
+    if tr.unsupported:
+        return TrueEps(math.inf, delta, "none", sens, {}, "; ".join(tr.unsupported))
+    out = eps_true(tr.events, delta=delta, model=model, sensitivity=sens, neighbours=neighbours)
+    per_it = tr.sensitivity_per_iteration[model] if tr.sensitivity_per_iteration else sens
+    if per_it < sens and out.method == "pld":
+        fresh = eps_true(tr.events, delta=delta, model=model, sensitivity=per_it,
+                         neighbours=neighbours)
+        out = dataclasses.replace(out, note=(
+            f"rows reach {sens} teachers over the run but {per_it} within an iteration: with "
+            f"teachers refit each iteration eps_true = {fresh.eps:.6g}"))
+    return out
