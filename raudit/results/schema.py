@@ -31,12 +31,13 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 9  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
 # 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
+# 10: shadow train_cpu_s (the chunk's training CPU time, per model)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -69,6 +70,9 @@ SHADOW: dict[str, pa.DataType] = {
     "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
     # version 6 (several synthetic datasets per model): the extra ones' feature vectors
     "features_extra": pa.list_(pa.list_(_F64)),
+    # version 10: CPU seconds of the chunk's training (its fit_many, in the process that ran
+    # it) per model, so a run's rate per CPU-second can be checked against the calibration
+    "train_cpu_s": _F64,
 }
 
 SUMMARY: dict[str, pa.DataType] = {
