@@ -24,7 +24,7 @@ Bounds = Annotated[Optional[Path], typer.Option("--bounds", help="JSON file of p
 Device = Annotated[str, typer.Option("--device", help="auto (CUDA when available), cpu or cuda.")]
 Threads = Annotated[int, typer.Option("--threads", help="Torch threads per process. The batched engine gets its parallelism from training many models at once; extra threads mostly add contention on tiny networks.")]
 Backend = Annotated[str, typer.Option("--backend", help=backend_help())]
-Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Implementation option KEY=VALUE (repeatable), e.g. -o noise_scale=direct.")]
+Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Implementation option KEY=VALUE (repeatable), e.g. -o noise_scale=direct; 'raudit generators NAME' lists a generator's options with their values and defaults.")]
 
 
 def out_folder(value: str | Path) -> Path:
