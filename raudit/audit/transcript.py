@@ -34,7 +34,8 @@ from scipy import optimize, special
 
 from raudit.errors import ConfigError
 
-__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "transcript_audit"]
+__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "transcript_audit",
+           "transcript_scores"]
 
 THREAT_MODELS = ("black-box", "transcript")
 
@@ -126,17 +127,13 @@ def mu_equivalent(eps: float, delta: float) -> float:
     return float(optimize.brentq(lambda m: eps_from_mu(m, delta) - eps, 1e-6, 50.0, xtol=1e-10))
 
 
-def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
-                     alpha: float = 0.1, val_share: float = 0.3) -> dict:
-    """A transcript-level audit of ``mech`` with ``trials`` runs per world.
+def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share: float = 0.3
+                      ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{"val", "test"}: (scores, labels) of ``trials`` runs per world of ``mech``.
 
-    ``val_share`` of them choose the threshold (CP, GDP); the rest are the test split.
-    Scores are the likelihood ratio mapped monotonically into [0, 1] by the normal
-    CDF of its standardised value (the curve bound reads a grid there).
-    """
-    from raudit.audit.epsilon import audit_bound
-    from raudit.audit.fdp import tradeoff_bounds
-
+    ``val_share`` of them choose the threshold; the rest are the test split. Scores are
+    the likelihood ratio mapped monotonically into [0, 1] by the normal CDF of its value
+    standardised on validation (the curve bound reads a grid there)."""
     if trials < 20:
         raise ConfigError(f"trials must be >= 20 per world, got {trials!r}")
     rng = np.random.default_rng(seed)
@@ -146,9 +143,19 @@ def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: floa
     for name, n in (("val", n_val), ("test", n_test)):
         out, inn = mech.statistic(rng, n, 0), mech.statistic(rng, n, 1)
         parts[name] = (np.concatenate([out, inn]), np.repeat([0, 1], n))
-    ref = np.concatenate([parts["val"][0]])  # standardise on validation only
+    ref = parts["val"][0]  # standardise on validation only
     centre, spread = float(np.median(ref)), float(np.std(ref)) or 1.0
-    scored = {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    return {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+
+
+def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
+                     alpha: float = 0.1, val_share: float = 0.3) -> dict:
+    """A transcript-level audit of ``mech`` with ``trials`` runs per world
+    (scores: :func:`transcript_scores`): CP, the curve bound and GDP."""
+    from raudit.audit.epsilon import audit_bound
+    from raudit.audit.fdp import tradeoff_bounds
+
+    scored = transcript_scores(mech, trials=trials, seed=seed, val_share=val_share)
     r = audit_bound(*scored["val"], *scored["test"], delta=delta, alpha=alpha)
     r.update(tradeoff_bounds(*scored["val"], *scored["test"], delta=delta, alpha=alpha))
     return {"eps_cp": r["eps_cp"], "eps_curve": r["eps_curve"], "mu_gdp": r["mu_gdp"],

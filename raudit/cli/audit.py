@@ -15,6 +15,7 @@ from raudit.attacks import get as get_attack
 from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.audit.transcript import THREAT_MODELS
 from raudit.errors import ConfigError
 from raudit.generators.exec_adapter import folder_name
 from raudit.generators.kwargs import generator_kwargs
@@ -40,6 +41,7 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed).")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -81,6 +83,7 @@ def audit(
     first_stage: FirstStage = 50,
     synthetic_in: SynthIn = None,
     synthetic_out: SynthOut = None,
+    threat_model: Threat = "black-box",
 ) -> None:
     """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
 
@@ -116,19 +119,35 @@ def audit(
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
                        first_stage=first_stage)
+    if threat_model not in THREAT_MODELS:
+        raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
+                          f"got {threat_model!r}")
+    if threat_model == "transcript":  # every check before --out is touched
+        from raudit.audit.mechanisms import check_transcript
+        check_transcript(impl)
+        if synthetic_in is not None or synthetic_out is not None:
+            raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) is black-box")
+        if req.sequential:
+            raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+                              "--target-width / --until-ceiling / -S auto")
     ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
     data_only = synthetic_in is not None
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
-                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
-    if not data_only:  # sizes this machine can hold, before calibration or --out
+                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}"
+                                 + ("" if threat_model == "black-box" else f"-{threat_model}"))
+    if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if data_only:
+        if threat_model == "transcript":
+            from raudit.runs.transcript import run_transcript_audit
+            result = run_transcript_audit(req, out)
+        elif data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
@@ -174,6 +193,7 @@ def _show(r: dict) -> None:
     t.add_column(style="bold")
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
+    t.add_row("threat model", r.get("threat_model") or "black-box")
     t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
@@ -226,3 +246,7 @@ def _show(r: dict) -> None:
     t.add_row("results", r["out"])
     Console().print(t)
     Console().print(f"[bold]verdict:[/bold] {r['verdict']}")
+    if r.get("verdict_line"):
+        Console().print(f"[bold]claimed / mechanism / audited:[/bold] {r['verdict_line']}"
+                        + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
+                           if r.get("eps_true_source") else ""))

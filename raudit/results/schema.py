@@ -31,11 +31,12 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 8  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 9  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
+# 9: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -118,6 +119,13 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 7 (sequential audits): looks taken, and why the audit stopped
     "looks": _I64,
     "stop_reason": _STR,
+    # version 9 (tight audits, issue 29): the threat model and the mechanism's true eps
+    "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.transcript.THREAT_MODELS)
+    "eps_true": _F64,  # eps of the mechanism as implemented (raudit.accountants.true_curve)
+    "eps_true_method": _STR,  # pld | pure-dp | rdp-data-dependent | none
+    "eps_true_source": _STR,  # where its events came from (e.g. a dry run of the schedule)
+    "tightness": _F64,  # audited eps (larger of CP and curve) / eps_true
+    "verdict_line": _STR,  # claimed, mechanism and audited eps side by side
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
