@@ -93,6 +93,18 @@ def audit(
     from raudit.engine.driver import EngineConfig
     from raudit.runs.audit import run_audit
 
+    if threat_model not in THREAT_MODELS:
+        raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
+                          f"got {threat_model!r}")
+    if threat_model == "transcript":  # every check before --out is touched
+        from raudit.audit.mechanisms import check_transcript
+        check_transcript(impl)
+        if synthetic_in is not None or synthetic_out is not None:
+            raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) is black-box")
+        if target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto":
+            raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+                              "--target-width / --until-ceiling / -S auto")
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     kwargs = generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
@@ -119,18 +131,6 @@ def audit(
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
                        first_stage=first_stage)
-    if threat_model not in THREAT_MODELS:
-        raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
-                          f"got {threat_model!r}")
-    if threat_model == "transcript":  # every check before --out is touched
-        from raudit.audit.mechanisms import check_transcript
-        check_transcript(impl)
-        if synthetic_in is not None or synthetic_out is not None:
-            raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
-                              "audit (--synthetic-in/--synthetic-out) is black-box")
-        if req.sequential:
-            raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
-                              "--target-width / --until-ceiling / -S auto")
     ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")

@@ -1,0 +1,102 @@
+"""`raudit audit --threat-model`: black-box unchanged, transcript trials, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from raudit.audit.runner import mechanism_columns
+from raudit.cli.app import app
+
+runner = CliRunner()
+FAST = ["--backend", "local", "--impl", "identity"]
+
+
+def _run(*args):
+    return runner.invoke(app, ["audit", *args])
+
+
+def _one_line_error(result, *needles):
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    for n in needles:
+        assert n in err, err
+
+
+def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):
+    # the id main wrote before the threat model existed (same command, same data)
+    r = _run(*FAST, "--attack", "querybased", "-S", "10", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["audit_id"] == "6cf9429e743a26d4" and s["eps_cp"] == 0.0
+    row = pd.read_parquet(tmp_path / "summary").iloc[0]
+    assert row["threat_model"] == "black-box" and row["schema_version"] == 9
+    assert pd.isna(row["eps_true"])  # identity emits no privacy events
+    assert "mechanism n/a (no privacy events)" in row["verdict_line"]
+
+
+def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
+    args = ["--impl", "paper", "--threat-model", "transcript", "-S", "10000", "--out",
+            str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    # eps_true of paper's 10,406 Laplace(1,000) argmax votes at eps 1 (dp_accounting PLD)
+    assert s["eps_true"] == pytest.approx(0.50776, abs=1e-4) and s["eps_true_method"] == "pld"
+    assert s["threat_model"] == "transcript" and s["models_ok"] == 20000
+    audited = max(s["eps_cp"], s["eps_curve"])
+    assert 0 < audited < s["eps_true"]  # a lower bound of the mechanism's eps (fixed seed)
+    assert s["tightness"] == pytest.approx(audited / s["eps_true"])
+    assert s["verdict_line"].startswith("claimed 1.00, mechanism 0.51; audited >= ")
+    assert "under-counts" not in s["verdict_line"]
+    summary, est = pd.read_parquet(tmp_path / "summary"), pd.read_parquet(tmp_path / "estimates")
+    assert len(summary) == 1 and set(est["audit_id"]) == {s["audit_id"]}
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["threat_model"]["level"] == "transcript"
+    assert spec["mechanism"] == {"noise": "laplace", "scale": 1000.0, "queries": 10406,
+                                 "aggregation": "argmax"}
+    # the same command again: same numbers, no second row
+    again = json.loads(_run(*args).stdout)
+    assert again["eps_cp"] == s["eps_cp"] and again["audit_id"] == s["audit_id"]
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+@pytest.mark.parametrize("impl,needle", [
+    ("gan", "'gan' emits none"),
+    ("identity", "'identity' emits none"),
+    ("exec:/nonexistent/gen", "emits none"),
+    ("smartnoise", "not built yet"),
+])
+def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", impl, "--threat-model", "transcript", "--out", str(out)),
+                    "--threat-model transcript", needle)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--threat-model", "white"], ["--threat-model must be one of black-box, transcript"]),
+    (["--threat-model", "transcript", "--target-width", "0.5"], ["fixed number of trials"]),
+    (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
+])
+def test_threat_model_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
+    def game(impl, eps):
+        return types.SimpleNamespace(impl=impl, options={}, epsilon=eps, delta=1e-5)
+
+    # docs/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
+    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.50776, abs=1e-4)
+    assert mechanism_columns(game("fixed", 1.0))["eps_true"] == pytest.approx(0.91491, abs=1e-4)
+    cols = mechanism_columns(game("paper", 1.0))
+    assert cols["threat_model"] == "black-box" and "dry run" in cols["eps_true_source"]
+    assert mechanism_columns(game("identity", 1.0))["eps_true"] is None
