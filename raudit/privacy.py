@@ -26,7 +26,8 @@ from typing import Any, Callable
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 
-__all__ = ["DELTA_RULES", "STUDY_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for", "rule_deltas"]
+__all__ = ["DELTA_RULES", "STUDY_DELTA", "PrivacySpec", "ResolvedPrivacy", "delta_for",
+           "fmt_delta", "fmt_eps", "rule_deltas", "training_notes"]
 
 #: The study's delta, and the one place the number is written: the delta the PATE-GAN
 #: family declares, the stand-in for pure-DP mechanisms (which ignore delta) in bounds and
@@ -108,3 +109,40 @@ def rule_deltas(generator: Any, n_rows):
     rule = generator.delta_rule() if hasattr(generator, "delta_rule") else \
         getattr(generator, "default_delta", None)
     return delta_for(rule, n_rows)
+
+
+def fmt_eps(value: Any) -> str:
+    """An eps for display: 5 significant digits (1.0074, not 1.0074419767378342); the full
+    value stays in JSON and Parquet."""
+    try:
+        return f"{float(value):.5g}"
+    except (TypeError, ValueError):
+        return "not reported"
+
+
+def fmt_delta(value: Any) -> str:
+    """A delta for display: 3 significant digits (1.46e-05, not 1.4577259475218659e-05)."""
+    try:
+        return f"{float(value):.3g}"
+    except (TypeError, ValueError):
+        return "?"
+
+
+def training_notes(iterations: Any, eps_hat: Any, epsilon: Any, *,
+                   steps_expected: bool) -> list[str]:
+    """What a reader of one training run must not miss, in words: no step taken (where
+    the generator trains by steps), and a final eps_hat above the eps it was given."""
+    notes = []
+    if steps_expected and not iterations:
+        notes.append("0 training iterations were applied: the released generator is the "
+                     "untrained one (its output says nothing about the training data, or "
+                     "about its utility)")
+    try:
+        over = float(eps_hat) > float(epsilon)
+    except (TypeError, ValueError):
+        over = False
+    if over:
+        notes.append(f"final eps_hat {fmt_eps(eps_hat)} is above eps = {float(epsilon):g}: "
+                     "its stopping rule checks the budget after a step, so the last step ran "
+                     "past eps")
+    return notes

@@ -102,9 +102,9 @@ class Estimator:
         secs = per_model * self.total / self.workers
         if secs < 30:  # a short run: the bar says enough
             return
-        self.notice(f"the first chunk trained {models} models at {per_model:.2f} s each: the "
-                    f"{self.total:,} models should take about {duration(secs)} on "
-                    f"{self.workers} worker(s)")
+        self.notice(f"refreshed estimate: the first chunk trained {models} models at "
+                    f"{per_model:.2f} s each: the {self.total:,} models should take about "
+                    f"{duration(secs)} on {self.workers} worker(s)")
 
 
 def duration(s: float) -> str:

@@ -43,8 +43,14 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
         return ("no result: too few shadow models finished in some split to run the attack "
                 f"({row.get('missing')} missing); rerun the same command to retry them")
     if lo > eps:
-        return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}: "
+        text = (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}: "
                 "the claim is VIOLATED")
+        if not math.isnan(ceiling) and math.isclose(lo, ceiling, rel_tol=1e-6):
+            # a perfect attack on the test models: the model count, not the leak, set the bound
+            text += (f"; the bound sits at this audit's ceiling eps_max = {ceiling:.2f} (the "
+                     "attack was right on every test model): more shadow models could show "
+                     "a larger eps")
+        return text
     if not math.isnan(ceiling) and ceiling <= eps:
         limit = (f"this audit cannot detect a violation: with this many shadow models it could "
                  f"not have shown more than eps_max = {ceiling:.2f}, at most the claimed "

@@ -81,9 +81,13 @@ def main(argv: list[str] | None = None) -> None:
     and exit 2, like raudit's own errors, instead of a usage box."""
     import sys
 
+    from raudit.cli.helptext import tidy
+
     exc_mod = _click_exceptions()
+    command = typer.main.get_command(app)
+    tidy(command)  # plain metavars on the help screens (no `<bool>` after a flag)
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = command(args=argv, standalone_mode=False)
     except exc_mod.NoArgsIsHelpError as exc:
         print(exc.ctx.get_help())
         sys.exit(0)

@@ -19,12 +19,13 @@ from raudit.audit.transcript import THREAT_MODELS
 from raudit.errors import ConfigError
 from raudit.generators.exec_adapter import folder_name
 from raudit.generators.kwargs import generator_kwargs
+from raudit.privacy import fmt_delta
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
 Target = Annotated[Optional[str], typer.Option("--target", "-t", help="auto (mini-MIAs over the most outlying records), worst-case (the planted target), or a row id of the training table. Default: worst-case where planted, else auto.")]
 Shadow = Annotated[str, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test), or `auto`: a sequential audit of up to 2,000 (stages of --first-stage, doubling) that stops by --target-width or --until-ceiling (the default rule).")]
-Width = Annotated[Optional[float], typer.Option("--target-width", help="Sequential audit: stop once the interval [eps_lo, eps_hi] is narrower than this. Every look is corrected (alpha spending), so stopping early never inflates the bound; -S is then the most models per world.")]
+Width = Annotated[Optional[float], typer.Option("--target-width", help="Sequential audit: stop once the interval \\[eps_lo, eps_hi] is narrower than this. Every look is corrected (alpha spending), so stopping early never inflates the bound; -S is then the most models per world.")]
 UntilCeiling = Annotated[bool, typer.Option("--until-ceiling", help="Sequential audit: go on while the bound sits at its ceiling (the number of models limits it); stop once it is below its ceiling and stopped growing.")]
 FirstStage = Annotated[int, typer.Option("--first-stage", help="Sequential audit: models per world at the first look (then doubling).")]
 SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows each shadow model samples, the SAME in both worlds (default |D_in|), or `per-world`: each model samples its own training size, as the study's harness did (the one-row size difference can give the world away; use it to reproduce the study's figures).")]
@@ -151,7 +152,8 @@ def audit(
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
-            result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk)
+            result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk,
+                               estimate=True)  # the total first, before anything trains
     if as_json:
         typer.echo(json.dumps(_jsonable(result), indent=2))
     else:
@@ -193,8 +195,12 @@ def _show(r: dict) -> None:
     t.add_column(style="bold")
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
+<<<<<<< HEAD
     t.add_row("threat model", r.get("threat_model") or "black-box")
     t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
+=======
+    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
+>>>>>>> main
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "

@@ -41,14 +41,17 @@ def campaign(
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
-        from raudit.campaign.dryrun import plan_table, show_plan
+        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_table, plan_view
+        from raudit.cli import tables
 
         header, jobs = load_jobs(config, only)
         rows = plan_table(jobs, engine)
         if as_json:
             typer.echo(json.dumps({"name": header["name"], "jobs": rows}, indent=2))
         else:
-            show_plan(header, rows, engine)
+            title, cells, notes = plan_view(header, rows, engine)
+            tables.show(PLAN_COLUMNS, cells, title=title, notes=notes,
+                        right=PLAN_COLUMNS[4:])
         return
     header, _ = cf.load(config)
     out = out or Path("runs") / f"campaign-{header['name']}"

@@ -17,10 +17,12 @@ from raudit.privacy import STUDY_DELTA
 @user_errors
 def crosscheck(
     impl: str = typer.Option("smartnoise", "--impl", help="the port to check (smartnoise)"),
-    dataset: str = typer.Option("cervical", "--dataset", "-d"),
+    dataset: str = typer.Option("cervical", "--dataset", "-d",
+                                help="Dataset name (see `raudit datasets list`) both sides train on."),
     seeds: int = typer.Option(20, "--seeds", "-n", help="models per side"),
     seed: int = typer.Option(0, "--seed", help="root seed"),
-    epsilon: float = typer.Option(1.0, "--epsilon"),
+    epsilon: float = typer.Option(1.0, "--epsilon", "-e",
+                                  help="Privacy budget epsilon (> 0) of both sides."),
     delta: float = typer.Option(STUDY_DELTA, "--delta", help="delta (default: the study's)"),
     teachers: int = typer.Option(5, "--teachers", "-k",
                                  help="teachers on both sides (the released code's "
@@ -33,10 +35,12 @@ def crosscheck(
                                               "one `raudit upstream setup IMPL` wrote)"),
     upstream_dir: Optional[str] = typer.Option(None, "--upstream-dir",
                                                help="root of the upstream environments"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", parser=opt.out_folder,
+    # --out has no -o: every other command's -o is --option
+    out: Optional[Path] = typer.Option(None, "--out", parser=opt.out_folder,
                                        help="write crosscheck.json, crosscheck.md, models.csv"),
     as_json: bool = typer.Option(False, "--json", help="print the JSON report"),
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
+    quiet: bool = typer.Option(False, "--quiet", "-q",
+                               help="No progress lines or bars (the report is still printed)."),
 ) -> None:
     """Run a port and the released code on the same data and settings, and compare: stopping
     iteration, eps_hat trajectory, accountant moments on the released votes, schema and

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from raudit import data
+from raudit.cli import tables
 from raudit.cli.errors import user_errors
 
 app = typer.Typer(
@@ -37,16 +38,17 @@ def _here(info: dict) -> str:
 
 @app.command("list")
 @user_errors
-def list_datasets() -> None:
+def list_datasets(fmt: tables.Format = "auto") -> None:
     """A table of the registered datasets and whether their files are on this machine."""
-    table = Table(title="datasets (rows, columns and positives of the full cleaned table)")
-    for col in ("name", "rows", "cols", "positives", "label", "source", "available here?"):
-        table.add_column(col, justify="right" if col in ("rows", "cols", "positives") else "left")
+    tables.check_format(fmt)
+    rows = []
     for name in data.names():
         i = data.info(name)
-        table.add_row(name, _count(i["rows"]), _count(i["columns"]), _count(i["positives"]),
-                      i["label_rule"], i["title"], _here(i))
-    Console().print(table)
+        rows.append([name, _count(i["rows"]), _count(i["columns"]), _count(i["positives"]),
+                     i["label_rule"], i["title"], _here(i)])
+    tables.show(["name", "rows", "cols", "positives", "label", "source", "available here?"],
+                rows, fmt=fmt, right=("rows", "cols", "positives"),
+                title="datasets (rows, columns and positives of the full cleaned table)")
 
 
 def _measured(ds: data.Dataset) -> dict:

@@ -1,13 +1,10 @@
-"""`raudit generators`: what can be trained and audited."""
+"""`raudit generators`: what can be trained and audited, with each option's default."""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
-
 from raudit import generators as registry
+from raudit.cli import tables
 from raudit.cli.errors import user_errors
-from raudit.generators.kwargs import option_names
 
 
 def _caps(c) -> str:
@@ -19,15 +16,30 @@ def _caps(c) -> str:
     return ", ".join(flags)
 
 
+def option_defaults(caps) -> str:
+    """``name=default`` per option; a None default is decided by the preset (or, for
+    device/dtype, at run time), so it reads ``name=(preset)`` / ``name=(auto)``."""
+    def one(o) -> str:
+        if o.default is None:
+            return f"{o.name}=({'auto' if o.name in ('device', 'dtype') else 'preset'})"
+        return f"{o.name}={o.default:g}" if isinstance(o.default, float) else \
+            f"{o.name}={o.default}"
+    return ", ".join(one(o) for o in caps.options or ())
+
+
 @user_errors
-def generators() -> None:
-    """List the registered generators with their options."""
-    table = Table("name", "description", "options", "capabilities")
+def generators(fmt: tables.Format = "auto") -> None:
+    """List the registered generators with their options (name=default; set them with
+    -o NAME=VALUE) and capabilities."""
+    tables.check_format(fmt)
+    rows = []
     for name in registry.names():
         try:
             cls = registry.get(name)
         except Exception as exc:  # a broken plugin should not hide the others
-            table.add_row(name, f"[red]cannot load: {exc}[/red]", "", "")
+            rows.append([name, f"cannot load: {exc}", "", ""])
             continue
-        table.add_row(name, cls.description, ", ".join(option_names(cls)), _caps(cls.describe()))
-    Console().print(table)
+        caps = cls.describe()
+        rows.append([name, cls.description, option_defaults(caps), _caps(caps)])
+    tables.show(["name", "description", "options (default)", "capabilities"], rows, fmt=fmt,
+                notes=["(preset): set by --preset; (auto): chosen at run time."])

@@ -1,13 +1,20 @@
-"""Progress bars (rich) that degrade to nothing when output is not a terminal or JSON is asked for."""
+"""Progress for long commands: rich bars on a terminal; off one (a log file, CI, `nohup`,
+a pipe) a plain line on stderr every ``RAUDIT_PROGRESS_EVERY`` seconds (default 30) and
+one when a phase ends, so a long run is never silent. Nothing when JSON or quiet is
+asked for."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
                            TimeElapsedColumn, TimeRemainingColumn)
+
+DEFAULT_EVERY = 30.0  # seconds between two progress lines off a terminal
 
 
 def make_progress(*, transient: bool = False) -> Progress:
@@ -16,12 +23,74 @@ def make_progress(*, transient: bool = False) -> Progress:
                     TimeRemainingColumn(), transient=transient)
 
 
+def every() -> float:
+    """Seconds between progress lines off a terminal (``RAUDIT_PROGRESS_EVERY``)."""
+    try:
+        return max(0.0, float(os.environ.get("RAUDIT_PROGRESS_EVERY", DEFAULT_EVERY)))
+    except ValueError:
+        return DEFAULT_EVERY
+
+
+def _dur(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (
+        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+class LineProgress:
+    """One phase's progress as lines: ``update(done)`` prints when ``every`` seconds have
+    passed since the last line; :meth:`close` prints the final count."""
+
+    def __init__(self, description: str, total: int | None, *, interval: float | None = None,
+                 write: Callable[[str], None] | None = None):
+        self.description, self.total = description, total
+        self.interval = every() if interval is None else interval
+        self.write = write or (lambda m: print(m, file=sys.stderr, flush=True))
+        self.t0 = self.last = time.monotonic()
+        self.done = 0
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.t0
+        if self.total:
+            text = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)"
+            if 0 < self.done < self.total:
+                text += f", about {_dur(elapsed * (self.total - self.done) / self.done)} left"
+        else:
+            text = f"{self.done:,} done"
+        return f"raudit: {self.description}: {text}, {_dur(elapsed)} elapsed"
+
+    def update(self, done: int) -> None:
+        self.done = done
+        now = time.monotonic()
+        if now - self.last >= self.interval:
+            self.last = now
+            self.write(self.line())
+
+    def advance(self, n: int) -> None:
+        self.update(self.done + n)
+
+    def close(self) -> None:
+        if self.done:  # a phase that did something says so once at the end
+            self.write(self.line())
+
+
+def _on_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
 @contextlib.contextmanager
 def iteration_bar(description: str, total: int | None, *, quiet: bool = False
                   ) -> Iterator[Callable[[int], None]]:
     """Yields ``tick(done)`` that sets the bar to ``done`` iterations."""
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         yield lambda done: None
+        return
+    if not _on_terminal():
+        lines = LineProgress(description, total)
+        try:
+            yield lines.update
+        finally:
+            lines.close()
         return
     with make_progress(transient=True) as bar:
         task = bar.add_task(description, total=total)
@@ -31,12 +100,22 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
 @contextlib.contextmanager
 def phase_bars(quiet: bool) -> Iterator[Callable]:
     """A progress factory ``phase(description, total) -> tick(n)``: one rich bar per phase
-    (with ETA) on a terminal, nothing otherwise or when ``quiet``."""
-    if quiet or not sys.stderr.isatty():
+    (with ETA) on a terminal, a line every few seconds off one, nothing when ``quiet``."""
+    if quiet:
         @contextlib.contextmanager
         def none(description, total):
             yield lambda n: None
         yield none
+        return
+    if not _on_terminal():
+        @contextlib.contextmanager
+        def lines(description, total):
+            p = LineProgress(description, total)
+            try:
+                yield p.advance
+            finally:
+                p.close()
+        yield lines
         return
     with make_progress() as bar:
         @contextlib.contextmanager

@@ -15,7 +15,7 @@ from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
-from raudit.privacy import PrivacySpec
+from raudit.privacy import PrivacySpec, fmt_delta, fmt_eps, training_notes
 from raudit.results.events import EventSink
 from raudit.results.store import check_writable, write_atomic
 from raudit.seeds import train_seeds
@@ -103,7 +103,13 @@ def train(
         typer.echo(json.dumps(summary, default=str, indent=2))
     else:
         typer.echo(f"{impl} on {ds.name}: {summary['iterations']} iterations, eps_hat "
-                   f"{summary['eps_hat']}, {summary['wall_s']} s -> {out}/")
+                   f"{fmt_eps(summary['eps_hat'])} (eps {epsilon:g}, delta "
+                   f"{fmt_delta(summary['delta'])}), {summary['wall_s']:.1f} s -> {out}/")
+        if s.get("no_step"):  # 0 iterations is never reported silently: the generator's why
+            typer.echo(f"warning: {s['no_step']}", err=True)
+        for note in training_notes(summary["iterations"], summary["eps_hat"], epsilon,
+                                   steps_expected=bool(total) and not s.get("no_step")):
+            typer.echo(f"warning: {note}", err=True)
 
 
 def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:

@@ -55,9 +55,23 @@ def setup(name: str = typer.Argument(..., help="an installable name of `raudit u
     started = time.monotonic()
     console = Console(stderr=True)
     if quiet or not sys.stderr.isatty():
-        shown = (lambda line: None) if quiet else (
-            lambda line: print(line, file=sys.stderr) if not line.startswith(" ") else None)
-        result = envs.setup(u, directory=directory, python=python, force=force, log=shown)
+        from raudit.cli.progress import every
+        last = [started]
+
+        def shown(line: str) -> None:
+            # step lines always; the installer's own output (indented) as a heartbeat
+            # every RAUDIT_PROGRESS_EVERY seconds, so a long install is never silent
+            now = time.monotonic()
+            if not line.startswith(" "):
+                print(line, file=sys.stderr, flush=True)
+            elif now - last[0] >= every():
+                print(f"raudit: {u.name}: still installing, {now - started:.0f} s elapsed "
+                      f"({line.strip()[:100]})", file=sys.stderr, flush=True)
+            else:
+                return
+            last[0] = now
+        result = envs.setup(u, directory=directory, python=python, force=force,
+                            log=(lambda line: None) if quiet else shown)
     else:
         with console.status(f"setting up {u.name}") as spinner:
             def shown(line: str) -> None:

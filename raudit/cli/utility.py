@@ -35,7 +35,8 @@ def utility(
     impl: opt.Impl = "paper",
     dataset: opt.Dataset = "cervical",
     epsilon: Annotated[Optional[list[float]], typer.Option("--epsilon", "-e", help="Privacy budget (repeatable: a sweep). Default 1.")] = None,
-    sweep: Annotated[L, typer.Option("--sweep", help="Sweep an axis over the study's grid (repeatable): eps {0.01,...,50}, teachers {N/50,...,N/5000}, presets {default, paper}, conditional {false, true}.")] = None,
+    sweep: Annotated[L, typer.Option("--sweep", help="Sweep an axis over the study's grid (repeatable): eps {0.01,...,50} (or the --epsilon values given, at least two), teachers {N/50,...,N/5000}, presets {default, paper}, conditional {false, true}.")] = None,
+    control: Annotated[Optional[str], typer.Option("--control", help="coin: run every point also with each released vote replaced by a fair coin (generators that vote or aggregate), and report real vs control, paired by fit, and the learning threshold.")] = None,
     teachers: Annotated[L, typer.Option("--teachers", "-k", help="Teachers: an integer or N/RATIO (repeatable: a sweep). Default: the preset's rule.")] = None,
     preset: Annotated[L, typer.Option("--preset", help="default or paper (repeatable: a sweep).")] = None,
     conditional: Annotated[L, typer.Option("--conditional", help="true/false (repeatable: a sweep), for generators with a conditional mode (original).")] = None,
@@ -67,16 +68,21 @@ def utility(
     from raudit.engine.driver import EngineConfig
     from raudit.runs.utility import run_utility
     from raudit.utility import plan
-    from raudit.utility.plot import utility_vs_eps
+    from raudit.utility.plot import learning_vs_eps, utility_vs_eps
 
     bad = [s for s in sweep or [] if s not in SWEEPS]
     if bad:
         raise ConfigError(f"--sweep takes {', '.join(SWEEPS)}; got {bad}")
     sweep = set(sweep or [])
+    if "eps" in sweep and epsilon:
+        epsilon = sorted(set(epsilon))
+        if len(epsilon) < 2:
+            raise ConfigError(f"--sweep eps with --epsilon needs at least two values (or no "
+                              f"--epsilon: the study's grid); got {epsilon}")
     engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
     kwargs = {} if real_only else generator_kwargs(impl, preset=None, teachers=None, lam=lam,
                                                        max_iter=None, device=None, options=option)
-    eps = plan.STUDY_EPSILONS if "eps" in sweep else tuple(epsilon or (1.0,))
+    eps = plan.STUDY_EPSILONS if "eps" in sweep and not epsilon else tuple(epsilon or (1.0,))
     req = plan.UtilityRequest(
         impl=impl, dataset=dataset, label=label, bounds=None if bounds is None else str(bounds),
         options=kwargs, epsilons=tuple(float(e) for e in eps), delta=delta,
@@ -86,13 +92,16 @@ def utility(
         conditional=(False, True) if "conditional" in sweep else _bools(conditional or []),
         fits=fits, samples=samples, seed=seed, classifiers=tuple(classifier or ()),
         settings=tuple(setting or plan.SETTINGS), real_only=real_only, chunk_size=chunk_size,
-        max_iter=max_iter)
+        max_iter=max_iter, control=control)
     name = "real" if real_only else folder_name(impl)
     out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
     with phase_bars(quiet=as_json) as progress:
         result = run_utility(req, out, engine, progress, reference=reference)
     png = None if real_only else utility_vs_eps(result, Path(out) / "utility_vs_eps.png")
     result["plot"] = None if png is None else str(png)
+    if control and not real_only:
+        curve = learning_vs_eps(result, Path(out) / "learning_vs_eps.png")
+        result["learning_plot"] = None if curve is None else str(curve)
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=_plain))
     else:

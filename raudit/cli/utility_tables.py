@@ -64,18 +64,42 @@ def summary(r: dict[str, Any]) -> Table:
     t = Table(title=f"{r['impl']} on {r['dataset']}: average over classifiers of the best "
               f"of {r['fits']} x {r['samples']}", title_justify="left")
     for c in ("point", "fits", "AUROC B", "AUPRC B", "B mean ± se", "AUROC C",
-              "SRA A~C", "feat. agr.", "drop vs A", "iters", "eps_hat"):
+              "SRA A~C", "feat. agr.", "drop vs A", "iters", "eps_hat", "1-class"):
         t.add_column(c, justify="left" if c == "point" else "right")
     for p in r["points"]:
         if p.get("status") != "ok":
-            t.add_row(p["label"], "0", f"[yellow]{p.get('status')}[/yellow]", *[""] * 8)
+            t.add_row(p["label"], "0", f"[yellow]{p.get('status')}[/yellow]", *[""] * 9)
             continue
         drop = p.get("drop_vs_real")
         t.add_row(p["label"], str(p["fits_ok"]), _f(p.get("auroc_B")), _f(p.get("auprc_B")),
                   _pm(p.get("auroc_B_mean"), p.get("auroc_B_se")), _f(p.get("auroc_C")),
                   _f(p.get("sra"), 3), _f(p.get("feature_agreement"), 3),
                   "n/a" if drop is None else f"{100 * drop:.1f}%",
-                  _f(p.get("iterations"), 0), _f(p.get("eps_hat"), 3))
+                  _f(p.get("iterations"), 0), _f(p.get("eps_hat"), 3),
+                  _f(p.get("single_class_share"), 2))
+    return t
+
+
+def learning(r: dict[str, Any], curve: dict[str, Any]) -> Table:
+    """Real vs coin-flip control per eps (B AUROC mean +- se over fits x samples), the
+    paired one-sided test over fits, and the learning threshold."""
+    thr = curve.get("threshold")
+    alpha = curve.get("alpha", 0.05)
+    top = max((row["epsilon"] for row in curve["rows"]), default=None)
+    says = (f"{thr:g}" if thr is not None else f"> {top:g}" if top is not None else "n/a")
+    group = f" ({curve['group']})" if curve.get("group") else ""
+    t = Table(title=f"{r['impl']} on {r['dataset']}{group}: real vs coin-flip control; learning "
+              f"threshold (smallest eps, paired one-sided t over fits, p < {alpha:g}): {says}",
+              title_justify="left")
+    for c in ("eps", "real B mean ± se", "control B mean ± se", "diff ± se", "p", "fits",
+              "1-class real/ctrl"):
+        t.add_column(c, justify="right")
+    for row in curve["rows"]:
+        sc = "/".join(_f(row.get(k), 2) for k in ("real_single_class", "control_single_class"))
+        t.add_row(f"{row['epsilon']:g}", _pm(row.get("real_mean"), row.get("real_se")),
+                  _pm(row.get("control_mean"), row.get("control_se")),
+                  _pm(row.get("diff"), row.get("se")), _f(row.get("p"), 4),
+                  str(row.get("fits")), sc)
     return t
 
 
@@ -86,9 +110,14 @@ def show(r: dict[str, Any]) -> None:
     con.print(per_classifier(r))
     if r["points"]:
         con.print(summary(r))
+    for curve in r.get("learning") or []:
+        con.print(learning(r, curve))
     for p in r["points"]:
         if p.get("status") != "ok":
             con.print(f"[yellow]{p['label']} {p.get('status')}[/yellow]: {p.get('reason')}")
+        elif p.get("fits_no_step"):
+            con.print(f"[yellow]{p['label']}[/yellow]: {p['fits_no_step']} of {p['fits_ok']} fits "
+                      f"took no step (0 iterations: the generator is its initialisation)")
     real = r.get("real") or {}
     if real:
         con.print(f"Setting A (real): AUROC {_f(real.get('auroc'))}, AUPRC {_f(real.get('auprc'))}")
@@ -96,6 +125,11 @@ def show(r: dict[str, Any]) -> None:
         for p in r["points"]:
             if p.get("drop_vs_reference") is not None:
                 con.print(f"{p['label']}: AUROC drop vs --reference {100 * p['drop_vs_reference']:.1f}%")
+    from raudit.utility.verdict import sentence
+
+    for p in r["points"]:
+        con.print(f"verdict: {sentence(r['impl'], r['dataset'], p, real)}", markup=False,
+                  highlight=False)
     what = " + ".join(([f"{r['fits_run']} fits"] if r["fits_run"] else [])
                       + (["Setting A"] if r.get("real_run") else []))
     run = (f"{what} in {r['wall_s']:.1f} s on {r['placement']}" if what
@@ -105,4 +139,6 @@ def show(r: dict[str, Any]) -> None:
         con.print(f"note: {n}")
     if r.get("plot"):
         con.print(f"plot: {r['plot']}")
+    if r.get("learning_plot"):
+        con.print(f"plot: {r['learning_plot']}")
     con.print(f"results: {r['out']} (table utility)")

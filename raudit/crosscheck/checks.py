@@ -25,6 +25,7 @@ Tolerances, stated once here:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -187,8 +188,33 @@ def utility(port_auc: dict[str, list[float]], released_auc: dict[str, list[float
     text = "; ".join(f"{n}: best {v['port_best']:.4f} vs {v['released_best']:.4f} "
                      f"(means {v['port_mean']:.4f} vs {v['released_mean']:.4f}, p {v['p']:.3g})"
                      for n, v in per.items())
-    return Check("utility", not failed, f"best-of-N AUROC, port vs released: {text}",
-                 {"classifiers": per, "level": level, "failed": failed})
+    n = min((len(v) for v in port_auc.values()), default=0)
+    power = low_power(n, level)
+    return Check("utility", not failed, f"best-of-N AUROC, port vs released: {text}"
+                 + (f"; {power}" if power else ""),
+                 {"classifiers": per, "level": level, "failed": failed,
+                  "smallest_possible_p": smallest_p(n), "low_power": power})
+
+
+def smallest_p(n: int) -> float:
+    """The smallest p the utility permutation test can give with ``n`` models per side:
+    only the 2 splits that put the n lowest AUROCs on one side reach the largest gap
+    between the best-of-n values, out of C(2n, n) (distinct values)."""
+    return 1.0 if n < 1 else min(1.0, 2 / math.comb(2 * n, n))
+
+
+def low_power(n: int, level: float) -> str:
+    """A warning when the utility test can barely (or not at all) fail with ``n`` models
+    per side; '' when it has the models to detect more than a gross difference."""
+    need = next(m for m in range(1, 60) if smallest_p(m) < level)
+    if smallest_p(n) >= level:
+        return (f"this check cannot fail with {n} model(s) per side (its smallest possible p "
+                f"is {smallest_p(n):.2g}, not below the level {level:.2g}): its 'pass' means "
+                f"nothing; use --seeds {max(need, 10)} or more")
+    if n < 10:
+        return (f"only {n} models per side: the check has little power (it passes unless "
+                "the sides differ grossly); use --seeds 10 or more for a meaningful pass")
+    return ""
 
 
 def speed(port, released, port_by_m: dict[int, float]) -> Check:

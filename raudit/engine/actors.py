@@ -78,6 +78,9 @@ def session(workers: int | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
+    from raudit.engine.raylog import route_to_file
+
+    route_to_file()  # Ray's start-up lines to a file, not the user's terminal
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
     if os.environ.get("RAY_ADDRESS"):
         ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)

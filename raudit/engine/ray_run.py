@@ -15,6 +15,7 @@ actor it touches still ends. Results never depend on which actor ran a chunk.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -23,6 +24,7 @@ import ray
 
 from raudit.engine import actors as act
 from raudit.engine import health
+from raudit.engine.raylog import death_cause, lost_line
 
 
 def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
@@ -37,13 +39,14 @@ def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
         tables = ray.put(shipped.export())  # once; every actor (and replacement) installs it
         loop = _Loop(fn, specs, config, act.Pool(placement, tables), stats,
                      lambda spec, result, error: finish(spec, result, error, stats, on_done,
-                                                        weight, progress))
+                                                        weight, progress), weight=weight)
         loop.run()
 
 
 class _Loop:
-    def __init__(self, fn, specs, config, pool, stats, finish):
+    def __init__(self, fn, specs, config, pool, stats, finish, weight=lambda spec: 1):
         self.fn, self.config, self.pool, self.stats, self.finish = fn, config, pool, stats, finish
+        self.weight = weight
         self.queue = deque((spec, 0, 0) for spec in specs)  # (spec, errors, deaths)
         self.in_flight: dict[Any, tuple[dict, int, int, int, Any]] = {}  # ref -> (..., slot, actor)
         self.load: dict[int, int] = defaultdict(int)
@@ -102,7 +105,7 @@ class _Loop:
             # slot if a node has room for it.
             self._requeue(spec, errors, deaths, exc)
             if self.pool.actors[i] is actor:
-                self._lose(i, f"an actor died ({type(exc).__name__})")
+                self._lose(i, f"an actor died ({type(exc).__name__})", death_cause(exc), [spec])
                 self._refill()
             return
         except ray.exceptions.RayError as exc:  # the chunk raised
@@ -122,15 +125,22 @@ class _Loop:
         else:
             self._report(spec, None, describe(exc))
 
-    def _lose(self, i: int, why: str) -> None:
-        """Empty slot ``i``; its chunks still in flight go back to the queue."""
+    def _lose(self, i: int, why: str, said: str | None = None, held=()) -> None:
+        """Empty slot ``i``; its chunks still in flight go back to the queue. One raudit
+        line says so on stderr (``said``: the cause in words; ``held``: chunks of the
+        slot already requeued), as Ray's own lines go to its log file."""
+        lost = list(held)
         for ref, (spec, errors, deaths, slot, _) in list(self.in_flight.items()):
             if slot == i:
                 del self.in_flight[ref]
                 self.load[i] -= 1
+                lost.append(spec)
                 self._requeue(spec, errors, deaths, RuntimeError(why))
         self.pool.drop(i)
         self.stats.notes.append(f"{why}; its chunks were resubmitted")
+        if lost:
+            print(lost_line(said or why, len(lost), sum(self.weight(s) for s in lost),
+                            self.config.retries + 3), file=sys.stderr, flush=True)
 
     def _refill(self, snap: health.Snapshot | None = None) -> health.Snapshot:
         snap = snap or health.snapshot(self.pool.placement.num_cpus, self.pool.placement.num_gpus)

@@ -35,8 +35,11 @@ class Capabilities:
     takes ``progress=``; ``teachers_on_ray``: ``train`` takes ``make_teachers=`` (teacher
     shards on Ray); ``events``: the observer events it emits (``teacher_batch``,
     ``votes``, ``accountant_step``, ``label_noise``); ``privacy_events``: the privacy
-    events its accountant consumes (``PateVote``, ...); ``options``: None until
-    :meth:`Generator.describe` fills them, None afterwards too if it takes any keyword."""
+    events its accountant consumes (``PateVote``, ...); ``controls``: the data-free
+    controls its ``train`` takes as ``control=`` (``coin``: every released answer replaced
+    by a uniform draw, the accounting unchanged; :mod:`raudit.utility` runs them beside
+    the real fits); ``options``: None until :meth:`Generator.describe` fills them, None
+    afterwards too if it takes any keyword."""
 
     device: bool = False
     progress: bool = False
@@ -45,6 +48,7 @@ class Capabilities:
     privacy_events: tuple[str, ...] = ()
     options: tuple[OptionSpec, ...] | None = None
     notes: tuple[str, ...] = ()  # known issues a reader of its eps must know (shown by inspect)
+    controls: tuple[str, ...] = ()  # data-free controls ``train`` takes as ``control=`` (coin)
 
     def accepts(self, option: str) -> bool:
         return self.options is None or any(o.name == option for o in self.options)

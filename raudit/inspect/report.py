@@ -20,9 +20,11 @@ from typing import Any
 
 from raudit.inspect.cells import EXTRA, OTHER_BUGS, STUDY, SYMBOL
 from raudit.inspect.plots import plot_all
+from raudit.privacy import fmt_eps, training_notes
 from raudit.results.store import ResultStore, write_atomic
 
-__all__ = ["CSV_COLUMNS", "finish_runs", "table_text", "violations_csv", "write_folder"]
+__all__ = ["CSV_COLUMNS", "finish_runs", "run_notes", "table_text", "violations_csv",
+           "write_folder"]
 
 CSV_COLUMNS = ("impl", "category", "status", "evidence", "plot")
 
@@ -64,6 +66,17 @@ def violations_csv(runs: list[dict]) -> str:
     return buf.getvalue()
 
 
+def run_notes(run: dict) -> list[str]:
+    """What a reader must not miss about one run, in words (raudit.privacy.training_notes):
+    a run that took no training step, a final eps_hat above the eps it was trained for."""
+    if run.get("skipped"):
+        return [f"not inspected: {run['skipped']}"]
+    notes = training_notes(run.get("iterations"), run.get("final_eps_hat"),
+                           (run.get("settings") or {}).get("epsilon"),
+                           steps_expected=bool(run.get("events")))
+    return [n + " (the Overshoot cell)" if "past eps" in n else n for n in notes]
+
+
 def table_text(runs: list[dict], *, evidence: bool = True) -> str:
     """The study's table 2 layout (✓ violated, blank ok, ? not checked, - not applicable),
     the extra measured columns after a bar, then the evidence of every violated cell."""
@@ -88,8 +101,10 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
             if r.get("skipped"):
                 lines.append(f"\n{r['impl']}: not inspected ({r['skipped']})")
                 continue
+            final = fmt_eps(r["final_eps_hat"])
             lines.append(f"\n{r['impl']} on {r['dataset']}: {r['iterations']} iterations, final "
-                         f"eps_hat {r['final_eps_hat']}, {r['wall_s']} s")
+                         f"eps_hat {final}, {r['wall_s']} s")
+            lines.extend(f"  note: {n}" for n in run_notes(r))
             for v in r["violations"]:
                 if v["status"] in ("violated", "not_checked"):
                     lines.append(f"  {v['status']:<11} {titles[v['category']]}: {v['evidence']}")

@@ -105,13 +105,16 @@ def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
             ax.annotate("", xy=(i, cp[i] + 0.35), xytext=(i, cp[i]),
                         arrowprops={"arrowstyle": "->", "color": "#223355"})
         ax.hlines(_num(r["eps_max"]), i - 0.38, i + 0.38, colors="k", lw=2,
-                  label="eps_max: the most this audit could show" if i == 0 else None)
+                  label="eps_max: the ceiling of eps_cp at this many test models"
+                  if i == 0 else None)
         ax.hlines(_num(r["epsilon"]), i - 0.45, i + 0.45, colors="red", linestyles="--",
                   label="claimed eps" if i == 0 else None)
-    ax.scatter(x, rows["eps_jeffreys"].map(_num), marker="^", color="#ee7733", zorder=3,
-               label="eps Jeffreys")
-    ax.scatter(x, rows["eps_bayes"].map(_num), marker="s", color="#009988", zorder=3,
-               label="eps Bayes")
+    # Jeffreys and Bayes are other estimators with ceilings of their own: set beside the
+    # bar (not on it) so a marker above the black eps_max line does not read as a breach
+    ax.scatter(x + 0.18, rows["eps_jeffreys"].map(_num), marker="^", color="#ee7733",
+               zorder=3, label="eps Jeffreys (other estimator, not capped by eps_max)")
+    ax.scatter(x + 0.3, rows["eps_bayes"].map(_num), marker="s", color="#009988", zorder=3,
+               label="eps Bayes (other estimator, not capped by eps_max)")
     names = [f"{r['impl']}\n{r['attack']}" + (f"\n{r['job']}" if r["job"] else "")
              for _, r in rows.iterrows()]
     ax.set_xticks(x, names, fontsize=8)
@@ -132,15 +135,18 @@ def roc_figure(row, sc: dict, path: Path) -> Path:
     f = np.linspace(0, 1, 401)
     bound = np.minimum(np.minimum(np.exp(eps) * f + delta, 1 - np.exp(-eps) * (1 - delta - f)), 1)
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
-    ax.plot(fpr, tpr, color="#4477aa", label="attack on the test models")
+    # drawn over the frame, unclipped and thick: a perfect attack's curve runs along the
+    # left and top edges and would otherwise hide under them
+    ax.plot(fpr, tpr, color="#4477aa", lw=2.5, zorder=4, clip_on=False,
+            label="attack on the test models")
     ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1, label="random guess")
     ax.plot(f, bound, color="red", ls="--", lw=1, label=f"the most eps = {eps:g} allows")
     ax.scatter([_num(row["fpr"])], [_num(row["tpr"])], color="k", zorder=3,
                label="threshold chosen on validation")
     ax.set_xlabel("false positive rate (out models called in)")
     ax.set_ylabel("true positive rate (in models called in)")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.01)
+    ax.set_xlim(-0.02, 1.0)
+    ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7, loc="lower right")
     return save(fig, path)
 
@@ -150,10 +156,11 @@ def scores_figure(row, sc: dict, path: Path) -> Path:
     s, y = sc["test"]
     bins = np.linspace(0, 1, 21)
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
-    ax.hist(s[y == 0], bins=bins, alpha=0.6, color="#4477aa",
-            label=f"target out ({int((y == 0).sum())} models)")
-    ax.hist(s[y == 1], bins=bins, alpha=0.6, color="#cc3311",
-            label=f"target in ({int((y == 1).sum())} models)")
+    # side by side in each bin, not see-through on top of each other: where the worlds
+    # overlap a blended third colour would appear that no legend entry names
+    ax.hist([s[y == 0], s[y == 1]], bins=bins, color=["#4477aa", "#cc3311"],
+            label=[f"target out ({int((y == 0).sum())} models)",
+                   f"target in ({int((y == 1).sum())} models)"])
     t = _num(row["threshold"])
     if not math.isnan(t):
         ax.axvline(t, color="k", ls="--", lw=1, label="threshold: 'in' at or right of it")
@@ -185,8 +192,10 @@ def section(res: Results, out: Path) -> Section | None:
     png = eps_figure(rows, out / "figures" / "eps_emp.png")
     sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
         out).as_posix(), "Bars: eps_cp, with the arrow for its one-sided 90% confidence "
-        "interval [eps_cp, infinity). Black bars: eps_max, the ceiling at this number of "
-        "test models. Red dashes: the claimed eps (the study's figure 5).", wide=True))
+        "interval [eps_cp, infinity). Black bars: eps_max, the Clopper-Pearson ceiling (the "
+        "most eps_cp can show with this many test models). Markers beside each bar: the "
+        "Jeffreys and Bayes estimates, which have ceilings of their own and can sit above "
+        "eps_max. Red dashes: the claimed eps (the study's figure 5).", wide=True))
     shadow = res.table("shadow")
     if not shadow.empty:
         shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))

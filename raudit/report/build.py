@@ -3,6 +3,7 @@
 ::
 
     OUT/index.html      (or OUT/report.md with format="md")
+    OUT/<page>.html     sub-pages a section links to (e.g. inspect-evidence.html)
     OUT/figures/*.png   every figure, referenced by relative path
     OUT/tables/*.csv    every table of the page
 
@@ -43,7 +44,8 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
             report.sections.append(sec)
     report.sections.append(provenance.section(res))
     tables = []
-    for sec in report.sections:
+    subpages = {name: page for sec in report.sections for name, page in sec.pages.items()}
+    for sec in report.sections + [s for p in subpages.values() for s in p.sections]:
         for b in sec.blocks:
             if isinstance(b, Table):
                 path = out / "tables" / b.csv
@@ -51,11 +53,13 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
                 text = b.frame.to_csv(index=False)
                 write_atomic(path, lambda fh, t=text: fh.write(t.encode("utf-8")))
                 tables.append(path)
-    figures = [out / b.png for s in report.sections for b in s.blocks if isinstance(b, Figure)]
-    if fmt == "html":
-        page, text = out / "index.html", render.html(report, out, embed=embed)
-    else:
-        page, text = out / "report.md", render.markdown(report)
-    write_atomic(page, lambda fh: fh.write(text.encode("utf-8")))
-    return {"page": page, "figures": figures, "tables": tables, "kind": res.kind,
-            "sections": [s.title for s in report.sections]}
+    figures = list(dict.fromkeys(out / b.png for r in [report, *subpages.values()]
+                                 for s in r.sections for b in s.blocks if isinstance(b, Figure)))
+    pages = []
+    for name, rep in [("index" if fmt == "html" else "report", report), *subpages.items()]:
+        page = out / f"{name}.{fmt}"
+        text = render.html(rep, out, embed=embed) if fmt == "html" else render.markdown(rep)
+        write_atomic(page, lambda fh, t=text: fh.write(t.encode("utf-8")))
+        pages.append(page)
+    return {"page": pages[0], "pages": pages, "figures": figures, "tables": tables,
+            "kind": res.kind, "sections": [s.title for s in report.sections]}

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from raudit.report.model import Figure, KeyValues, Para, Pre, Report, Table, Verdict
+from raudit.report.model import Figure, KeyValues, Links, Para, Pre, Report, Table, Verdict
 
 CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1100px;margin:2em auto;
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:1240px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}
 h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.85em}
@@ -31,6 +31,10 @@ figcaption{font-size:.85em;color:#555}
 .verdict.violated{border-color:#c22;background:#fdf2f2}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
 .note{font-size:.85em;color:#555}.caption{font-weight:600;margin-top:1em}
+figure.thumb{max-width:200px;margin:.3em .6em .3em 0}figure.thumb figcaption{font-size:.75em}
+td.violated{background:#fbe3e3;font-weight:600}td.ok{color:#286}
+td.not_checked,td.not_applicable{color:#888}
+td.violated,td.ok,td.not_checked,td.not_applicable{text-align:center}td.text{text-align:left}
 """
 
 
@@ -45,6 +49,15 @@ def cell(v) -> str:
     return str(v)
 
 
+def href(target: str, ext: str) -> str:
+    """A block's link target on a page of format ``ext``: ``page:NAME#a`` -> ``NAME.ext#a``."""
+    if target.startswith("page:"):
+        name, sep, anchor = target[5:].partition("#")
+        name = "report" if (name, ext) == ("index", "md") else name  # the main page
+        return f"{name}.{ext}{sep}{anchor}"
+    return target
+
+
 def _img_src(fig: Figure, page_dir: Path, embed: bool) -> str:
     if not embed:
         return escape(fig.png, quote=True)
@@ -52,10 +65,27 @@ def _img_src(fig: Figure, page_dir: Path, embed: bool) -> str:
     return f"data:image/png;base64,{data}"
 
 
+STATUS = ("violated", "ok", "not_checked", "not_applicable")
+
+
+def _html_cell(t: Table, i: int, col, v) -> str:
+    text = escape(t.display.get(v, cell(v)) if isinstance(v, str) else cell(v))
+    target = t.links.get((i, col))
+    if target:
+        text = f'<a href="{escape(href(target, "html"), quote=True)}">{text}</a>'
+    # a status word gets its colour (the inspect matrix); any other text none
+    cls = (f' class="{v}"' if v in STATUS else
+           ' class="text"' if isinstance(v, str) and len(v) > 40 else "")
+    return f"<td{cls}>{text}</td>"
+
+
 def _html_table(t: Table) -> str:
     head = "".join(f"<th>{escape(str(c))}</th>" for c in t.frame.columns)
-    rows = "".join("<tr>" + "".join(f"<td>{escape(cell(v))}</td>" for v in r) + "</tr>"
-                   for r in t.frame.itertuples(index=False, name=None))
+    ids = t.row_ids or [""] * len(t.frame)
+    rows = "".join(
+        (f'<tr id="{escape(rid, quote=True)}">' if rid else "<tr>")
+        + "".join(_html_cell(t, i, c, v) for c, v in zip(t.frame.columns, r)) + "</tr>"
+        for i, (rid, r) in enumerate(zip(ids, t.frame.itertuples(index=False, name=None))))
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
     link = f' (<a href="tables/{escape(t.csv, quote=True)}">CSV</a>)'
     return (f'<p class="caption">{escape(t.title)}{link}</p>'
@@ -70,10 +100,11 @@ def html(report: Report, page_dir: Path, embed: bool = False) -> str:
            f"<h1>{escape(report.title)}</h1>"]
     if len(report.sections) > 2:
         out.append("<nav><ul>" + "".join(
-            f'<li><a href="#s{i}">{escape(s.title)}</a></li>'
+            f'<li><a href="#{escape(s.anchor or f"s{i}", quote=True)}">{escape(s.title)}</a></li>'
             for i, s in enumerate(report.sections)) + "</ul></nav>")
     for i, s in enumerate(report.sections):
-        out.append(f'<section id="s{i}"><h2>{escape(s.title)}</h2>')
+        out.append(f'<section id="{escape(s.anchor or f"s{i}", quote=True)}">'
+                   f"<h2>{escape(s.title)}</h2>")
         for b in s.blocks:
             if isinstance(b, Para):
                 out.append(f"<p>{escape(b.text)}</p>")
@@ -83,11 +114,20 @@ def html(report: Report, page_dir: Path, embed: bool = False) -> str:
                            f"{escape(b.text)}</p>")
             elif isinstance(b, Table):
                 out.append(_html_table(b))
+            elif isinstance(b, Figure) and b.thumb:
+                src = _img_src(b, page_dir, embed)
+                out.append(f'<figure class="thumb"><a href="{src}"><img src="{src}" '
+                           f'alt="{escape(b.title, quote=True)}"></a><figcaption>'
+                           f"{escape(b.title)}</figcaption></figure>")
             elif isinstance(b, Figure):
                 wide = ' class="wide"' if b.wide else ""
                 out.append(f'<figure{wide}><img src="{_img_src(b, page_dir, embed)}" '
                            f'alt="{escape(b.title, quote=True)}"><figcaption><strong>'
                            f"{escape(b.title)}</strong> {escape(b.caption)}</figcaption></figure>")
+            elif isinstance(b, Links):
+                out.append(f'<p class="note">{escape(b.lead)} ' + ", ".join(
+                    f'<a href="{escape(href(t, "html"), quote=True)}">{escape(label)}</a>'
+                    for label, t in b.items) + "</p>")
             elif isinstance(b, KeyValues):
                 out.append("<table>" + "".join(
                     f"<tr><th>{escape(k)}</th><td style=\"text-align:left\">{escape(v)}</td></tr>"
@@ -103,11 +143,20 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(frame: pd.DataFrame) -> list[str]:
+def _md_table(frame: pd.DataFrame, links: dict | None = None, row_ids: list[str] | None = None,
+              display: dict | None = None) -> list[str]:
+    links, ids, display = links or {}, row_ids or [""] * len(frame), display or {}
     cols = [_md_escape(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for r in frame.itertuples(index=False, name=None):
-        lines.append("| " + " | ".join(_md_escape(cell(v)) for v in r) + " |")
+    for i, r in enumerate(frame.itertuples(index=False, name=None)):
+        cells = []
+        for c, v in zip(frame.columns, r):
+            text = _md_escape(display.get(v, cell(v)) if isinstance(v, str) else cell(v))
+            target = links.get((i, c))
+            cells.append(f"[{text}]({href(target, 'md')})" if target and text else text)
+        if ids[i] and cells:  # an anchor for links from another table (inline HTML)
+            cells[0] = f'<a id="{ids[i]}"></a>{cells[0]}'
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -122,7 +171,8 @@ def markdown(report: Report) -> str:
                 mark = "**VIOLATED**" if b.violated else "verdict"
                 out += [f"- {mark} ({b.label}): {b.text}", ""]
             elif isinstance(b, Table):
-                out += [f"**{b.title}** ([CSV](tables/{b.csv}))", "", *_md_table(b.frame), ""]
+                out += [f"**{b.title}** ([CSV](tables/{b.csv}))", "",
+                        *_md_table(b.frame, b.links, b.row_ids, b.display), ""]
                 if b.note:
                     out += [f"_{b.note}_", ""]
             elif isinstance(b, Figure):
@@ -131,4 +181,7 @@ def markdown(report: Report) -> str:
                 out += [*_md_table(pd.DataFrame(b.items, columns=["item", "value"])), ""]
             elif isinstance(b, Pre):
                 out += ["```", b.text, "```", ""]
+            elif isinstance(b, Links):
+                out += [b.lead + " " + ", ".join(f"[{label}]({href(t, 'md')})"
+                                                 for label, t in b.items), ""]
     return "\n".join(out)

@@ -14,9 +14,10 @@ import pandas as pd
 
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
-from raudit.report.model import Figure, Para, Section, Table
+from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.utility import analyse as an
-from raudit.utility.plot import utility_vs_eps
+from raudit.utility.plot import learning_vs_eps, utility_vs_eps
+from raudit.utility.verdict import sentence
 
 
 def runs(res: Results) -> list[dict[str, Any]]:
@@ -33,6 +34,31 @@ def runs(res: Results) -> list[dict[str, Any]]:
                  impl=str(syn["impl"].iloc[0]) if len(syn) else "real")
         out.append(r)
     return out
+
+
+def learning_table(results: list[dict]) -> pd.DataFrame:
+    """Per run (generator x dataset) and learning curve: the learning threshold (smallest
+    eps whose real mean beats its coin-flip control, paired one-sided t over fits at 5 %,
+    or "> largest eps"), with the real and control means at eps = 1 and at the threshold."""
+    recs = []
+    for r in results:
+        for c in r.get("learning") or []:
+            rows = {row["epsilon"]: row for row in c["rows"]}
+            if not rows:
+                continue
+            thr = c.get("threshold")
+            at1, at_t = rows.get(1.0) or {}, rows.get(thr) or {}
+            recs.append({
+                "job": r["job"], "impl": r["impl"], "dataset": r["dataset"],
+                "curve": c.get("group") or "", "eps swept": ", ".join(f"{e:g}" for e in sorted(rows)),
+                "learning threshold": f"{thr:g}" if thr is not None else f"> {max(rows):g}",
+                "B mean at eps 1": at1.get("real_mean"), "control at eps 1": at1.get("control_mean"),
+                "p at eps 1": at1.get("p"), "B mean at threshold": at_t.get("real_mean"),
+                "control at threshold": at_t.get("control_mean"),
+                "fits": min(row["fits"] for row in rows.values()),
+                "single-class share (real)": max((row.get("real_single_class") or 0.0)
+                                                 for row in rows.values())})
+    return pd.DataFrame(recs)
 
 
 def _name(r: dict, point: dict | None = None) -> str:
@@ -167,6 +193,10 @@ def section(res: Results, out: Path) -> Section | None:
                  "and tests on real, C trains and tests on synthetic. AUROC and AUPRC are the "
                  "best of fits x samples per classifier, averaged over classifiers; 0.5 AUROC "
                  "is a random guess."))
+    for r in results:
+        for p in r["points"]:
+            sec.add(Verdict(f"{_name(r, p)} on {r['dataset']}", sentence(
+                r["impl"], r["dataset"], p, r.get("real"), subject=False), False))
     sec.add(Table("Utility per sweep point (the study's table 4)", summary_table(results),
                   "utility_summary.csv", "drop vs A: (A - B) / (A - 0.5)."))
     for ds in sorted({r["dataset"] for r in results}):
@@ -176,6 +206,21 @@ def section(res: Results, out: Path) -> Section | None:
                 sec.add(Table(f"{metric.upper()} per classifier on {ds}, Setting B, best of "
                               f"fits x samples (the study's tables {nums})", t,
                               slug("utility", ds, metric, "per_classifier") + ".csv"))
+    t = learning_table(results)
+    if not t.empty:
+        sec.add(Table("Learning threshold: utility against its coin-flip control", t,
+                      "utility_learning.csv",
+                      "The control replaces every released vote by a fair coin (same fits, same "
+                      "seeds). Threshold: the smallest eps whose Setting B AUROC mean beats the "
+                      "control's, paired one-sided t over fits, p < 0.05."))
+        for r in results:
+            png = learning_vs_eps(r, out / "figures" / (slug("learning_vs_eps", r["job"], r["impl"],
+                                                             r["dataset"], r["run_id"][:8]) + ".png"))
+            if png is not None:
+                sec.add(Figure(f"Real vs coin-flip control: {_name(r)} on {r['dataset']}",
+                               png.relative_to(out).as_posix(),
+                               "Setting B AUROC mean ± se over fits x samples; dotted: the "
+                               "learning threshold.", wide=True))
     t = teacher_table(results)
     if not t.empty:
         sec.add(Table("AUROC B per number of teachers (the study's table 11)", t,

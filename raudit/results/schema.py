@@ -31,12 +31,13 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 9  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
-# 9: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line
+# 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
+# 10: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -119,7 +120,7 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 7 (sequential audits): looks taken, and why the audit stopped
     "looks": _I64,
     "stop_reason": _STR,
-    # version 9 (tight audits, issue 29): the threat model and the mechanism's true eps
+    # version 10 (tight audits, issue 29): the threat model and the mechanism's true eps
     "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.transcript.THREAT_MODELS)
     "eps_true": _F64,  # eps of the mechanism as implemented (raudit.accountants.true_curve)
     "eps_true_method": _STR,  # pld | pure-dp | rdp-data-dependent | none
@@ -164,6 +165,10 @@ UTILITY: dict[str, pa.DataType] = {
     "device": _STR,
     "status": _STR,  # ok | skipped | failed
     "error": _STR,  # the reason of a skipped or failed fit
+    # version 9: the data-free control arm (null: the real run; "coin": every released
+    # answer a uniform draw) and the synthetic table's share of label 1 (0 or 1: one class)
+    "control": _STR,
+    "label_share": _F64,
 }
 
 # version 8: one row per audit x estimator, written beside each summary row

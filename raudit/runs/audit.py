@@ -23,7 +23,7 @@ from raudit.audit import runner as ar
 from raudit.audit import targets as tg
 from raudit.audit.guard import probe
 from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
 from raudit.runs import limits
@@ -35,13 +35,14 @@ __all__ = ["run_audit"]
 
 
 def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None, notice=None, auto_chunk: bool = False
-              ) -> dict[str, Any]:
+              progress: Progress | None = None, notice=None, auto_chunk: bool = False,
+              estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
 
     Everything a user can get wrong is checked before the output folder is written or
     Ray starts; ``notice`` (default: none) receives one-line messages for the user.
     ``auto_chunk``: calibrate the chunk size (``-M auto``; chunking changes no number).
+    ``estimate``: say the total time first, before anything trains (raudit.runs.estimate).
     """
     progress = progress or quiet
     notice = notice or (lambda msg: None)
@@ -51,6 +52,9 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
     # sizes this machine can hold, before a calibration runs or --out is touched
     limits.check_audit(req, engine, ds)
+    if estimate:
+        ResultStore(out).check_manifest(manifest)  # refuse another audit's folder first
+        _say_estimate(req, game, ds, engine, notice)
     if auto_chunk:
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, notice, game))
     audit_id = spec_hash(manifest)[:16]
@@ -95,3 +99,14 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
     return {**row, **selection, "out": str(out), "models_run": units,
             "failed_chunks": failed, "wall_s": wall, "placement": done.stats.placement,
             "notes": done.stats.notes, "target_row": job.game.target}
+
+
+def _say_estimate(req, game, ds, engine, notice) -> None:
+    from raudit.runs.estimate import game_estimate, line
+
+    try:
+        notice(line(game_estimate(req, game, ds, engine)))
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that
+        pass  # follows says in one line what is wrong with a generator that fails here

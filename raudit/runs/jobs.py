@@ -152,7 +152,7 @@ class AuditJob(Job):
         if self.verbose and chunks:
             self.notice(f"{pending:,} of {2 * self.game.shadow_models:,} shadow models to "
                         f"train, in {len(chunks)} chunk(s) of up to {self.req.chunk_size}; the "
-                        "time estimate follows the first chunk")
+                        "estimate is refreshed after the first chunk")
         if self.verbose and self.engine is not None:
             self._estimator = Estimator(pending, self.engine, self.notice)
         return [wrap(self.name, "audit", c) for c in chunks]

@@ -7,8 +7,14 @@ Input: the ``utility`` rows of one run (any statuses). Output (JSON-ready)::
      "points": [{config_id, label, impl, epsilon, teachers, preset, conditional, status,
                  reason, fits_ok, auroc_B, auprc_B, auroc_C, auprc_C (best-of, averaged),
                  auroc_B_mean, auroc_B_se, ..., sra, sra_mean, feature_agreement,
-                 drop_vs_real, drop_vs_reference, iterations, eps_hat}],
-     "per_classifier": [{label, classifier, setting, metric, best, mean, se, n}]}
+                 drop_vs_real, drop_vs_reference, iterations, eps_hat, control,
+                 single_class_share, fit_means}],
+     "per_classifier": [{label, classifier, setting, metric, best, mean, se, n}],
+     "learning": [{group, rows: [{epsilon, real_mean, real_se, control_mean, control_se,
+                  diff, se, p, fits, ...}], threshold, alpha}]}   # only with a control
+
+``learning`` pairs each point with its coin-flip control (:mod:`raudit.utility.learning`):
+one curve per setting of the axes other than eps, with the learning threshold.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from raudit.utility import learning
 from raudit.utility import metrics as mt
 
 SWEPT = ("epsilon", "teachers", "preset", "conditional")
@@ -48,8 +55,15 @@ def point_labels(points: pd.DataFrame) -> dict[str, str]:
             v = p[c]
             parts.append({"teachers": f"k={v}", "preset": f"{v}",
                           "conditional": "cond" if v is True else "uncond"}[c])
+        if _na(p.get("control")):
+            parts.append(str(p["control"]))
         out[p["config_id"]] = " ".join(parts)
     return out
+
+
+def _group(p) -> str:
+    """The point's setting of the swept axes other than eps (one learning curve each)."""
+    return " ".join(f"{c}={_na(p[c])}" for c in SWEPT[1:] if _na(p[c]) is not None)
 
 
 def _real(ok: pd.DataFrame) -> dict[str, Any]:
@@ -89,7 +103,9 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
                                  for n, v in real.get("per_classifier", {}).items()
                                  for m in ("auroc", "auprc")]
         return out
-    points = syn.drop_duplicates("config_id")[["config_id", "impl", *SWEPT]]
+    if "control" not in syn:
+        syn = syn.assign(control=None)
+    points = syn.drop_duplicates("config_id")[["config_id", "impl", *SWEPT, "control"]]
     points = points.sort_values(["epsilon", "preset"], kind="stable")
     labels = point_labels(points)
     for _, p in points.iterrows():
@@ -100,7 +116,8 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
         rec: dict[str, Any] = {"config_id": cid, "label": labels[cid], "impl": p["impl"],
                                "epsilon": _f(p["epsilon"]), "teachers": _f(p["teachers"]),
                                "preset": _na(p["preset"]), "conditional": _na(p["conditional"]),
-                               "fits_ok": fits_ok}
+                               "fits_ok": fits_ok, "control": _na(p["control"]),
+                               "group": _group(p), "pair_key": f"{_group(p)} eps={p['epsilon']!r}"}
         if fits_ok == 0:
             bad = all_p[all_p["status"] != "ok"]
             rec["status"] = str(bad["status"].iloc[0]) if len(bad) else "missing"
@@ -132,9 +149,17 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
                                     if reference is not None and b is not None else None)
         fit_rows = ok_p.drop_duplicates("trial_id")
         rec["iterations"] = _f(fit_rows["iterations"].mean())
+        # a fit that took no step is its initialisation: counted, never averaged in silently
+        rec["fits_no_step"] = int((fit_rows["iterations"] == 0).sum())
         rec["eps_hat"] = _f(fit_rows["eps_hat"].mean())
         rec["train_wall_s"] = _f(fit_rows["train_wall_s"].sum())
+        rec["single_class_share"] = learning.single_class_share(ok_p)
+        rec["fit_means"] = learning.fit_means(ok_p)
         rec["score_wall_s"] = _f(ok_p.drop_duplicates(
             ["trial_id", "sample_index", "setting", "classifier"])["score_wall_s"].sum())
         out["points"].append(rec)
+    if any(p.get("control") for p in out["points"]):
+        groups = dict.fromkeys(p["group"] for p in out["points"])
+        out["learning"] = [{"group": g, **learning.curve_rows(
+            [p for p in out["points"] if p["group"] == g])} for g in groups]
     return out

@@ -13,6 +13,11 @@ Spec::
      "trials": [{"trial_id", "fit_index", "seed"}], "samples": S, "root": seed,
      "classifiers": [...], "settings": ["B", "C"], "device": "cpu"}
 
+A config with ``"control": "coin"`` is the data-free control arm of a sweep point
+(:mod:`raudit.utility.plan`): the generator trains with ``control="coin"``. Every row
+of a sample carries ``label_share``, the synthetic table's share of label 1 (0 or 1
+for a single-class table).
+
 A generator that refuses the config (a ConfigError at fit time, e.g. smartnoise's
 "epsilon too small") gives one ``skipped`` row per trial with the reason; any other
 exception fails the chunk (the engine retries it, then records ``failed`` rows).
@@ -84,7 +89,8 @@ def _base(spec: Mapping[str, Any]) -> dict[str, Any]:
             "teachers": c.get("teachers"), "preset": c.get("preset"),
             "conditional": c.get("conditional"),
             "options_json": canonical_json(c.get("options") or {}),
-            "chunk_models": len(spec.get("trials") or [1]), "device": spec.get("device") or "cpu"}
+            "chunk_models": len(spec.get("trials") or [1]), "device": spec.get("device") or "cpu",
+            "control": c.get("control")}
 
 
 def run_real(spec: Mapping[str, Any]) -> list[dict]:
@@ -109,8 +115,10 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     try:
         gen = build_generator(c, spec.get("device"))
+        # the control arm: same generator, same seeds, labels/answers replaced by coins
+        extra = {"train_options": {"control": c["control"]}} if c.get("control") else {}
         models = gen.fit_many([ds.train] * len(trials), epsilon=c["epsilon"], delta=c["delta"],
-                              seeds=[t["seed"] for t in trials], columns=ds.columns)
+                              seeds=[t["seed"] for t in trials], columns=ds.columns, **extra)
     except ConfigError as exc:  # the generator cannot train this setting: record why
         return [{**base, "trial_id": t["trial_id"], "fit_index": t["fit_index"],
                  "seed": t["seed"], "status": "skipped", "error": str(exc)} for t in trials]
@@ -126,7 +134,8 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
         ss = [plan.seeds(root, f, j) for j in range(int(spec["samples"]))]
         synths = sample_models([model] * len(ss), len(ds.train), [x["sample_seed"] for x in ss])
         for j, (sd, synth) in enumerate(zip(ss, synths)):
-            b = {**fit_base, "sample_index": j, "sample_seed": int(sd["sample_seed"])}
+            b = {**fit_base, "sample_index": j, "sample_seed": int(sd["sample_seed"]),
+                 "label_share": float(xy(synth)[1].mean()) if len(synth) else None}
             seed_of = (lambda n, j=j: plan.classifier_seed(root, n, f, j))
             if "B" in spec["settings"]:
                 rows += [{**b, "setting": "B", **r}

@@ -7,7 +7,10 @@ that decides their rows, so a rerun of the same request skips finished fits.
 
 Seeds come from the root seed through the UTILITY stream of :mod:`raudit.seeds`, keys
 (UTILITY, purpose, ...), and do NOT depend on the sweep point: fit f uses
-the same seed at every eps, so a sweep compares like with like.
+the same seed at every eps, so a sweep compares like with like. Nor do they depend on
+the control arm: with ``control="coin"`` each sweep point runs twice, the real fits and
+the same fits (same seeds) with every released vote replaced by a coin, so fit f of the
+control pairs with fit f of the real run (see :mod:`raudit.utility.learning`).
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ class UtilityRequest:
     real_only: bool = False
     chunk_size: int | None = None  # fits per batched call (default: all fits of a config)
     max_iter: int | None = STUDY_MAX_ITER
+    control: str | None = None  # "coin": every sweep point also runs its data-free control
 
 
 def _crc(name: str) -> int:
@@ -113,6 +117,8 @@ def check(req: UtilityRequest):
         raise ConfigError(f"--setting takes A, B, C; got {list(req.settings)}")
     for name in req.classifiers:
         clf.get(name)
+    if req.control is not None:
+        check_control(req)
     if not req.real_only:
         generators.get(req.impl)
         if not req.epsilons:
@@ -125,6 +131,22 @@ def check(req: UtilityRequest):
         raise DataError(f"dataset {ds.name!r}: the utility benchmark needs a binary 0/1 label with "
                         f"both classes in the last column, got values {sorted(y.unique().tolist())[:5]}")
     return ds
+
+
+def check_control(req: UtilityRequest) -> None:
+    """A control needs a generator that declares it (one whose labels come from votes
+    or an aggregate: replacing them by coins must remove everything it learns from)."""
+    if req.real_only:
+        raise ConfigError("--control compares a generator with its control; it cannot go with --real-only")
+    cls = generators.get(req.impl)
+    known = cls.describe().controls
+    if req.control not in known:
+        covered = sorted(n for n in generators.names()
+                         if req.control in generators.get(n).describe().controls)
+        what = ("does not vote or aggregate" if not known
+                else f"has controls {', '.join(known)} only")
+        raise ConfigError(f"--control {req.control}: {req.impl} {what}; generators with it: "
+                          f"{', '.join(covered) or 'none'}")
 
 
 def classifier_names(req: UtilityRequest, dataset: str) -> tuple[str, ...]:
@@ -158,8 +180,8 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
     cls = generators.get(req.impl)
     out = []
     axes = itertools.product(req.epsilons, req.teachers or ("",), req.presets,
-                             req.conditional or (None,))
-    for eps, teach, preset, cond in axes:
+                             req.conditional or (None,), (None, req.control) if req.control else (None,))
+    for eps, teach, preset, cond, control in axes:
         k = teachers_of(teach, len(ds.train))
         opts = dict(req.options)
         reason = None
@@ -174,6 +196,8 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
         cfg = {**base_config(req, ds), "impl": req.impl, "options": opts, "epsilon": float(eps),
                "delta": float(req.delta or STUDY_DELTA), "teachers": k, "preset": preset,
                "conditional": cond, "teachers_request": teach}
+        if control is not None:  # only then: the real arm keeps the ids of runs without one
+            cfg["control"] = control
         if reason is None:
             try:  # options the generator rejects are the user's error: before any work
                 gen = cls(**opts)

@@ -38,3 +38,31 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
     ax.set_title(f"{result.get('impl')} on {result.get('dataset')}")
     ax.legend(fontsize=7)
     return save(fig, path, dpi=120)
+
+
+def learning_vs_eps(result: dict[str, Any], path: Path) -> Path | None:
+    """Setting B AUROC mean +- se (over fits x samples) of the real run and its coin-flip
+    control vs eps, one pair of lines per learning curve; the threshold marked. None
+    without a control or with fewer than 2 eps."""
+    curves = [c for c in result.get("learning") or [] if len(c["rows"]) >= 2]
+    if not curves:
+        return None
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for c in curves:
+        rows = sorted(c["rows"], key=lambda r: r["epsilon"])
+        x = [r["epsilon"] for r in rows]
+        for arm, ls in (("real", "-"), ("control", "--")):
+            y = [r[f"{arm}_mean"] for r in rows]
+            e = [r[f"{arm}_se"] or 0.0 for r in rows]
+            ax.errorbar(x, y, yerr=e, marker="o", ls=ls, capsize=3,
+                        label=f"{c['group'] or result.get('impl')} {arm}")
+        if c.get("threshold") is not None:
+            ax.axvline(c["threshold"], color="grey", lw=0.8, ls=":")
+    ax.axhline(0.5, color="grey", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("Setting B AUROC, mean ± se over fits x samples")
+    ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: real vs coin-flip control")
+    ax.legend(fontsize=7)
+    return save(fig, path, dpi=120)

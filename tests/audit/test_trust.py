@@ -173,6 +173,9 @@ def test_verdict_sentences():
     assert "cannot detect a violation" in verdict(_row(eps_max=0.8))
     assert verdict(_row(eps_cp=0.4, auc=0.7)).endswith("eps_max = 3.05")
     assert verdict(_row(auc=float("nan"), eps_cp=float("nan"))).startswith("no result")
+    at_ceiling = verdict(_row(eps_cp=3.05, auc=1.0))
+    assert at_ceiling.startswith("claimed eps = 1; this audit shows eps >= 3.05")
+    assert at_ceiling.endswith("more shadow models could show a larger eps")
     assert no_signal(_row(tpr=1.0, fpr=0.995)) and not no_signal(_row(tpr=1.0, fpr=0.5))
 
 

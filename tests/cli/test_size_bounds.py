@@ -140,3 +140,20 @@ def test_full_disk_through_the_cli_is_one_line(tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
     assert len(lines) == 1 and "No space left on device" in lines[0], r.stderr[-2000:]
     assert "Traceback" not in r.stderr
+
+
+def test_utility_sizes_are_bounded():
+    from raudit.utility.plan import UtilityRequest
+
+    limits.check_utility(UtilityRequest(impl="paper", dataset="worst-case", fits=5, samples=5),
+                         LOCAL, machine=SMALL)
+    with pytest.raises(ConfigError, match="--fits 1,000,000 is above raudit's ceiling"):
+        limits.check_utility(UtilityRequest(dataset="worst-case", fits=1_000_000), LOCAL,
+                             machine=SMALL)
+    with pytest.raises(ConfigError, match="--teachers 7 is more than the 5 training rows"):
+        limits.check_utility(UtilityRequest(dataset="worst-case", teachers=("7",)), LOCAL,
+                             machine=SMALL)
+    tiny = limits.Machine(cpus=2, gpus=0, memory=300 << 20)  # less than one actor process
+    with pytest.raises(ConfigError, match="this utility run .* needs about"):
+        limits.check_utility(UtilityRequest(dataset="worst-case", fits=2, samples=1), LOCAL,
+                             machine=tiny)

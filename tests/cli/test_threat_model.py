@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from raudit.audit.runner import mechanism_columns
 from raudit.cli.app import app
+from raudit.results.schema import SCHEMA_VERSION
 
 runner = CliRunner()
 FAST = ["--backend", "local", "--impl", "identity"]
@@ -35,7 +36,7 @@ def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):
     s = json.loads(r.stdout)
     assert s["audit_id"] == "6cf9429e743a26d4" and s["eps_cp"] == 0.0
     row = pd.read_parquet(tmp_path / "summary").iloc[0]
-    assert row["threat_model"] == "black-box" and row["schema_version"] == 9
+    assert row["threat_model"] == "black-box" and row["schema_version"] == SCHEMA_VERSION
     assert pd.isna(row["eps_true"])  # identity emits no privacy events
     assert "mechanism n/a (no privacy events)" in row["verdict_line"]
 

@@ -148,3 +148,18 @@ def test_float32_model_is_the_released_arithmetic_and_within_tolerance(rng):
     ours = moments_missing_log(n1, K, LAM, L)
     gap = np.max(np.abs(ours / released - 1))
     assert 1e-9 < gap <= ck.FLOAT32_RTOL
+
+
+def test_utility_says_when_it_has_no_power(rng):
+    """At 3 models per side the permutation test cannot reject whatever the AUROCs (its
+    smallest p is 2 / C(6, 3) = 0.1 > 0.05): the pass is said to mean nothing."""
+    assert ck.smallest_p(3) == pytest.approx(0.1) and ck.smallest_p(4) == pytest.approx(2 / 70)
+    far = ck.utility({"lr": [0.9, 0.91, 0.92]}, {"lr": [0.1, 0.11, 0.12]}, alpha=0.05)
+    assert far.passed  # cannot fail: the numbers are as far apart as they can be
+    assert "cannot fail with 3 model(s) per side" in far.summary and far.numbers["low_power"]
+    few = ck.utility({"lr": list(rng.uniform(0.7, 0.8, 6))},
+                     {"lr": list(rng.uniform(0.7, 0.8, 6))}, alpha=0.05)
+    assert "little power" in few.summary
+    many = ck.utility({"lr": list(rng.uniform(0.7, 0.8, 20))},
+                      {"lr": list(rng.uniform(0.7, 0.8, 20))}, alpha=0.05)
+    assert many.numbers["low_power"] == "" and "power" not in many.summary

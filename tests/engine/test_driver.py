@@ -70,7 +70,7 @@ def test_failing_chunk_is_retried_then_reported(cluster, backend):
     assert stats.failed_chunks == 1 and stats.attempts == 5 + 2 and stats.units == 4
 
 
-def test_killed_actor_loses_nothing(cluster):
+def test_killed_actor_loses_nothing(cluster, capfd):
     # Kill the actor process that finished the first chunk (SIGKILL, like an OOM kill):
     # its queued chunks are resubmitted; every chunk is reported exactly once, without error.
     killed = []
@@ -86,6 +86,10 @@ def test_killed_actor_loses_nothing(cluster):
                        on_done=on_done)
     assert sorted(x for x, _ in seen) == list(range(8)) and all(e is None for _, e in seen)
     assert killed and stats.attempts > 8  # something was resubmitted
+    # one raudit line for the death, saying what was lost and that it is retried
+    said = [ln for ln in capfd.readouterr().err.splitlines() if "worker process" in ln]
+    assert len(said) == 1 and said[0].startswith("raudit: a worker process"), said
+    assert "retried on another worker" in said[0] and "results already saved are kept" in said[0]
 
 
 def test_placement_falls_back_to_cpu_without_gpus(cluster):

@@ -197,3 +197,18 @@ def test_every_arch_spends_the_same_planned_budget(arch):
     assert list(s.columns) == ["a", "b", "label"] and np.isfinite(s.to_numpy(float)).all()
     with pytest.raises(ConfigError, match="arch"):
         Fixed(arch="resnet")
+
+
+def test_an_eps_no_noise_can_serve_names_the_smallest_that_can():
+    # the RDP-to-(eps, delta) conversion has a floor: below it no sigma calibrates, and
+    # the error says from which eps one does (and that one does, 0.1 % below does not)
+    from raudit.generators.pategan.dp_bounds import NoNoise
+
+    with pytest.raises(NoNoise, match="smallest it can be calibrated for is") as err:
+        plan(0.001, 1e-5, 12_800, 5, 0.2)
+    msg = str(err.value)
+    assert "\n" not in msg
+    least = float(msg.split("calibrated for is ")[1].split(";")[0])
+    plan(least * 1.001, 1e-5, 12_800, 5, 0.2)  # no error
+    with pytest.raises(NoNoise):
+        plan(least / 1.002, 1e-5, 12_800, 5, 0.2)

@@ -116,3 +116,50 @@ def test_image_configuration_trains_a_tiny_mnist_shaped_table():
     p = nets.teacher.create(CounterRNG([0, 1]), copies=3)
     assert nets.teacher(p, torch.zeros(2, 5, 785), shared=3, logits=True).shape == (6, 5, 1)
     assert math.isfinite(float(gen.summary()["eps_hat"]))
+
+
+def test_a_run_that_cannot_step_says_so_before_training_and_names_eps_and_size():
+    from raudit.generators.gpate.generator import NoStep
+
+    gen = generators.get("gpate")()  # tabular: 120 rows -> 8 teachers, sigma1 = 6
+    hp = gen.resolve(120, 4)
+    cost = gen.step_cost(hp, 4, 1e-5)
+    assert cost.floor < cost.guaranteed
+    with pytest.raises(NoStep, match="cannot take a single step") as err:
+        gen.fit(table(), epsilon=cost.floor * 0.99, seed=0)
+    msg = str(err.value)
+    assert "\n" not in msg and f"eps >= {cost.floor:.4g}" in msg and "rows (" in msg
+    # the table size it names is enough: at that many teachers the floor is under eps
+    k = int(msg.split(" teachers of ")[0].rsplit("(", 1)[1].replace(",", ""))
+    assert gen.step_cost(hp, 4, 1e-5, k).floor <= cost.floor * 0.99
+    assert gen.step_cost(hp, 4, 1e-5, k - 1).floor > cost.floor * 0.99
+    # at the guaranteed eps the first step is always taken
+    ok = generators.get("gpate")(max_iter=1).fit(table(), epsilon=cost.guaranteed, seed=0)
+    assert ok.summary()["iterations"] == 1 and "no_step" not in ok.summary()
+
+
+def test_step_floor_is_a_lower_bound_on_any_first_step():
+    # every histogram of k votes over the bins with the same max costs at least the floor
+    from raudit.accountants.gnmax import DEFAULT_ORDERS, eps_from_rdp, rdp_confident_gnmax
+    from raudit.generators.gpate.budget import step_cost
+
+    k, bins, q = 12, 4, 5
+    cost = step_cost(k=k, queries=q, bins=bins, threshold=6.0, sigma1=9.0, sigma2=3.0, delta=1e-5)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        counts = rng.multinomial(k, rng.dirichlet(np.full(bins, 0.3)), size=(1, q))
+        answered = rng.random((1, q)) < 0.5
+        rdp = rdp_confident_gnmax(counts, answered, 6.0, 9.0, 3.0, DEFAULT_ORDERS)
+        eps = float(eps_from_rdp(rdp[0], DEFAULT_ORDERS, 1e-5))
+        assert cost.floor <= eps * (1 + 1e-12) and eps <= cost.guaranteed * (1 + 1e-12)
+
+
+def test_a_data_dependent_zero_step_fit_is_named_in_its_summary():
+    gen = generators.get("gpate")(max_iter=3)
+    hp = gen.resolve(120, 4)
+    cost = gen.step_cost(hp, 4, 1e-5)
+    # between the floor (12.0) and the certain eps (90.7) a step depends on the votes;
+    # these (seed 0) make it too dear, and the summary says so
+    s = gen.fit(table(), epsilon=cost.floor * 1.5, seed=0).summary()
+    assert s["iterations"] == 0
+    assert s["no_step"].startswith("took no step") and f"{cost.guaranteed:.4g}" in s["no_step"]

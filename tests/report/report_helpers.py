@@ -20,9 +20,12 @@ class Page(HTMLParser):
         self.text: list[str] = []
         self.stack: list[str] = []
         self.errors: list[str] = []
+        self.ids: set[str] = set()
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
         if tag == "img":
             self.images.append(a.get("src") or "")
         if tag == "a" and a.get("href"):
@@ -68,8 +71,11 @@ def inspect_folder(dest: Path, plot_png: Path | None, schema_version: int | None
     if schema_version is None:  # an inspect folder writes no tables: the version is optional
         del manifest["schema_version"]
     (dest / "raudit.json").write_text(json.dumps(manifest))
-    runs = [{"impl": "borealis", "dataset": "cervical", "settings": {"teachers": 5},
-             "iterations": 3, "eps_hat": 0.7, "teachers_seen": [1, 2], "violations": []}]
+    runs = [{"impl": "borealis", "dataset": "cervical",
+             "settings": {"teachers": 2, "epsilon": 1.0}, "iterations": 3,
+             "final_eps_hat": 1.0074419767378342, "eps_hat": [0.25, 0.5, 1.0074419767378342],
+             "teachers_seen": {"0": [0, 1, 2], "1": [2, 3]}, "events": 9, "wall_s": 0.5,
+             "violations": []}]
     (dest / "inspect.json").write_text(json.dumps(runs))
     plot = ""
     if plot_png is not None:
@@ -77,6 +83,6 @@ def inspect_folder(dest: Path, plot_png: Path | None, schema_version: int | None
         shutil.copyfile(plot_png, dest / plot)
     (dest / "violations.csv").write_text(
         "impl,category,status,evidence,plot\n"
-        f"borealis,teacher-partition,violated,teachers saw overlapping rows,{plot}\n"
-        "borealis,accountant,ok,,\n")
+        f"borealis,data_partition,violated,teachers saw overlapping rows,{plot}\n"
+        "borealis,moments_accountant,ok,,\n")
     return dest

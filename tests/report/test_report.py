@@ -22,11 +22,18 @@ from raudit.results.schema import SCHEMA_VERSION
 
 
 def _check_page(page):
+    """The page parses, every file it references exists, and every link into a page of the
+    report (``page.html#id`` or ``#id``) lands on an element with that id."""
     doc = parse(page)
     assert not doc.errors and not doc.stack, (doc.errors, doc.stack)
     for src in doc.images + doc.links:
-        if not src.startswith(("#", "data:")):
-            assert (page.parent / src).is_file(), src
+        if src.startswith("data:"):
+            continue
+        path, _, frag = src.partition("#")
+        target = page.parent / path if path else page
+        assert target.is_file(), src
+        if frag:
+            assert frag in (doc if not path else parse(target)).ids, src
     return doc
 
 
@@ -97,17 +104,54 @@ def test_inspect_report_copies_its_evidence(tmp_path):
     folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), SCHEMA_VERSION)
     r = build(folder, tmp_path / "rep")
     doc = _check_page(r["page"])
-    assert doc.images == ["figures/inspect-borealis-teacher-data.png"]
+    evidence = _check_page(tmp_path / "rep" / "inspect-evidence.html")
+    # the evidence plot sits on the evidence page; the summary shows the coverage figure
+    assert evidence.images == ["figures/inspect-borealis-teacher-data.png"]
+    assert doc.images == ["figures/inspect-coverage.png"]
     viol = pd.read_csv(tmp_path / "rep" / "tables" / "violations.csv")
     assert list(viol["status"]) == ["violated", "ok"]
-    assert "1 violated, 1 ok, 0 not checked" in "".join(doc.text)
+    assert "1 violated, 1 ok, 10 not checked" in "".join(doc.text)  # 12 categories in all
+
+
+def test_inspect_page_reads_first_and_keeps_raw_lists_off_the_page(tmp_path):
+    folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), SCHEMA_VERSION)
+    r = build(folder, tmp_path / "rep")
+    page = r["page"].read_text()
+    text = "".join(parse(r["page"]).text)
+    # the plain-language reading, then the matrix, then the per-run details
+    reading = text.index("raudit trained 1 implementation(s) once each on cervical")
+    assert reading < text.index("Violations per implementation") < text.index("Each run")
+    assert "break a privacy promise" in text and "(borealis)" in text
+    # every cell of the matrix links to its evidence row on the evidence page
+    assert 'href="inspect-evidence.html#ev-borealis-data_partition"' in page
+    # raw lists are linked, not inline: no full-precision eps_hat, no row-id list
+    assert "1.0074419767378342" not in page and "[0, 1, 2]" not in page
+    assert "1.0074" in text and "above eps = 1" in text  # rounded, and said why
+    eps = pd.read_csv(tmp_path / "rep" / "tables" / "inspect_eps_hat.csv")
+    assert list(eps["eps_hat"]) == [0.25, 0.5, 1.0074419767378342]  # full precision kept
+    seen = pd.read_csv(tmp_path / "rep" / "tables" / "inspect_teachers_seen.csv")
+    assert list(seen["teacher"]) == [0, 0, 0, 1, 1] and list(seen["row"]) == [0, 1, 2, 2, 3]
+    runs = pd.read_csv(tmp_path / "rep" / "tables" / "inspect_runs.csv")
+    assert runs.loc[0, "rows shared by teachers"] == 1 and runs.loc[0, "teachers"] == 2
+
+
+def test_inspect_markdown_links_its_evidence_page(tmp_path):
+    folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), SCHEMA_VERSION)
+    r = build(folder, tmp_path / "md", fmt="md")
+    assert [p.name for p in r["pages"]] == ["report.md", "inspect-evidence.md"]
+    assert "(inspect-evidence.md#ev-borealis-data_partition)" in r["page"].read_text()
+    ev = (tmp_path / "md" / "inspect-evidence.md").read_text()
+    assert '<a id="ev-borealis-data_partition"></a>' in ev and "(report.md)" in ev
 
 
 def test_inspect_plot_named_but_absent_is_said(tmp_path):
     folder = inspect_folder(tmp_path / "ins", _png(tmp_path / "e.png"), schema_version=None)
     (folder / "borealis-teacher-data.png").unlink()
-    doc = _check_page(build(folder, tmp_path / "rep")["page"])
-    assert not doc.images and "named in violations.csv but absent" in "".join(doc.text)
+    r = build(folder, tmp_path / "rep")
+    doc = _check_page(r["page"])
+    assert doc.images == ["figures/inspect-coverage.png"]
+    assert not _check_page(tmp_path / "rep" / "inspect-evidence.html").images
+    assert "named in violations.csv but absent" in "".join(doc.text)
 
 
 def _newer_part(folder):
@@ -198,3 +242,23 @@ def test_summary_without_shadow_rows_has_no_roc_and_says_why(audit_store, tmp_pa
     r = build(camp, tmp_path / "rep")
     assert [p.name for p in r["figures"]] == ["eps_emp.png"]
     assert "no ROC curve (the folder has no shadow table)" in r["page"].read_text()
+
+
+def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
+    from raudit.engine.driver import EngineConfig
+    from raudit.utility.plan import UtilityRequest
+    from raudit.runs.utility import run_utility
+
+    req = UtilityRequest(impl="fixed", dataset="breast-cancer", epsilons=(0.5, 5.0),
+                         options={"iterations": 3}, fits=2, samples=1, classifiers=("lr",),
+                         settings=("B",), control="coin", max_iter=None)
+    res = run_utility(req, tmp_path / "u", EngineConfig(backend="local"))
+    r = build(tmp_path / "u", tmp_path / "rep")
+    doc = _check_page(r["page"])
+    assert any("learning_vs_eps" in s for s in doc.images)
+    t = pd.read_csv(tmp_path / "rep" / "tables" / "utility_learning.csv")
+    (curve,) = res["learning"]
+    want = "> 5" if curve["threshold"] is None else f"{curve['threshold']:g}"
+    assert list(t["learning threshold"].astype(str)) == [want]
+    assert t["B mean at eps 1"].isna().all() and list(t["eps swept"]) == ["0.5, 5"]
+    assert t["fits"].tolist() == [2]

@@ -3,6 +3,8 @@ row sampling and the end of a run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from raudit.generators.batched import Trained
@@ -45,8 +47,9 @@ def poisson_rows(rng: CounterRNG, rows: torch.Tensor, n_max: int, rate: float):
     return order, mask
 
 
-def finish(gen: Stacked, net: MLP, z_dim: int, iters: list[int], eps_hat: list[float]) -> Trained:
-    """Wrap a trained generator; z ~ U[0, 1)^z_dim at sampling as in training."""
+def finish(gen: Stacked, net: MLP | Callable[[Stacked, torch.Tensor], torch.Tensor], z_dim: int,
+           iters: list[int], eps_hat: list[float]) -> Trained:
+    """Wrap a trained generator ``net(p, z)``; z ~ U[0, 1)^z_dim at sampling as in training."""
     def sample_fn(p: Stacked, rng: CounterRNG, n: int) -> torch.Tensor:
         return net(p, rng.uniform(n, z_dim))
     return Trained(gen, sample_fn, iters, eps_hat)

@@ -16,6 +16,10 @@ multiplier z, Poisson rate q) charged to dp_accounting's ``RdpAccountant``
 calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.dp_bounds`,
 ``bounds_share`` of eps, only for columns without public bounds) plus all critic
 steps cost at most eps: the stopping time is data-independent and never overshoots.
+
+``conditional=True`` (off by default): the label is drawn from Bernoulli(``label_prior``),
+a public constant, fed to the generator and written as the row's label, so a synthetic
+table always has both classes (:mod:`raudit.generators.labelled`).
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
 from raudit.generators.gan.common import finish, gather_rows, paper_discriminator, paper_generator, poisson_rows
 from raudit.generators.gan.persample import per_sample_grads, privatise
+from raudit.generators.labelled import check_conditional, public_label, with_label
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.options import positive
 
@@ -58,6 +64,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
     def __init__(self, *, preset: str = "default", iterations: int = 300,
                  max_iter: int | None = None, critic_steps: int = 5, batch: int = 64,
                  clip: float = 1.0, lr: float = 1e-3, bounds_share: float = 0.2,
+                 conditional: bool = False, label_prior: float = 0.5,
                  device: str | None = None, dtype: str | None = None):
         if preset != "default":
             raise ConfigError(f"dpgan has one preset, 'default'; got {preset!r}")
@@ -69,9 +76,26 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
         positive("lr", lr)
         if not 0.0 < bounds_share < 1.0:
             raise ConfigError(f"bounds_share must lie in (0, 1), got {bounds_share!r}")
+        check_conditional(conditional, label_prior)
         super().__init__(preset=preset, device=device, dtype=dtype, iterations=iterations,
                          max_iter=max_iter, critic_steps=critic_steps, batch=batch, clip=clip,
-                         lr=lr, bounds_share=bounds_share)
+                         lr=lr, bounds_share=bounds_share, conditional=conditional,
+                         label_prior=label_prior)
+
+    def fit_many(self, tables, *, columns=None, **kw):
+        if self.options["conditional"] and len(tables):
+            columns = public_label(tables, columns)
+        return super().fit_many(tables, columns=columns, **kw)
+
+    def generator(self, d: int):
+        """(net, G(p, z) -> rows): the paper's generator, or with ``conditional`` one that
+        writes the d - 1 features from [z, y] and appends y ~ Bernoulli(label_prior)."""
+        o = self.options
+        if not o["conditional"]:
+            net = paper_generator(d)
+            return net, net
+        net = MLP([d, d, max(1, d // 2), d - 1], ["relu", "relu", "sigmoid"])
+        return net, lambda p, z: with_label(lambda zy: net(p, zy), z, o["label_prior"], "uniform")
 
     def resolve(self, n_rows: int, n_cols: int) -> tuple:
         o = self.options
@@ -88,7 +112,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
         if z_bounds is not None:
             acct.compose(GaussianStep(z_bounds))
         rng = CounterRNG(batch.seeds, purpose="dpgan", device=batch.x.device, dtype=batch.x.dtype)
-        g_net, c_net = paper_generator(d), paper_discriminator(d, output="linear")
+        (g_net, generate), c_net = self.generator(d), paper_discriminator(d, output="linear")
         gen, critic = g_net.create(rng), c_net.create(rng)
         g_opt = Adam(gen, lr=o["lr"], betas=(0.5, 0.999))
         c_opt = Adam(critic, lr=o["lr"], betas=(0.5, 0.999))
@@ -105,7 +129,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
                 private, _ = privatise(grads, o["clip"], z, 1.0, rng)
                 c_opt.zero_grad()
                 with torch.no_grad():
-                    fake = g_net(gen, rng.uniform(o["batch"], d))
+                    fake = generate(gen, rng.uniform(o["batch"], d))
                 c_net(critic, fake, logits=True).flatten(1).mean(1).sum().backward()
                 critic.flat.grad = critic.flat.grad + private / expected
                 c_opt.step()
@@ -115,7 +139,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
             if observer is not None:
                 observer(DpSgdStep(it, o["critic_steps"], z, o["clip"], rate, active.copy()))
             g_opt.zero_grad()
-            (-c_net(critic, g_net(gen, rng.uniform(o["batch"], d)), logits=True)
+            (-c_net(critic, generate(gen, rng.uniform(o["batch"], d)), logits=True)
              .flatten(1).mean(1).sum()).backward()
             g_opt.step()
             if observer is not None:
@@ -123,7 +147,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
             if progress is not None:
                 progress(it + 1)
         eps_hat = acct.eps(delta)
-        trained = finish(gen, g_net, d, [iters] * m, [float(e) for e in eps_hat])
+        trained = finish(gen, generate, d, [iters] * m, [float(e) for e in eps_hat])
         trained.extra = [{"noise_multiplier": z, "sampling_rate": rate, "critic_steps": steps,
                           "bounds_noise_multiplier": z_bounds, "dp_bounds_columns": self._n_dp}] * m
         return trained

@@ -13,6 +13,9 @@ projection):
    else 0;
 5. back-projection of the k_proj answers with P^T.
 
+``AggConfig(control="coin")`` is the utility benchmark's data-free control: step 4
+answers a uniform random bin instead of the noisy argmax.
+
 All noise comes from one counter-based stream per model, so model m aggregates the
 same way alone or in a batch. The vote histograms and the answered flags are returned
 for the accountant (the data-dependent bound needs the votes).
@@ -38,6 +41,7 @@ class AggConfig:
     sigma1: float = 1.0  # threshold noise
     sigma2: float = 1.0  # GNMax noise
     projection: str = "random"  # random (fresh per record) | none (aggregate the d coordinates)
+    control: str | None = None  # "coin": each answered coordinate gets a uniform random bin
 
 
 @dataclass
@@ -92,8 +96,14 @@ def aggregate(grads: torch.Tensor, cfg: AggConfig, rng: CounterRNG) -> Aggregate
     top = counts.max(dim=-1).values.to(torch.float64)
     thresh_noise = rng.normal(b, q, std=cfg.sigma1).to(torch.float64)
     answered = top + thresh_noise >= cfg.threshold
-    noisy = counts.to(torch.float64) + rng.normal(b, q, cfg.bins, std=cfg.sigma2).to(torch.float64)
-    choice = noisy.argmax(dim=-1)
+    if cfg.control == "coin":
+        # the data-free control: the answer is a uniform bin (the argmax of iid uniforms,
+        # as many draws as the GNMax noise it replaces); which coordinates are answered,
+        # and so what is charged, stays the real run's
+        choice = rng.uniform(b, q, cfg.bins).argmax(dim=-1)
+    else:
+        noisy = counts.to(torch.float64) + rng.normal(b, q, cfg.bins, std=cfg.sigma2).to(torch.float64)
+        choice = noisy.argmax(dim=-1)
     edges = bin_edges(cfg.clip, cfg.bins).to(choice.device)
     mid = (edges[choice] + edges[choice + 1]) / 2
     res = torch.where(answered, mid, torch.zeros_like(mid)).to(grads.dtype)  # (M, B, q)

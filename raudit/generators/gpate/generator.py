@@ -23,6 +23,11 @@ about 17 alpha / k^2, so the number of queries eps can pay for grows as k^2, i.e
 at a fixed number of rows per teacher. The data-dependent bound only beats that where
 the teachers nearly agree.
 
+``conditional=True`` (tabular, off by default): the label is drawn from
+Bernoulli(``label_prior``), a public constant, and fed to the generator, which writes
+the other columns, so a synthetic table always has both classes
+(:mod:`raudit.generators.labelled`; why: docs/learning.md).
+
 Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
 are released without smooth sensitivity (the published method does the same).
 """
@@ -34,9 +39,11 @@ from dataclasses import dataclass
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
+from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
 from raudit.generators.gpate.nets import nets_for
+from raudit.generators.labelled import check_conditional, public_label
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import choice, positive, teachers_for
 
@@ -47,6 +54,10 @@ CONFIGS = {
     "tabular": dict(ratio=15, batch=30, k_proj=5, sigma1=0.75, sigma2=0.25, max_iter=10_000),
     "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000),
 }
+
+
+class NoStep(ConfigError):
+    """The run could not take one step at its eps, whatever the data (see :mod:`.budget`)."""
 
 
 SMOOTH_SENSITIVITY_NOTE = (
@@ -81,7 +92,7 @@ class GPate(BatchedGenerator):
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),
-                                notes=(SMOOTH_SENSITIVITY_NOTE,))
+                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",))
 
     def __init__(self, *, config: str = "tabular", preset: str = "default",
                  teachers: int | None = None, batch: int | None = None,
@@ -90,6 +101,7 @@ class GPate(BatchedGenerator):
                  thresh: float = 0.5, sigma1: float | None = None, sigma2: float | None = None,
                  lr: float = 1e-3, beta1: float = 0.5, teacher_steps: int = 1,
                  accountant: str = "gnmax", projection: str = "random",
+                 conditional: bool = False, label_prior: float = 0.5,
                  device: str | None = None, dtype: str | None = None):
         choice("config", config, tuple(CONFIGS))
         if preset != "default":
@@ -110,12 +122,22 @@ class GPate(BatchedGenerator):
             raise ConfigError(f"beta1 must lie in (0, 1), got {beta1!r}")
         choice("accountant", accountant, ("gnmax", "gnmax-independent"))
         choice("projection", projection, ("random", "none"))
+        check_conditional(conditional, label_prior)
+        if conditional and config != "tabular":
+            raise ConfigError("conditional=true is for config=tabular (the image generator has "
+                              "its own label head)")
         super().__init__(preset=preset, device=device, dtype=dtype, config=config,
                          teachers=teachers, batch=batch, teacher_batch=teacher_batch,
                          max_iter=max_iter, k_proj=k_proj, clip=clip, bins=bins, thresh=thresh,
                          sigma1=sigma1, sigma2=sigma2, lr=lr, beta1=beta1,
                          teacher_steps=teacher_steps, accountant=accountant,
-                         projection=projection)
+                         projection=projection, conditional=conditional,
+                         label_prior=label_prior)
+
+    def fit_many(self, tables, *, columns=None, **kw):
+        if self.options["conditional"] and len(tables):
+            columns = public_label(tables, columns)
+        return super().fit_many(tables, columns=columns, **kw)
 
     def resolve(self, n_rows: int, n_cols: int) -> GPateHP:
         o = self.options
@@ -134,12 +156,52 @@ class GPate(BatchedGenerator):
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
 
-    def train(self, batch: TrainBatch, hp: GPateHP, *, epsilon, delta, observer, progress) -> Trained:
+    def step_cost(self, hp: GPateHP, d: int, delta: float, k: int | None = None) -> StepCost:
+        """What one step costs at ``k`` teachers (default: the run's), in this config's
+        proportions when the noise was not given explicitly (see :mod:`.budget`)."""
+        o, base = self.options, CONFIGS[hp.config]
+        k = hp.teachers if k is None else k
+        q = hp.k_proj if hp.projection == "random" else d
+        return step_cost(k=k, queries=hp.batch * q, bins=hp.bins, threshold=hp.thresh * k,
+                         sigma1=o["sigma1"] or base["sigma1"] * k,
+                         sigma2=o["sigma2"] or base["sigma2"] * k, delta=float(delta),
+                         data_dependent=hp.accountant == "gnmax")
+
+    def check_step(self, hp: GPateHP, d: int, epsilon: float, delta: float) -> None:
+        """Refuse, before training, a run that cannot take one step whatever the votes,
+        naming the eps (and the table size) at which it could."""
+        cost = self.step_cost(hp, d, delta)
+        if epsilon >= cost.floor:
+            return
+        o = self.options
+        size = ""
+        if o["teachers"] is None and o["sigma1"] is None and o["sigma2"] is None:
+            ratio = CONFIGS[hp.config]["ratio"]
+            k = smallest_teachers(epsilon, lambda kk: self.step_cost(hp, d, delta, kk), hp.teachers)
+            size = (f", or a training table of at least {k * ratio:,} rows ({k:,} teachers of "
+                    f"{ratio} rows)" if k is not None else "")
+        raise NoStep(f"gpate cannot take a single step at eps={epsilon:g} (delta={delta:g}): its "
+                     f"{cost.queries} queries per step cost at least eps={cost.floor:.4g} whatever "
+                     f"the votes ({hp.teachers} teachers, sigma1={hp.sigma1:g}); use "
+                     f"eps >= {cost.floor:.4g} (a step is certain from {cost.guaranteed:.4g})"
+                     f"{size}")
+
+    def train(self, batch: TrainBatch, hp: GPateHP, *, epsilon, delta, observer, progress,
+              control: str | None = None) -> Trained:
+        self.check_step(hp, batch.dim, float(epsilon), float(delta))
         agg = AggConfig(k_proj=hp.k_proj, clip=hp.clip, bins=hp.bins,
                         threshold=hp.thresh * hp.teachers, sigma1=hp.sigma1, sigma2=hp.sigma2,
-                        projection=hp.projection)
+                        projection=hp.projection, control=control)
         cfg = GPateConfig(k=hp.teachers, batch=hp.batch, teacher_batch=hp.teacher_batch, agg=agg,
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant)
-        return train_gpate(batch, cfg, nets_for(hp.config, batch.dim), epsilon=epsilon,
-                           delta=delta, observer=observer, progress=progress)
+        prior = self.options["label_prior"] if self.options["conditional"] else None
+        trained = train_gpate(batch, cfg, nets_for(hp.config, batch.dim, prior), epsilon=epsilon,
+                              delta=delta, observer=observer, progress=progress)
+        certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed
+        for i, n in enumerate(trained.iterations):
+            if n == 0:  # the votes made the first step too dear: say so, never silently
+                trained.extra[i]["no_step"] = (
+                    f"took no step: the first step's data-dependent cost exceeded eps="
+                    f"{float(epsilon):g}; a step is certain from eps={certain:.4g}")
+        return trained

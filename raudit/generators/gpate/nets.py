@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.labelled import with_label
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked, constant, xavier_uniform
 
@@ -36,6 +37,20 @@ class TabularNets:
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
+
+
+class LabelledTabularNets(TabularNets):
+    """The tabular nets with a conditional generator: the last z coordinate becomes a label
+    y ~ Bernoulli(``prior``) (public), fed beside the rest of z; the network writes the
+    d - 1 features and y is appended (:mod:`raudit.generators.labelled`)."""
+
+    def __init__(self, d: int, prior: float):
+        super().__init__(d)
+        self.prior = prior
+        self.generator = MLP([d, d, max(1, d // 2), d - 1], ["relu", "relu", "sigmoid"])
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return with_label(lambda zy: self.generator(p, zy), z, self.prior, self.z_kind)
 
 
 def _normal(rng: CounterRNG, shape: tuple[int, ...], std: float, copies: int) -> torch.Tensor:
@@ -141,8 +156,9 @@ class ImageNets:
         return self.generator(p, z)
 
 
-def nets_for(kind: str, d: int):
+def nets_for(kind: str, d: int, label_prior: float | None = None):
+    """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator."""
     if kind == "tabular":
-        return TabularNets(d)
+        return TabularNets(d) if label_prior is None else LabelledTabularNets(d, label_prior)
     return ImageNets(d)
 

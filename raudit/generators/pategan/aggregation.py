@@ -47,3 +47,37 @@ def gaussian_argmax(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
 
 AGGREGATIONS = {"argmax": noisy_argmax, "threshold": noisy_threshold}
 GAUSSIAN_AGGREGATIONS = {"argmax": gaussian_argmax}
+
+
+# -- the data-free control -----------------------------------------------------------
+# ``--control coin`` (raudit.utility) replaces every released label by a fair coin while
+# the teachers still vote and the accountant is still charged with their votes: the
+# iterations, the stopping time and every other draw stay those of the real run, and
+# only the information the labels carry is removed. The coins take as many draws from
+# the model's stream as the noise they replace, so a control fit keeps the real fit's
+# initialisation and z draws (its seed pairs with the real fit's).
+
+def coin_two(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
+    """Argmax rules (two noises): a fair label per query; no noise is recorded (zeros)."""
+    u = rng.uniform(n1.shape[1], 2)
+    return u[..., 0] < 0.5, torch.zeros(u.shape, dtype=torch.float64, device=u.device)
+
+
+def coin_one(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
+    """Threshold rule (one noise): a fair label per query; no noise is recorded (zeros)."""
+    u = rng.uniform(n1.shape[1])
+    return u < 0.5, torch.zeros(u.shape, dtype=torch.float64, device=u.device)
+
+
+COIN_AGGREGATIONS = {"argmax": coin_two, "threshold": coin_one}
+CONTROLS = ("coin",)
+
+
+def aggregator(noise: str, aggregation: str, control: str | None = None):
+    """The function that turns votes into labels: the mechanism named by (noise,
+    aggregation), or its coin-flip control."""
+    if control is not None:
+        if control not in CONTROLS:
+            raise ValueError(f"unknown control {control!r}; known: {', '.join(CONTROLS)}")
+        return COIN_AGGREGATIONS[aggregation]
+    return (GAUSSIAN_AGGREGATIONS if noise == "gaussian" else AGGREGATIONS)[aggregation]

@@ -92,6 +92,10 @@ def private_columns(names: list[str], columns: tuple[ColumnMeta, ...] | None) ->
     return [j for j, n in enumerate(names) if not schema_bounded(meta.get(n))]
 
 
+class NoNoise(ConfigError):
+    """No noise level brings the run's eps down to the target (the conversion's floor)."""
+
+
 @functools.lru_cache(maxsize=256)
 def bounds_noise(epsilon: float, delta: float, dp_columns: int, bounds_share: float) -> float | None:
     """z of the bounds histogram: it alone costs ``bounds_share * eps`` (None: nothing to bound)."""
@@ -107,9 +111,40 @@ def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float
     event of all training steps). The bounds alone cost ``bounds_share * eps``; bounds
     plus training cost at most eps, composed by dp_accounting's RDP accountant (the
     accountant the generators charge while training)."""
+    try:
+        return _calibrate(epsilon, delta, dp_columns, bounds_share, training)
+    except NoNoise:
+        least = smallest_epsilon(epsilon, delta, dp_columns, bounds_share, training)
+        raise NoNoise(f"epsilon {epsilon:.4g} is too small to calibrate any noise for this run "
+                      f"(delta={delta:g}, {dp_columns} columns without public bounds): the "
+                      f"smallest it can be calibrated for is {least:.4g}; raise epsilon or "
+                      f"delta") from None
+
+
+def _calibrate(epsilon, delta, dp_columns, bounds_share, training):
     z_bounds = bounds_noise(epsilon, delta, dp_columns, bounds_share)
     before = [] if z_bounds is None else [GaussianStep(z_bounds)]
     return z_bounds, _bisect(lambda noise: _eps(before + [training(noise)], delta), epsilon)
+
+
+def smallest_epsilon(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
+                     training: Callable[[float], object]) -> float:
+    """The smallest eps (to 0.1 %) above ``epsilon`` that :func:`calibrate` can serve: the
+    RDP-to-(eps, delta) conversion has a floor (log(1/delta) / (alpha_max - 1)) that no
+    noise goes under. Feasibility grows with eps: doubling, then bisection."""
+    def ok(e: float) -> bool:
+        try:
+            _calibrate(e, delta, dp_columns, bounds_share, training)
+            return True
+        except NoNoise:
+            return False
+    lo, hi = epsilon, epsilon * 2.0
+    while not ok(hi):
+        lo, hi = hi, hi * 2.0
+    while hi / lo > 1.001:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 def _eps(events, delta: float) -> float:
@@ -133,7 +168,7 @@ def _bisect(eps_of, target: float) -> float:
     while eps_of(hi) > target:
         lo, hi = hi, hi * 2.0
         if hi > 1e9:
-            raise ConfigError(f"epsilon {target:.4g} is too small to calibrate any noise")
+            raise NoNoise(f"epsilon {target:.4g} is too small to calibrate any noise")
     while hi / lo > 1 + 1e-4:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if eps_of(mid) <= target else (mid, hi)

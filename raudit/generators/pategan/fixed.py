@@ -53,10 +53,11 @@ import functools
 import torch
 
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
-from raudit.data.dataset import ColumnMeta
-from raudit.errors import ConfigError, DataError
+from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
+from raudit.generators.labelled import public_label, with_label
+from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
@@ -81,7 +82,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "votes", "accountant_step"),
-                                privacy_events=("GNMaxAnswer", "GaussianStep"))
+                                privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  teacher_ratio: int = 50, batch: int = 64, iterations: int = 100,
@@ -151,7 +152,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             return LabelledNets(o["label_prior"], o["z"], **kw)
         return PateNets(**kw)
 
-    def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress) -> Trained:
+    def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress,
+              control: str | None = None) -> Trained:
         k, b, iters = hp
         o = self.options
         n_dp = self._n_dp
@@ -164,7 +166,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          student_steps=o["student_steps"], check="planned", max_iter=iters,
                          z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
-                         noise="gaussian", student_batch=o["query_batch"])
+                         noise="gaussian", student_batch=o["query_batch"], control=control)
         nets = self.nets(batch.dim)
         gen, it, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
@@ -174,19 +176,6 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained
-
-
-def public_label(tables, columns):
-    """The columns' metadata with the label's bounds public, [0, 1]: the conditional
-    generator writes the label as 0/1, which the dataset contract makes it (schema, not
-    a statistic); a table whose label holds anything else is rejected before training."""
-    label = tables[0].columns[-1]
-    for t in tables:
-        if not t[label].isin((0, 1)).all():
-            raise DataError(f"conditional=true needs a 0/1 label; column {label!r} holds other "
-                            f"values (use -o conditional=false)")
-    meta = ColumnMeta(label, "binary", 0.0, 1.0, "public", (0.0, 1.0))
-    return tuple(c for c in (columns or ()) if c.name != label) + (meta,)
 
 
 class LabelledNets(PateNets):
@@ -200,6 +189,4 @@ class LabelledNets(PateNets):
         self.prior, self.z_kind = prior, z_kind
 
     def generate(self, p, z: torch.Tensor) -> torch.Tensor:
-        u = z[..., -1:] if self.z_kind == "uniform" else torch.special.ndtr(z[..., -1:])
-        y = (u < self.prior).to(z.dtype)
-        return torch.cat([self.generator(p, torch.cat([z[..., :-1], y], -1)), y], -1)
+        return with_label(lambda zy: self.generator(p, zy), z, self.prior, self.z_kind)

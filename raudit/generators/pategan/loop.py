@@ -25,7 +25,7 @@ from raudit.generators.events import AccountantStep, Observer, TeacherBatch, Tea
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
-from raudit.generators.pategan.aggregation import AGGREGATIONS, GAUSSIAN_AGGREGATIONS
+from raudit.generators.pategan.aggregation import aggregator
 from raudit.generators.pategan.teachers import LocalTeachers, bce_logits, teacher_rng
 
 
@@ -58,6 +58,7 @@ class LoopConfig:
     partial_batch: bool = False  # first-shuffled: a partition smaller than batch gives a short batch
     noise: str = "laplace"  # laplace (PATE moments accountants) | gaussian (GNMax, dp_accounting)
     student_batch: int | None = None  # queries per student round (None: ``batch``)
+    control: str | None = None  # "coin": labels are fair coins (the utility's data-free control)
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -125,7 +126,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
     acct = make_accountant(cfg, m) if accountant is None else accountant
-    aggregate = (GAUSSIAN_AGGREGATIONS if cfg.noise == "gaussian" else AGGREGATIONS)[cfg.aggregation]
+    aggregate = aggregator(cfg.noise, cfg.aggregation, cfg.control)
     active = torch.ones(m, dtype=torch.bool, device=dev)
     iters = np.zeros(m, dtype=np.int64)
     eps_hat = acct.eps(delta)

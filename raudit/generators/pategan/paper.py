@@ -23,10 +23,12 @@ iteration cap (stop on eps only).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.aggregation import laplace_scale
+from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
@@ -41,7 +43,7 @@ class PaperPateGan(BatchedGenerator):
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
-                                privacy_events=("PateVote",))
+                                privacy_events=("PateVote",), controls=CONTROLS)
 
     def __init__(self, *, preset: str = "default", teachers: int | None = None,
                  batch: int | None = None, lam: float = 1e-3, orders: int = 100,
@@ -90,8 +92,8 @@ class PaperPateGan(BatchedGenerator):
             z_train="uniform", generator_loss=hp.generator_loss, lr=hp.lr)
 
     def train(self, batch: TrainBatch, hp: PateHP, *, epsilon, delta, observer, progress,
-              make_teachers=None) -> Trained:
-        cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
+              make_teachers=None, control: str | None = None) -> Trained:
+        cfg, nets = replace(self.loop_config(hp, batch.dim), control=control), self.nets(batch.dim)
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             partition=lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k),

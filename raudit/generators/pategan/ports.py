@@ -20,6 +20,8 @@ Presets (one rule for both ports):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import torch
 
@@ -27,7 +29,7 @@ from raudit.accountants import VARIANTS
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.pategan.aggregation import laplace_scale
+from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
 from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
                                                positive)
@@ -41,7 +43,7 @@ class PortPateGan(BatchedGenerator):
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
-                                privacy_events=("PateVote",))
+                                privacy_events=("PateVote",), controls=CONTROLS)
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):
         check_pate_options(preset, o["lam"], o["orders"], o["batch"], o["max_iter"])
@@ -100,8 +102,9 @@ class PortPateGan(BatchedGenerator):
         return partition_from_order(order, batch.rows, k, self.partition_sizes(batch.rows, k))
 
     def train(self, batch: TrainBatch, hp: PateHP, *, epsilon, delta, observer, progress,
-              make_teachers=None, preprocessor_spent: float = 0.0) -> Trained:
-        cfg, nets = self.loop_config(hp, batch.dim), self.nets(batch.dim)
+              make_teachers=None, preprocessor_spent: float = 0.0,
+              control: str | None = None) -> Trained:
+        cfg, nets = replace(self.loop_config(hp, batch.dim), control=control), self.nets(batch.dim)
         if make_teachers is not None:
             _check_remote(cfg, batch)
         if delta is None:  # fit without a delta: the generator's declared rule, per model

@@ -1,0 +1,48 @@
+"""One sentence a non-specialist can read, per sweep point of a utility run.
+
+AUROC B (classifiers trained on synthetic data, tested on real data; best of fits x
+samples, averaged over classifiers) against AUROC A (trained on real data) and 0.5 (a
+random guess): ``drop = (A - B) / (A - 0.5)`` is the share of the real data's margin
+over a random guess that the synthetic data loses.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+NEAR_RANDOM = 0.55  # AUROC B at or below this: barely better than a coin
+
+
+def _num(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
+             subject: bool = True) -> str:
+    """The sentence for one point (``point``: a utility result point; ``real``: Setting A);
+    ``subject=False`` leaves out the leading "IMPL POINT on DATASET: " (a report's verdict
+    box names it already)."""
+    who = f"{impl} {point.get('label') or ''} on {dataset}: " if subject else ""
+    if point.get("status") != "ok":
+        return f"{who}no result ({point.get('reason') or point.get('status')})"
+    b, a = _num(point.get("auroc_B")), _num((real or {}).get("auroc"))
+    if math.isnan(b):
+        return f"{who}Setting B was not run, so no utility to report"
+    head = f"{who}classifiers trained on its synthetic data reach AUROC {b:.3f} on real test data"
+    if b <= NEAR_RANDOM:
+        head += ", close to a random guess (0.5): of little use for this task"
+    if math.isnan(a):
+        return head + " (Setting A, training on the real data, was not run: no comparison)"
+    drop = _num(point.get("drop_vs_real"))
+    if math.isnan(drop) and a != 0.5:
+        drop = (a - b) / (a - 0.5)
+    if math.isnan(drop):
+        return head + f", against {a:.3f} trained on the real data"
+    if drop <= 0:
+        return head + f", as good as training on the real data ({a:.3f})"
+    return (head + f", against {a:.3f} trained on the real data: it loses {100 * drop:.0f}% "
+            "of the real data's margin over a random guess")

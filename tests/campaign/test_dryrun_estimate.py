@@ -1,0 +1,46 @@
+"""`campaign --dry-run` estimates from cached rates and the closed form: a set-up whose
+rates are cached is not calibrated at all; only a missing one is measured, and the plan
+says which."""
+
+from __future__ import annotations
+
+import pytest
+
+from raudit.campaign import dryrun
+from raudit.campaign.run import load_jobs
+from raudit.engine.driver import EngineConfig
+from raudit.runs import calibrate as cb
+from raudit.runs import chunk_cache
+
+LOCAL = EngineConfig(backend="local")
+
+
+def _jobs(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: est\njobs:\n  - name: wc-{impl}\n    grid:\n"
+                   "      impl: [paper, dpgan]\n    attack: querybased\n    shadow_models: 50\n"
+                   "    chunk_size: 10\n")
+    return load_jobs(cfg)[1]
+
+
+def test_cached_rates_skip_the_calibration(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    jobs = _jobs(tmp_path)
+    paper = next(j for j in jobs if j.name == "wc-paper")
+    chunk_cache.store(chunk_cache.key(cb.job_fit(paper), "cpu"), {8: 400.0, 32: 1600.0})
+    measured = []
+    real = cb.fit_rate
+
+    def spy(impl, *a, **kw):
+        measured.append(impl)
+        return real(impl, *a, **kw)
+    monkeypatch.setattr(cb, "fit_rate", spy)
+    rows = {r["job"]: r for r in dryrun.plan_table(jobs, LOCAL)}
+    assert measured == ["dpgan"]  # only the set-up missing from the cache
+    assert rows["wc-paper"]["rate"] == "cached" and rows["wc-dpgan"]["rate"] == "measured now"
+    # paper: closed-form iterations, the cached rate at M = 10 (between 8 and 32)
+    p = rows["wc-paper"]
+    assert p["iterations_per_model"] == dryrun.closed_form_iterations(
+        "paper", dict(paper.game.options), 5, 3, 1.0, paper.game.delta)
+    rate = dryrun.rate_at({8: 400.0, 32: 1600.0}, 10)
+    assert p["wall_s"] == pytest.approx(p["models"] * p["iterations_per_model"] / rate)

@@ -1,0 +1,64 @@
+"""Progress off a terminal: a plain line every RAUDIT_PROGRESS_EVERY seconds and one at
+the end of each phase (logs, CI and `nohup` see a long run move); nothing when quiet."""
+
+from __future__ import annotations
+
+import pytest
+
+from raudit.cli import progress
+
+
+def test_line_progress_counts_and_estimates():
+    said = []
+    p = progress.LineProgress("shadow models", 200, interval=0.0, write=said.append)
+    p.advance(50)
+    p.advance(50)
+    p.close()
+    assert said[0].startswith("raudit: shadow models: 50/200 (25%), about ")
+    assert said[1].startswith("raudit: shadow models: 100/200 (50%)")
+    assert said[-1].startswith("raudit: shadow models: 100/200 (50%)") and len(said) == 3
+
+
+def test_line_progress_waits_its_interval():
+    said = []
+    p = progress.LineProgress("fits", 10, interval=3600.0, write=said.append)
+    for _ in range(10):
+        p.advance(1)
+    assert said == []  # nothing within the interval ...
+    p.close()
+    assert said == [said[0]] and said[0].startswith("raudit: fits: 10/10 (100%)")  # ... but the end
+
+
+def test_phase_bars_off_a_terminal_print_lines(monkeypatch, capsys):
+    monkeypatch.setenv("RAUDIT_PROGRESS_EVERY", "0")
+    monkeypatch.setattr(progress, "_on_terminal", lambda: False)
+    with progress.phase_bars(quiet=False) as phase:
+        with phase("utility fits", 4) as tick:
+            tick(2)
+            tick(2)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("raudit: utility fits: 2/4") and err[-1].startswith(
+        "raudit: utility fits: 4/4 (100%)")
+
+
+@pytest.mark.parametrize("maker", ["phase", "iteration"])
+def test_quiet_prints_nothing(maker, monkeypatch, capsys):
+    monkeypatch.setenv("RAUDIT_PROGRESS_EVERY", "0")
+    monkeypatch.setattr(progress, "_on_terminal", lambda: False)
+    if maker == "phase":
+        with progress.phase_bars(quiet=True) as phase, phase("x", 3) as tick:
+            tick(3)
+    else:
+        with progress.iteration_bar("x", 3, quiet=True) as tick:
+            tick(3)
+    assert capsys.readouterr().err == ""
+
+
+def test_iteration_bar_off_a_terminal(monkeypatch, capsys):
+    monkeypatch.setenv("RAUDIT_PROGRESS_EVERY", "0")
+    monkeypatch.setattr(progress, "_on_terminal", lambda: False)
+    with progress.iteration_bar("training paper", 33) as tick:
+        tick(10)
+        tick(33)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("raudit: training paper: 10/33") and "33/33 (100%)" in err[-1]
