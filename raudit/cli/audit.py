@@ -195,12 +195,8 @@ def _show(r: dict) -> None:
     t.add_column(style="bold")
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
-<<<<<<< HEAD
     t.add_row("threat model", r.get("threat_model") or "black-box")
-    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {r['delta']})")
-=======
     t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
->>>>>>> main
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
