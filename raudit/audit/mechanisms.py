@@ -62,6 +62,9 @@ def schedule_of(impl: str, options: dict, epsilon: float, delta: float) -> Sched
     if impl == "paper":
         from raudit.accountants.closed_form import queries_to_reach
 
+        if o["max_iter"] is not None:
+            raise ConfigError("--threat-model transcript models paper's full budget; with "
+                              "max_iter the run may stop before it (drop max_iter)")
         if o["noise_scale"] != "inverse":
             raise ConfigError("--threat-model transcript models paper's noise_scale=inverse only")
         q = queries_to_reach(float(epsilon), o["lam"], o["orders"], float(delta))

@@ -259,8 +259,8 @@ def mechanism_columns(game: Game) -> dict[str, Any]:
     if game.impl in SCHEDULES and game.delta:
         try:
             sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
-        except ConfigError:  # an option the dry run does not model: no eps_true
-            return cols
+        except ConfigError as exc:  # an option the dry run does not model: no eps_true
+            return {**cols, "eps_true_source": f"not computed: {exc}"}
         true = schedule_eps_true(sched, game.delta)
         cols.update(eps_true=float(true.eps), eps_true_method=true.method,
                     eps_true_source=sched.source)

@@ -91,7 +91,7 @@ def verdict_line(row: Mapping[str, Any]) -> str:
         return f"claimed {eps:.2f}: no audited bound (too few models finished)"
     power = "" if math.isnan(ceiling) else f"; the audit could show at most {ceiling:.2f}"
     if math.isnan(true):
-        mech = "mechanism n/a (no privacy events)"
+        mech = f"mechanism n/a ({row.get('eps_true_source') or 'no privacy events'})"
     elif math.isinf(true):
         mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
     else:
