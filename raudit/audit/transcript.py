@@ -34,8 +34,8 @@ from scipy import optimize, special
 
 from raudit.errors import ConfigError
 
-__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "transcript_audit",
-           "transcript_scores"]
+__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
+           "transcript_audit", "transcript_scores"]
 
 THREAT_MODELS = ("black-box", "transcript")
 
@@ -61,6 +61,13 @@ class ThreatModel:
                    "worst case: the target alone changes one teacher's vote on every query",
                    "none (the generator's queries; base counts cancel in the likelihood ratio)",
                    "exact sufficient statistic of the likelihood ratio, no training")
+
+    @classmethod
+    def transcript_one_run(cls, canaries: int) -> "ThreatModel":
+        return cls("transcript", "every noisy vote histogram the teachers release",
+                   "each canary moves one teacher's vote on its own share of the queries",
+                   f"{canaries} canaries, each in with probability 1/2",
+                   "one run of the mechanism (exact sufficient statistic per canary)")
 
     def spec(self) -> dict:
         return asdict(self)
@@ -161,3 +168,29 @@ def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: floa
     return {"eps_cp": r["eps_cp"], "eps_curve": r["eps_curve"], "mu_gdp": r["mu_gdp"],
             "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"],
             "trials_per_world": trials}
+
+
+def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: float = 0.05
+                       ) -> dict:
+    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level.
+
+    A noisy vote histogram has no coordinate per record: canaries that each move one
+    teacher's vote on every query only move the histogram's total, and which of them
+    were in cannot be told apart. So the run's Q queries are split among the m
+    canaries (canary i moves one teacher's vote on its own Q // m queries, included
+    with probability 1/2) and each canary is scored by the likelihood ratio of its
+    queries. The bound is valid for ``mech`` (each canary's influence is a subset of
+    the worst case's) but it measures Q // m queries' privacy, not Q's."""
+    from raudit.audit.one_run import best_one_run
+
+    if canaries < 2:
+        raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
+    if canaries > mech.queries:
+        raise ConfigError(f"--canaries {canaries} is more than the {mech.queries} queries the "
+                          "mechanism answers: each canary needs queries of its own")
+    per = VoteMechanism(mech.noise, mech.scale, mech.queries // canaries, mech.aggregation)
+    rng = np.random.default_rng(seed)
+    inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
+    out, inn = per.statistic(rng, canaries, 0), per.statistic(rng, canaries, 1)
+    scores = np.where(inclusion == 1, inn, out)
+    return {**best_one_run(scores, inclusion, beta=beta), "queries_per_canary": per.queries}

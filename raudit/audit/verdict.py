@@ -68,9 +68,12 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
 
 
 def audited_eps(row: Mapping[str, Any]) -> float:
-    """The audit's eps lower bound: the larger of the distribution-free CP and curve bounds."""
+    """The audit's eps lower bound: the larger of the distribution-free CP and curve
+    bounds, or a one-run audit's eps_one_run."""
     vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
-    return max(vals) if vals else math.nan
+    if not vals:  # a one-run audit has its own bound (raudit.audit.one_run)
+        return _num(row.get("eps_one_run"))
+    return max(vals)
 
 
 def tightness(row: Mapping[str, Any]) -> float | None:

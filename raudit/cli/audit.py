@@ -43,6 +43,8 @@ Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
 Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed).")]
+OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
+Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -85,6 +87,8 @@ def audit(
     synthetic_in: SynthIn = None,
     synthetic_out: SynthOut = None,
     threat_model: Threat = "black-box",
+    one_run: OneRun = False,
+    canaries: Canaries = 1000,
 ) -> None:
     """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
 
@@ -97,13 +101,23 @@ def audit(
     if threat_model not in THREAT_MODELS:
         raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
                           f"got {threat_model!r}")
+    sequential = target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto"
+    if one_run:
+        if sequential:
+            raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
+                              "--until-ceiling, -S auto)")
+        if threat_model != "transcript":
+            raise ConfigError("--one-run needs --threat-model transcript (a black-box one-run "
+                              "audit is not built yet)")
+        if canaries < 2:
+            raise ConfigError(f"--canaries must be at least 2, got {canaries}")
     if threat_model == "transcript":  # every check before --out is touched
         from raudit.audit.mechanisms import check_transcript
         check_transcript(impl)
         if synthetic_in is not None or synthetic_out is not None:
             raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
                               "audit (--synthetic-in/--synthetic-out) is black-box")
-        if target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto":
+        if sequential:
             raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
                               "--target-width / --until-ceiling / -S auto")
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
@@ -139,7 +153,8 @@ def audit(
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}"
-                                 + ("" if threat_model == "black-box" else f"-{threat_model}"))
+                                 + ("" if threat_model == "black-box" else f"-{threat_model}")
+                                 + (f"-onerun{canaries}" if one_run else ""))
     if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
@@ -147,7 +162,7 @@ def audit(
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         if threat_model == "transcript":
             from raudit.runs.transcript import run_transcript_audit
-            result = run_transcript_audit(req, out)
+            result = run_transcript_audit(req, out, canaries=canaries if one_run else None)
         elif data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
@@ -221,7 +236,12 @@ def _show(r: dict) -> None:
     if r.get("mu_gdp") is not None:
         t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
-    t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    if r.get("canaries"):
+        t.add_row("one run", f"{r['canaries']} canaries: {r['one_run_correct']} of "
+                  f"{r['one_run_guesses']} guesses right, eps >= {_fmt(r['eps_one_run'])} "
+                  "(assumes pure DP)")
+    else:
+        t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     if r.get("looks"):
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")

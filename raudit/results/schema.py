@@ -37,7 +37,8 @@ SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_pe
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
 # 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
-# 10: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line
+# 10: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
+#     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -127,6 +128,10 @@ SUMMARY: dict[str, pa.DataType] = {
     "eps_true_source": _STR,  # where its events came from (e.g. a dry run of the schedule)
     "tightness": _F64,  # audited eps (larger of CP and curve) / eps_true
     "verdict_line": _STR,  # claimed, mechanism and audited eps side by side
+    "canaries": _I64,  # one-run audit (raudit.audit.one_run): canaries in the one run
+    "eps_one_run": _F64,  # its eps lower bound (pure-DP assumption, confidence 1 - beta)
+    "one_run_guesses": _I64,  # r: canaries guessed
+    "one_run_correct": _I64,  # v: guesses that were right
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;

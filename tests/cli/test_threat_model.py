@@ -104,3 +104,34 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
     cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
     assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--one-run", "--threat-model", "transcript", "--target-width", "0.5"],
+     ["--one-run is one run", "sequential"]),
+    (["--one-run", "--threat-model", "transcript", "--until-ceiling"], ["--one-run is one run"]),
+    (["--one-run", "--threat-model", "transcript", "-S", "auto"], ["--one-run is one run"]),
+    (["--one-run"], ["--one-run needs --threat-model transcript"]),
+    (["--one-run", "--threat-model", "transcript", "--canaries", "1"], ["at least 2"]),
+    # the worst-case table has fewer rows than 100,000 canaries
+    (["--one-run", "--threat-model", "transcript", "--canaries", "100000"],
+     ["--canaries 100000 is more than the", "training rows"]),
+])
+def test_one_run_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_one_run_transcript_audit_records_its_canaries(tmp_path):
+    r = _run("--impl", "fixed", "--epsilon", "4", "--threat-model", "transcript", "--one-run",
+             "--canaries", "20", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["canaries"] == 20 and 0 <= s["one_run_correct"] <= s["one_run_guesses"] <= 20
+    assert s["eps_one_run"] >= 0 and s["eps_cp"] is None
+    assert s["eps_true"] == pytest.approx(3.698, abs=1e-3)  # fixed's 12,800 GNMax votes, eps 4
+    assert s["verdict"].startswith("one-run audit of 20 canaries (640 queries each)")
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["one_run"] == {"canaries": 20} and "shadow_models" not in spec
+    assert "20 canaries" in spec["threat_model"]["canaries"]
