@@ -71,8 +71,9 @@ def audited_eps(row: Mapping[str, Any]) -> float:
     """The audit's eps lower bound: the larger of the distribution-free CP and curve
     bounds, or a one-run audit's eps_one_run."""
     vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
-    if not vals:  # a one-run audit has its own bound (raudit.audit.one_run)
-        return _num(row.get("eps_one_run"))
+    if not vals:  # a one-run or anytime audit has its own bound
+        one = _num(row.get("eps_one_run"))
+        return one if not math.isnan(one) else _num(row.get("eps_anytime"))
     return max(vals)
 
 

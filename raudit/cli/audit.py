@@ -45,6 +45,7 @@ SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-on
 Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed).")]
 OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
+SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -89,6 +90,7 @@ def audit(
     threat_model: Threat = "black-box",
     one_run: OneRun = False,
     canaries: Canaries = 1000,
+    sequential_rule: SequentialRule = None,
 ) -> None:
     """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
 
@@ -102,6 +104,16 @@ def audit(
         raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
                           f"got {threat_model!r}")
     sequential = target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto"
+    if sequential_rule is not None:
+        if sequential_rule != "anytime":
+            raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
+                              "spending: --target-width / --until-ceiling)")
+        if threat_model != "transcript":
+            raise ConfigError("--sequential anytime needs --threat-model transcript (a "
+                              "black-box anytime audit is not built yet)")
+        if sequential or one_run:
+            raise ConfigError("--sequential anytime is its own stopping rule: drop "
+                              "--target-width / --until-ceiling / -S auto / --one-run")
     if one_run:
         if sequential:
             raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
@@ -154,7 +166,8 @@ def audit(
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
                                  f"{Path(ds_name).stem}-S{shadow_models}-s{seed}"
                                  + ("" if threat_model == "black-box" else f"-{threat_model}")
-                                 + (f"-onerun{canaries}" if one_run else ""))
+                                 + (f"-onerun{canaries}" if one_run else "")
+                                 + ("-anytime" if sequential_rule else ""))
     if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
@@ -162,7 +175,8 @@ def audit(
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         if threat_model == "transcript":
             from raudit.runs.transcript import run_transcript_audit
-            result = run_transcript_audit(req, out, canaries=canaries if one_run else None)
+            result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
+                                          anytime=sequential_rule == "anytime")
         elif data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
@@ -236,13 +250,16 @@ def _show(r: dict) -> None:
     if r.get("mu_gdp") is not None:
         t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
-    if r.get("canaries"):
+    if r.get("eps_anytime") is not None:
+        t.add_row("anytime", f"eps >= {_fmt(r['eps_anytime'])} after {r['models_ok']} trials, "
+                  f"{r['looks']} look(s): {r['stop_reason']}")
+    elif r.get("canaries"):
         t.add_row("one run", f"{r['canaries']} canaries: {r['one_run_correct']} of "
                   f"{r['one_run_guesses']} guesses right, eps >= {_fmt(r['eps_one_run'])} "
                   "(assumes pure DP)")
     else:
         t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
-    if r.get("looks"):
+    if r.get("looks") and r.get("eps_anytime") is None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
     if r.get("first_error"):

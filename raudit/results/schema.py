@@ -38,7 +38,7 @@ SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_pe
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
 # 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
 # 10: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
-#     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits)
+#     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -132,6 +132,7 @@ SUMMARY: dict[str, pa.DataType] = {
     "eps_one_run": _F64,  # its eps lower bound (pure-DP assumption, confidence 1 - beta)
     "one_run_guesses": _I64,  # r: canaries guessed
     "one_run_correct": _I64,  # v: guesses that were right
+    "eps_anytime": _F64,  # anytime-valid sequential audit (raudit.audit.anytime): eps_lo at its stop
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;

@@ -21,6 +21,7 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
+from raudit.audit.anytime import anytime_transcript
 from raudit.audit.mechanisms import check_transcript, schedule_eps_true, schedule_of
 from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
@@ -31,12 +32,16 @@ from raudit.results.store import check_writable
 
 __all__ = ["run_transcript_audit"]
 
+LOOK_EVERY = 100  # trials between two looks of an anytime audit (any schedule stays valid)
 
-def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int | None = None
-                         ) -> dict[str, Any]:
+
+def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int | None = None,
+                         anytime: bool = False) -> dict[str, Any]:
     """Run the transcript-level audit of ``req`` (``shadow_models`` = trials per world),
     or with ``canaries`` a one-run audit of that many canaries
-    (:func:`raudit.audit.transcript.one_run_transcript`)."""
+    (:func:`raudit.audit.transcript.one_run_transcript`), or (``anytime``) an
+    anytime-valid sequential audit of at most 2 x ``shadow_models`` trials
+    (:func:`raudit.audit.anytime.anytime_transcript`)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
@@ -58,13 +63,21 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
             one_run_transcript(sched.mechanism, canaries=canaries, seed=0)
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
+    if anytime:
+        manifest["sequential"] = {"rule": "anytime", "look_every": LOOK_EVERY}
     audit_id = spec_hash(manifest)[:16]
     ResultStore(out).check_manifest(manifest)  # another audit's folder: refuse before work
     check_writable(out)
     store = ResultStore(out)
     t0 = time.perf_counter()
     seed = seeds.derive_seed(game.seed, seeds.TRANSCRIPT) % 2**32
-    if canaries is None:
+    any_ = {}
+    if anytime:
+        any_ = anytime_transcript(sched.mechanism, trials=2 * game.shadow_models, seed=seed,
+                                  claimed=game.epsilon, delta=game.delta or 0.0, alpha=ALPHA,
+                                  look_every=LOOK_EVERY)
+        result, n, one = {"estimates": {}}, any_["trials_used"], {}
+    elif canaries is None:
         scored = transcript_scores(sched.mechanism, trials=game.shadow_models, seed=seed)
         result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA)
         n, one = 2 * game.shadow_models, {}
@@ -84,7 +97,12 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
                eps_true_method=true.method, eps_true_source=sched.source)
-    row["verdict"] = verdict(row) if not one else (
+    if any_:
+        row.update(eps_anytime=any_["eps_anytime"], looks=any_["looks"],
+                   stop_reason=any_["stop_reason"], models_ok=n)
+    row["verdict"] = (f"anytime-valid audit: eps >= {any_['eps_anytime']:.2f} at "
+                      f"{100 * (1 - ALPHA):.0f}% confidence after {n} trials "
+                      f"({any_['stop_reason']})") if any_ else verdict(row) if not one else (
         f"one-run audit of {canaries} canaries ({one['queries_per_canary']} queries each): "
         + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
            "no guess count beat chance, ")

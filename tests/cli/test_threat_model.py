@@ -135,3 +135,29 @@ def test_one_run_transcript_audit_records_its_canaries(tmp_path):
     spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
     assert spec["one_run"] == {"canaries": 20} and "shadow_models" not in spec
     assert "20 canaries" in spec["threat_model"]["canaries"]
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--sequential", "alpha"], ["--sequential takes anytime"]),
+    (["--sequential", "anytime"], ["needs --threat-model transcript"]),
+    (["--sequential", "anytime", "--threat-model", "transcript", "--one-run"],
+     ["its own stopping rule"]),
+    (["--sequential", "anytime", "--threat-model", "transcript", "--target-width", "0.3"],
+     ["its own stopping rule"]),
+])
+def test_anytime_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_anytime_transcript_audit_end_to_end(tmp_path):
+    r = _run("--impl", "fixed", "--epsilon", "4", "--threat-model", "transcript", "--sequential",
+             "anytime", "-S", "500", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["models_ok"] == 1000 and s["looks"] == 10 and 0 < s["eps_anytime"] < s["eps_true"]
+    assert s["stop_reason"].startswith("reached the last look") and s["eps_cp"] is None
+    assert s["verdict"].startswith("anytime-valid audit: eps >= ")
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["sequential"] == {"rule": "anytime", "look_every": 100}
