@@ -28,6 +28,7 @@ def main() -> None:
     p.add_argument("--impl", nargs="+", default=list(PORTS))
     p.add_argument("--eps", type=float, default=1.0)
     p.add_argument("--dataset", default="worst-case")
+    p.add_argument("--delta", type=float, default=None, help="default: the generator's rule")
     p.add_argument("--max-iter", type=int, default=None, help="cap the iterations (cheaper)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -35,7 +36,7 @@ def main() -> None:
     for impl in args.impl:
         opts = {} if args.max_iter is None else {"max_iter": args.max_iter}
         gen = generators.get(impl)(**opts)
-        privacy = PrivacySpec(args.eps, None).resolve(gen, len(ds.train))
+        privacy = PrivacySpec(args.eps, args.delta).resolve(gen, len(ds.train))
         log = EventLog()
         t0 = time.perf_counter()
         gen.fit(ds.train, epsilon=privacy.epsilon, delta=privacy.delta, seed=args.seed,
