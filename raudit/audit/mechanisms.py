@@ -11,9 +11,12 @@ options and the budget (a mechanism-only dry run of the schedule):
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
   public bounds (no DP-bounds columns; a dataset without public bounds gets less).
 
-Generators that emit privacy events but whose schedule depends on the data or the
-training (the other ports, gpate, dpgan) are refused with one line; those that emit
-none (gan, identity, exec: generators) cannot be audited at transcript level at all.
+The other ports emit noisy votes whose count depends on training: their mechanism is
+read off the events of ONE training run (:func:`schedule_from_run`, each vote one
+coordinate of a "threshold" release at the scale over the record's sensitivity).
+gpate and dpgan (no vote histograms) are refused with one line; generators that emit
+no privacy events (gan, identity, exec: generators) cannot be audited at transcript
+level at all.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from raudit import generators
 from raudit.errors import ConfigError
 from raudit.audit.transcript import VoteMechanism
 
-__all__ = ["SCHEDULES", "Schedule", "check_transcript", "schedule_of", "schedule_eps_true"]
+__all__ = ["SCHEDULES", "Schedule", "check_transcript", "schedule_eps_true", "schedule_from_run",
+           "schedule_of"]
 
 SCHEDULES = ("paper", "fixed")
 
@@ -43,20 +47,54 @@ def _emits_privacy_events(impl: str) -> bool:
     return bool(generators.get(impl).capabilities.privacy_events)
 
 
+def _emits_votes(impl: str) -> bool:
+    return "votes" in generators.get(impl).capabilities.events
+
+
 def check_transcript(impl: str) -> None:
     """Raise a one-line ConfigError unless ``impl`` supports ``--threat-model transcript``."""
     if not _emits_privacy_events(impl):
         raise ConfigError(f"--threat-model transcript needs a generator that emits privacy "
                           f"events (noisy votes, DP-SGD steps); {impl!r} emits none")
-    if impl not in SCHEDULES:
+    if impl not in SCHEDULES and not _emits_votes(impl):
         raise ConfigError(f"--threat-model transcript: mechanism-only trials exist for "
                           f"{', '.join(SCHEDULES)}; {impl!r} emits events but its schedule "
                           "depends on training (not built yet)")
 
 
+def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, delta: float,
+                      seed: int) -> tuple[Schedule, object]:
+    """The vote mechanism of ONE training run of ``impl`` on ``table`` (its observed events:
+    every vote, charged or not), and that run's eps_true. For generators whose schedule
+    depends on training (the ports). All votes must share one noise kind and scale;
+    the record's sensitivity (teachers it reached) divides the scale."""
+    from raudit.accountants.true_curve import releases
+    from raudit.generators.events import EventLog
+    from raudit.generators.transcript import privacy_events, run_eps_true
+
+    check_transcript(impl)
+    log = EventLog()
+    generators.get(impl)(**dict(options)).fit(table, epsilon=float(epsilon), delta=float(delta),
+                                              seed=int(seed), columns=columns, observer=log)
+    tr = privacy_events(log.events)
+    sens = tr.sensitivity[0] if tr.sensitivity else 1
+    counts, gnmax = releases(tr.events, model=0, sensitivity=sens)
+    kinds = {(kind, scale) for kind, scale, rate in counts if rate == 1.0}
+    if gnmax or len(kinds) != 1 or len(counts) != 1:
+        raise ConfigError(f"--threat-model transcript: {impl!r}'s run released "
+                          f"{len(counts)} kinds of votes; one noise kind and scale is modelled")
+    (kind, scale), = kinds
+    mech = VoteMechanism(kind, scale, int(sum(counts.values())), "threshold")
+    return (Schedule(mech, f"events of one training run (seed {seed}; {sens} teacher(s) per "
+                     "row; every vote, charged or not)"),
+            run_eps_true(log.events, delta=float(delta)))
+
+
 def schedule_of(impl: str, options: dict, epsilon: float, delta: float) -> Schedule:
     """The vote mechanism ``impl`` runs with ``options`` at (epsilon, delta)."""
     check_transcript(impl)
+    if impl not in SCHEDULES:
+        raise ConfigError(f"no dry-run schedule for {impl!r}: its votes depend on training")
     gen = generators.get(impl)(**dict(options))
     o = gen.options
     if impl == "paper":

@@ -22,7 +22,8 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit.anytime import anytime_transcript
-from raudit.audit.mechanisms import check_transcript, schedule_eps_true, schedule_of
+from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
+                                     schedule_from_run, schedule_of)
 from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
@@ -53,7 +54,13 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if canaries is not None and canaries > len(ds.train):
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
-    sched = schedule_of(req.impl, game.options, game.epsilon, game.delta)
+    if req.impl in SCHEDULES:  # a dry run of the schedule: no training
+        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta)
+        true = schedule_eps_true(sched, game.delta)
+    else:  # the votes depend on training: one run's events (before --out is touched)
+        sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
+                                        game.epsilon, game.delta,
+                                        seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
     threat = ThreatModel.transcript() if canaries is None else \
         ThreatModel.transcript_one_run(canaries)
     manifest = {**game.spec(), "threat_model": threat.spec(),
@@ -84,7 +91,6 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     else:
         result, n = {"estimates": {}}, 1
         one = one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
-    true = schedule_eps_true(sched, game.delta)
     wall = time.perf_counter() - t0
     row = an.summary_row(game.spec(), {**result, "models_ok": n, "missing": 0},
                          audit_id=audit_id, target_label="worst-case (transcript)",
