@@ -117,7 +117,9 @@ class VoteMechanism:
 
 
 def _laplace_cdf(x, b):
-    return np.where(x < 0, 0.5 * np.exp(x / b), 1.0 - 0.5 * np.exp(-x / b))
+    # each branch clipped to its own side, so the unused one cannot overflow (tiny b)
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b),
+                    1.0 - 0.5 * np.exp(-np.maximum(x, 0) / b))
 
 
 def _laplace_ppf(u, b):

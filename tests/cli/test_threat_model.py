@@ -71,7 +71,8 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     ("gan", "'gan' emits none"),
     ("identity", "'identity' emits none"),
     ("exec:/nonexistent/gen", "emits none"),
-    ("smartnoise", "not built yet"),
+    ("dpgan", "not built yet"),
+    ("gpate", "not built yet"),
 ])
 def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
     out = tmp_path / "x"
@@ -161,3 +162,38 @@ def test_anytime_transcript_audit_end_to_end(tmp_path):
     assert s["verdict"].startswith("anytime-valid audit: eps >= ")
     spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
     assert spec["sequential"] == {"rule": "anytime", "look_every": 100}
+
+
+def test_schedule_from_one_run_of_a_port():
+    """A port's votes depend on training: read off one run's events (tiny fit)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
+    from test_generator_contract import small_table
+
+    from raudit.audit.mechanisms import schedule_from_run
+    from raudit.data.dataset import infer_columns
+
+    df = small_table()
+    sched, true = schedule_from_run("updated", {"max_iter": 2}, df, infer_columns(df), 5.0,
+                                    1e-5, seed=1)
+    mech = sched.mechanism
+    # updated draws Laplace(lambda = 1e-3) (its `direct` noise scale), and rows reach 2 of
+    # its teachers: scale 1e-3 / 2 per unit shift, each vote one threshold coordinate
+    assert mech.noise == "laplace" and mech.scale == pytest.approx(5e-4)
+    assert mech.aggregation == "threshold" and mech.queries > 0
+    assert "events of one training run" in sched.source and true.eps > 5.0
+
+
+@pytest.mark.slow
+def test_updated_is_violated_at_transcript_level(tmp_path):
+    """updated's accountant charges Lap(1/lambda) but its votes draw Lap(lambda): the
+    transcript shows it (issue 29's under-charging port; one training run's events)."""
+    r = _run("--impl", "updated", "--max-iter", "2", "--threat-model", "transcript", "-S",
+             "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["eps_true"] > 100 and s["eps_true_method"] == "pure-dp"
+    assert s["eps_cp"] > 1.0 and "VIOLATED" in s["verdict"]
+    assert "the accountant under-counts" in s["verdict_line"] and "VIOLATED" in s["verdict_line"]
