@@ -30,7 +30,7 @@ from raudit.errors import ConfigError
 from raudit.audit.transcript import VoteMechanism
 
 __all__ = ["SCHEDULES", "Schedule", "check_transcript", "schedule_eps_true", "schedule_from_run",
-           "schedule_of"]
+           "schedule_of", "emits_privacy_events"]
 
 SCHEDULES = ("paper", "fixed")
 
@@ -41,7 +41,7 @@ class Schedule:
     source: str  # how it was obtained, printed beside eps_true
 
 
-def _emits_privacy_events(impl: str) -> bool:
+def emits_privacy_events(impl: str) -> bool:
     if impl.startswith("exec:"):  # runs in its own process: no observer events come back
         return False
     return bool(generators.get(impl).capabilities.privacy_events)
@@ -53,7 +53,7 @@ def _emits_votes(impl: str) -> bool:
 
 def check_transcript(impl: str) -> None:
     """Raise a one-line ConfigError unless ``impl`` supports ``--threat-model transcript``."""
-    if not _emits_privacy_events(impl):
+    if not emits_privacy_events(impl):
         raise ConfigError(f"--threat-model transcript needs a generator that emits privacy "
                           f"events (noisy votes, DP-SGD steps); {impl!r} emits none")
     if impl not in SCHEDULES and not _emits_votes(impl):

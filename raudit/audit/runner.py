@@ -252,10 +252,14 @@ def mechanism_columns(game: Game) -> dict[str, Any]:
 
     eps_true comes from a dry run of the generator's vote schedule (no training,
     :mod:`raudit.audit.mechanisms`) where one exists, else it is left empty."""
-    from raudit.audit.mechanisms import SCHEDULES, schedule_eps_true, schedule_of
+    from raudit.audit.mechanisms import (SCHEDULES, emits_privacy_events, schedule_eps_true,
+                                         schedule_of)
 
     cols: dict[str, Any] = {"threat_model": "black-box", "eps_true": None,
                             "eps_true_method": None, "eps_true_source": None}
+    if game.impl not in SCHEDULES and emits_privacy_events(game.impl):
+        cols["eps_true_source"] = ("not computed: its votes depend on training (no dry-run "
+                                   "schedule; --threat-model transcript reads one run's events)")
     if game.impl in SCHEDULES and game.delta:
         try:
             sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)

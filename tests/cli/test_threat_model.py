@@ -102,6 +102,9 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     cols = mechanism_columns(game("paper", 1.0))
     assert cols["threat_model"] == "black-box" and "dry run" in cols["eps_true_source"]
     assert mechanism_columns(game("identity", 1.0))["eps_true"] is None
+    assert mechanism_columns(game("identity", 1.0))["eps_true_source"] is None
+    upd = mechanism_columns(game("updated", 1.0))  # votes, but no dry-run schedule
+    assert upd["eps_true"] is None and "depend on training" in upd["eps_true_source"]
     capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
     cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
     assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
