@@ -11,11 +11,13 @@ number of iterations per model) as one campaign, and prints:
   from the rows' wall_s) divided by the workers, per chunk and as a share of a chunk;
 * the same two audits as two ``run_audit`` calls, each starting its own Ray session.
 
-    python benchmarks/campaign.py --extrapolate configs/study-audit.yaml [--m 32]
+    python benchmarks/campaign.py --extrapolate configs/study-audit.yaml [--m 32] [--clock cpu|wall]
 
 times one chunk of M models of every job of the campaign at its full settings (one
 core, in this process, training only) and extrapolates the campaign's training time
 on this machine's cores and on a 16-vCPU node (assuming per-core throughput as here).
+``--clock cpu`` (the default) times by this process's CPU seconds, so a loaded machine
+gives the figure of a core the campaign has to itself; ``--clock wall`` by elapsed time.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def overhead(cfg: Path, out: Path, workers: int) -> float:
 
 
 def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
-                only: list[str] | None = None) -> None:
+                only: list[str] | None = None, clock: str = "cpu") -> None:
     import torch
 
     from raudit.runs import calibrate as cb
@@ -125,12 +127,15 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
         # capped and still running: count the job's own max_iter (an upper bound)
         its = cal.iterations
         ge = "<=" if cap and its == opts.get("max_iter") and its > cap else ""
-        secs = job.planned_models() * its * cal.s_per_model_iter
+        # cpu: this process's CPU seconds (1 thread), what a core it has to itself would
+        # take; wall: the elapsed time, which a loaded machine inflates
+        per = 1 / cal.cpu_rate if clock == "cpu" else cal.s_per_model_iter
+        secs = job.planned_models() * its * per
         total_s += secs
         print(f"{job.name}: {job.planned_models():,} models x {ge}{its} iterations, "
-              f"{1 / cal.s_per_model_iter:,.0f} model-iterations/s on one core at M={m}: "
-              f"{secs / 3600:.2f} core-hours")
-    print(f"total: {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
+              f"{1 / per:,.0f} model-iterations per {clock}-second on one core at M={m} "
+              f"(load {cal.load}): {secs / 3600:.2f} core-hours")
+    print(f"total ({clock} clock): {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
           f"~{total_s / 3600 / cores_here:.1f} h; on a 16-vCPU node ~{total_s / 3600 / 16:.1f} h "
           "(per-vCPU throughput as one core here, linear scaling)")
 
@@ -143,6 +148,9 @@ def main() -> None:
     ap.add_argument("--cap", type=int, default=None,
                     help="--extrapolate: stop the timing fits after this many iterations")
     ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                    help="--extrapolate: time the fits by this process's CPU time (default) "
+                         "or by the wall clock")
     ap.add_argument("--shadow-models", type=int, default=100)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--chunk", type=int, default=25)
@@ -150,7 +158,7 @@ def main() -> None:
     if a.extrapolate:
         import os
 
-        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only)
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only, a.clock)
         return
     models = 2 * a.shadow_models * len(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,8 +6,9 @@ generators and splits shadow models lives in :mod:`raudit.audit`.
 """
 
 from raudit.attacks.classifier import ATTACKS, Attack, fit_attack, get, resolve, score
-from raudit.attacks.features import FEATURE_SETS, AttackContext, extract
+from raudit.attacks.features import FEATURE_SETS, AttackContext, extract, extract_many
 from raudit.attacks.targets import outlier_candidates, outlier_scores
 
-__all__ = ["ATTACKS", "Attack", "AttackContext", "FEATURE_SETS", "extract", "fit_attack",
+__all__ = ["ATTACKS", "Attack", "AttackContext", "FEATURE_SETS", "extract", "extract_many",
+           "fit_attack",
            "get", "outlier_candidates", "outlier_scores", "resolve", "score"]

@@ -186,3 +186,39 @@ def extract(name: str, synths: Sequence[pd.DataFrame], ctx: AttackContext) -> np
     if not rows:  # still the right width, for stacking with other batches
         return np.zeros((0, len(fn(pd.DataFrame(columns=list(ctx.columns)), ctx))))
     return np.vstack(rows)
+
+
+# What a built-in feature set reads of its context. Two contexts with equal keys give
+# equal features for every synthetic table, so a batch over many contexts (the pooled
+# target selection has one per candidate, and most candidates leave the reference's
+# ranges unchanged) computes each distinct one once. Feature sets without a key here
+# (querybased, which reads the target; plugins) are computed per context.
+def _columns_key(ctx: AttackContext) -> tuple:
+    return ctx.columns
+
+
+def _hist_key(ctx: AttackContext) -> tuple:
+    return (ctx.columns, ctx.bins, ctx.lower.tobytes(), ctx.upper.tobytes(),
+            tuple(None if lv is None else lv.tobytes() for lv in ctx.hist_levels))
+
+
+_READS: dict[str, Callable[[AttackContext], tuple]] = {
+    "naive": _columns_key, "corr": _columns_key, "hist": _hist_key}
+_PARTS = {"ensemble": ("naive", "hist", "corr")}  # ensemble is exactly their concatenation
+
+
+def extract_many(name: str, synths: Sequence[pd.DataFrame],
+                 contexts: Sequence[AttackContext]) -> list[np.ndarray]:
+    """``[extract(name, synths, ctx) for ctx in contexts]``, the same numbers, with each
+    distinct (feature set part, what it reads of the context) computed once."""
+    get(name)  # unknown names fail here, as in extract
+    per_ctx: list[list[np.ndarray]] = [[] for _ in contexts]
+    for part in _PARTS.get(name, (name,)):
+        key_of = _READS.get(part)
+        done: dict[tuple, np.ndarray] = {}
+        for i, ctx in enumerate(contexts):
+            key = key_of(ctx) if key_of is not None else ("context", i)
+            if key not in done:
+                done[key] = extract(part, synths, ctx)
+            per_ctx[i].append(done[key])
+    return [parts[0] if len(parts) == 1 else np.hstack(parts) for parts in per_ctx]

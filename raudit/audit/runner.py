@@ -248,7 +248,7 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
 
 
 def mechanism_columns(game: Game) -> dict[str, Any]:
-    """The black-box summary's threat model, eps_true and verdict line (schema 10).
+    """The black-box summary's threat model, eps_true and verdict line (schema 11).
 
     eps_true comes from a dry run of the generator's vote schedule (no training,
     :mod:`raudit.audit.mechanisms`) where one exists, else it is left empty."""

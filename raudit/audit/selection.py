@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 
 from raudit import seeds
-from raudit.attacks import extract
+from raudit.attacks import extract_many
 from raudit.audit import game as g
-from raudit.audit.chunk import (as_float, attack_context, build_generator, load_train, row_base,
-                               sample_models)
+from raudit.audit.chunk import (as_float, build_generator, load_train, row_base,
+                               sample_models, verified_context)
 from raudit.errors import ConfigError
 from raudit.results.ids import trial_id
 
@@ -106,11 +106,14 @@ def run_pool_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                           seeds=[t["seed"] for t in trials], columns=ds.columns)
     synths = sample_models(models, int(gs["synthetic_rows"]), [t["sample_seed"] for t in trials])
     wall = (time.perf_counter() - t0) / len(trials)
+    # One context per candidate, but each synthetic table's features computed once per
+    # distinct thing they read (naive: only the columns), not once per candidate.
+    per_cand = extract_many(gs["features"], synths,
+                            [verified_context(ds.train, {**gs, "target": c}) for c in cands])
+    summaries = [m.summary() for m in models]
     rows = []
-    for j, c in enumerate(cands):
-        X = extract(gs["features"], synths, attack_context(ds.train, {**gs, "target": c}))
-        for t, m, x in zip(trials, models, X):
-            s = m.summary()
+    for j, (c, X) in enumerate(zip(cands, per_cand)):
+        for t, s, x in zip(trials, summaries, X):
             rows.append({**_row(spec, j, c, t), "iterations": int(s.get("iterations", 0) or 0),
                          "eps_hat": as_float(s.get("eps_hat")), "wall_s": wall, "status": "ok",
                          "error": None, "features_vec": np.asarray(x, dtype=float)})

@@ -70,7 +70,10 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
         resolve_auto_chunks(jobs, engine, notice)
-        return _run_locked(header, jobs, out, engine, progress, notice)
+        result = _run_locked(header, jobs, out, engine, progress, notice)
+        from raudit.runs.calibrate import observe_jobs
+        observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
+        return result
 
 
 def _run_locked(header, jobs, out, engine, progress, notice) -> dict[str, Any]:

@@ -34,7 +34,15 @@ from raudit.generators.nn.stacked import Stacked
 
 
 class Encoder:
-    """Maps one training table to the network's space and back (fit per model)."""
+    """Maps one training table to the network's space and back (fit per model).
+
+    ``shareable``: the fit is a function of (table, columns) alone (no seed, no noise)
+    and nothing changes the encoder after it, so the models of a chunk that train on
+    the same table may share one fitted encoder (an audit chunk is M copies of one
+    table). Seeded encoders (a DP preprocessing step per model) keep the default False.
+    """
+
+    shareable: bool = False
 
     def fit(self, df: pd.DataFrame, columns: tuple[ColumnMeta, ...] | None) -> "Encoder":
         raise NotImplementedError
@@ -152,16 +160,21 @@ class BatchedGenerator(Generator):
         cols = tuple(columns) if columns else None
         groups: dict[Any, list[int]] = {}
         resolved = []
+        # One set-up per distinct table: an audit chunk passes one table object M times,
+        # so checks, hyperparameters, encoder fits and encodings are done once for it.
+        per_table: dict[int, Any] = {}
         for i, t in enumerate(tables):
-            check_table(t, allow_nan=self.allow_nan)
-            hp = self.resolve(len(t), t.shape[1])
+            if id(t) not in per_table:
+                check_table(t, allow_nan=self.allow_nan)
+                per_table[id(t)] = self.resolve(len(t), t.shape[1])
+            hp = per_table[id(t)]
             resolved.append(hp)
             groups.setdefault(repr(hp), []).append(i)
         out: list[BatchedGenerator | None] = [None] * len(tables)
         device = pick_device(self.device_name)
         for members in groups.values():
             hp = resolved[members[0]]
-            encoders = [self.encoder().fit(tables[i], cols) for i in members]
+            encoders = self._encoders([tables[i] for i in members], cols)
             batch = self._pack([tables[i] for i in members], encoders, [seeds[i] for i in members],
                                device)
             trained = self.train(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
@@ -179,14 +192,33 @@ class BatchedGenerator(Generator):
                 out[i] = view
         return out  # type: ignore[return-value]
 
+    def _encoders(self, tables, cols) -> list[Encoder]:
+        """A fitted encoder per table; one per distinct table object when shareable."""
+        shared: dict[int, Encoder] = {}
+        out = []
+        for t in tables:
+            enc = shared.get(id(t))
+            if enc is None:
+                enc = self.encoder().fit(t, cols)
+                if enc.shareable:
+                    shared[id(t)] = enc
+            out.append(enc)
+        return out
+
     def _pack(self, tables, encoders, seeds, device) -> TrainBatch:
-        arrays = [enc.transform(t) for enc, t in zip(encoders, tables)]
+        # each distinct (table, encoder) encoded once; the copies are the same numbers
+        done: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+        for enc, t in zip(encoders, tables):
+            if (id(t), id(enc)) not in done:
+                done[id(t), id(enc)] = (enc.transform(t), t.iloc[:, -1].to_numpy(dtype=float))
+        pairs = [done[id(t), id(enc)] for enc, t in zip(encoders, tables)]
+        arrays = [a for a, _ in pairs]
         n_max, d = max(a.shape[0] for a in arrays), arrays[0].shape[1]
         x = np.zeros((len(arrays), n_max, d))
         labels = np.zeros((len(arrays), n_max))
-        for m, (a, t) in enumerate(zip(arrays, tables)):
+        for m, (a, lab) in enumerate(pairs):
             x[m, : len(a)] = a
-            labels[m, : len(t)] = t.iloc[:, -1].to_numpy(dtype=float)
+            labels[m, : len(lab)] = lab
         rows = torch.tensor([a.shape[0] for a in arrays], dtype=torch.int64, device=device)
         return TrainBatch(torch.as_tensor(x, dtype=self.dtype, device=device), rows, list(seeds),
                           torch.as_tensor(labels, dtype=self.dtype, device=device))

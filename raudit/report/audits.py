@@ -183,7 +183,7 @@ def section(res: Results, out: Path) -> Section | None:
                  "errors into a lower bound on the generator's real epsilon. A bound above the "
                  "claimed epsilon means the generator leaks more than it promises."))
     for _, r in rows.iterrows():
-        line = r.get("verdict_line")  # claimed / mechanism / audited (schema 10 on)
+        line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
         sec.add(Verdict(label(r), verdict(r.to_dict()) + (
             f" [{line}]" if isinstance(line, str) and line else ""),
                         _num(r["eps_cp"]) > _num(r["epsilon"])))

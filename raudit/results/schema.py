@@ -31,13 +31,14 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 11  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
 # 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
-# 10: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
+# 10: shadow train_cpu_s (the chunk's training CPU time, per model)
+# 11: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
 #     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
@@ -71,6 +72,9 @@ SHADOW: dict[str, pa.DataType] = {
     "delta": _F64,  # the delta the model trained with (raudit.privacy, the same in both worlds)
     # version 6 (several synthetic datasets per model): the extra ones' feature vectors
     "features_extra": pa.list_(pa.list_(_F64)),
+    # version 10: CPU seconds of the chunk's training (its fit_many, in the process that ran
+    # it) per model, so a run's rate per CPU-second can be checked against the calibration
+    "train_cpu_s": _F64,
 }
 
 SUMMARY: dict[str, pa.DataType] = {
@@ -121,7 +125,7 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 7 (sequential audits): looks taken, and why the audit stopped
     "looks": _I64,
     "stop_reason": _STR,
-    # version 10 (tight audits, issue 29): the threat model and the mechanism's true eps
+    # version 11 (tight audits, issue 29): the threat model and the mechanism's true eps
     "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.transcript.THREAT_MODELS)
     "eps_true": _F64,  # eps of the mechanism as implemented (raudit.accountants.true_curve)
     "eps_true_method": _STR,  # pld | pure-dp | rdp-data-dependent | none

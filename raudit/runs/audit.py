@@ -27,7 +27,7 @@ from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.store import check_writable
 from raudit.runs import limits
-from raudit.runs.calibrate import audit_chunk_size
+from raudit.runs.calibrate import audit_chunk_size, observe_audit
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 
@@ -72,7 +72,10 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
                     _remove_empty(out)
                 raise
         store.ensure_manifest(manifest)
-        return _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
+        result = _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
+        if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
+            observe_audit(game, req.chunk_size, engine, store.read("shadow"), notice)
+        return result
 
 
 def _remove_empty(out: Path) -> None:

@@ -2,11 +2,18 @@
 
 ``chunk-rates.json`` in ``$RAUDIT_CACHE_DIR`` (default ``~/.cache/raudit``) maps a key
 (generator, options, dataset, privacy parameters, device, and the machine: CPU model,
-core count, torch version) to the model-iterations per second measured at each
-candidate M. The chunk size never changes a result (every model draws its own random
-stream), so a stale entry can only cost speed; delete the file to re-measure. A file
-that does not parse is set aside as ``chunk-rates.json.damaged`` and started afresh;
-writes go to a temporary file renamed over the old one, so no reader sees half a file.
+core count, torch version) to an entry: the model-iterations per CPU-second measured
+at each candidate M (``clock: "cpu"``), the machine's 1-minute load average and the
+torch threads when they were measured, and when. CPU time, not wall time: a rate
+taken on a loaded machine would otherwise be kept and steer every later run.
+
+The chunk size never changes a result (every model draws its own random stream), so
+a stale entry can only cost speed. Entries written before rates were per CPU-second
+(a bare ``{M: rate}``) read as absent and are measured again; a run whose observed
+rate disagrees with its entry drops it (:func:`drop`, see
+:func:`raudit.runs.calibrate.observe`). A file that does not parse is set aside
+as ``chunk-rates.json.damaged`` and started afresh; writes go to a temporary file
+renamed over the old one, so no reader sees half a file.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import platform
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
@@ -60,26 +69,69 @@ def _read(path: Path) -> dict:
         return {}
 
 
-def lookup(k: str) -> dict[int, float] | None:
-    """The cached rates {M: model-iterations/s} of a key, or None."""
+@dataclass(frozen=True)
+class Entry:
+    """One set-up's cached calibration."""
+
+    rates: dict[int, float]  # M -> model-iterations per CPU-second
+    load: float | None  # 1-minute load average when measured
+    threads: int | None  # torch threads of the measuring process
+    measured_at: str | None  # ISO time (UTC)
+
+
+def lookup_entry(k: str) -> Entry | None:
+    """The cached entry of a key, or None (absent, unreadable, or not per CPU-second)."""
     got = _read(cache_dir() / NAME).get(k)
-    if not isinstance(got, dict):
-        return None
+    if not isinstance(got, dict) or got.get("clock") != "cpu":
+        return None  # absent, or a wall-clock entry from before rates were per CPU-second
     try:
-        return {int(m): float(r) for m, r in got.items()}
-    except (TypeError, ValueError):
+        rates = {int(m): float(r) for m, r in got["rates"].items()}
+        load = None if got.get("load") is None else float(got["load"])
+        threads = None if got.get("threads") is None else int(got["threads"])
+    except (KeyError, AttributeError, TypeError, ValueError):
         return None
+    return Entry(rates, load, threads, got.get("measured_at")) if rates else None
 
 
-def store(k: str, rates: dict[int, float]) -> None:
-    """Add one key's rates (best effort: a read-only home just means no cache)."""
+def lookup(k: str) -> dict[int, float] | None:
+    """The cached rates {M: model-iterations per CPU-second} of a key, or None."""
+    entry = lookup_entry(k)
+    return None if entry is None else entry.rates
+
+
+def store(k: str, rates: dict[int, float], *, load: float | None = None,
+          threads: int | None = None) -> None:
+    """Add one key's rates per CPU-second (best effort: a read-only home means no cache)."""
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    _update(k, {"clock": "cpu", "rates": {str(m): r for m, r in rates.items()},
+                "load": load, "threads": threads, "measured_at": when})
+
+
+def drop(k: str) -> None:
+    """Forget one key, so its next use measures again."""
+    _update(k, None)
+
+
+def _update(k: str, value: dict | None) -> None:
     path = cache_dir() / NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         data = _read(path)
-        data[k] = {str(m): r for m, r in rates.items()}
+        if value is None:
+            if data.pop(k, None) is None:
+                return
+        else:
+            data[k] = value
         tmp = path.with_name(f"{NAME}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=1))
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def load_average() -> float | None:
+    """The machine's 1-minute load average (None where the OS does not say)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None

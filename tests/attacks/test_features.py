@@ -132,3 +132,50 @@ def test_registry():
 def test_context_needs_the_targets_columns():
     with pytest.raises(ConfigError, match="lacks the columns"):
         AttackContext.build(REF, pd.Series({"a": 1.0}))
+
+
+def _candidate_contexts():
+    # Contexts for several targets of one table: dropping the extremes (rows 0 and 3
+    # hold a's min and max) moves the reference's ranges, dropping row 1 does not.
+    ref = pd.DataFrame({"a": [0.0, 1.0, 2.0, 9.0, 3.0, 4.0, 5.0, 6.0],
+                        "b": [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0],
+                        "c": [0.5, 1.5, 2.5, 3.5, 2.0, 1.0, 0.0, 7.0]})
+    return [AttackContext.build(ref.drop(index=i), ref.loc[i]) for i in (0, 1, 3, 2)]
+
+
+@pytest.mark.parametrize("name", ["naive", "hist", "corr", "ensemble", "querybased"])
+def test_extract_many_gives_the_numbers_of_one_extract_per_context(name):
+    rng = np.random.default_rng(3)
+    synths = [pd.DataFrame(rng.normal(3, 3, size=(20, 3)).round(1), columns=list("abc"))
+              for _ in range(4)]
+    synths[1].iloc[2, 0] = np.nan
+    ctxs = _candidate_contexts()
+    got = fs.extract_many(name, synths, ctxs)
+    assert len(got) == len(ctxs)
+    for g, ctx in zip(got, ctxs):
+        want = fs.extract(name, synths, ctx)
+        assert g.shape == want.shape and np.array_equal(g, want)
+    assert [g.shape for g in fs.extract_many(name, [], ctxs)] == \
+        [fs.extract(name, [], c).shape for c in ctxs]
+
+
+def test_extract_many_reads_each_table_once_per_distinct_context(monkeypatch):
+    calls = []
+    real = AttackContext.values
+    monkeypatch.setattr(AttackContext, "values", lambda self, s: calls.append(1) or real(self, s))
+    synths = [REF, REF.iloc[:3]]
+    ctxs = _candidate_contexts()
+    fs.extract_many("naive", synths, ctxs)
+    assert len(calls) == 2  # not 2 x 4: naive reads only the columns
+    calls.clear()
+    fs.extract_many("hist", synths, ctxs)
+    # targets 1 and 2 leave every range as it is: 3 distinct contexts of 4
+    assert len(calls) == 2 * 3
+    calls.clear()
+    fs.extract_many("querybased", synths, ctxs)
+    assert len(calls) == 2 * 4  # its queries are the target's
+
+
+def test_extract_many_rejects_unknown_names():
+    with pytest.raises(UnknownNameError):
+        fs.extract_many("nope", [REF], [ctx_for(REF)])

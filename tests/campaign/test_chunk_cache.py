@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 
 from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest, prepare
@@ -37,7 +38,8 @@ def test_damaged_cache_is_set_aside_and_started_afresh(cache_dir):
     assert chunk_cache.lookup("x") is None
     assert (cache_dir / (chunk_cache.NAME + ".damaged")).exists()
     chunk_cache.store("x", {4: 1.0})
-    assert json.loads((cache_dir / chunk_cache.NAME).read_text()) == {"x": {"4": 1.0}}
+    assert list(json.loads((cache_dir / chunk_cache.NAME).read_text())) == ["x"]
+    assert chunk_cache.lookup("x") == {4: 1.0}
 
 
 def test_auto_uses_the_default_for_small_audits_and_the_cache_for_large_ones():
@@ -50,3 +52,68 @@ def test_auto_uses_the_default_for_small_audits_and_the_cache_for_large_ones():
     # the smallest M within 10% of the best rate (32), no calibration run
     assert audit_chunk_size(large, engine, said.append) == 32
     assert "cached" in said[0] and "M=128: 310" in said[0]
+
+
+def test_entries_are_per_cpu_second_with_the_load_and_old_wall_clock_ones_read_as_absent(
+        cache_dir):
+    chunk_cache.store("k", {8: 50.0}, load=3.5, threads=1)
+    entry = chunk_cache.lookup_entry("k")
+    assert entry.rates == {8: 50.0} and entry.load == 3.5 and entry.threads == 1
+    assert entry.measured_at is not None
+    # an entry of the format before rates were per CPU-second: wall clock, load unknown
+    data = json.loads((cache_dir / chunk_cache.NAME).read_text())
+    data["old"] = {"1": 4.0, "8": 19.0}
+    (cache_dir / chunk_cache.NAME).write_text(json.dumps(data))
+    assert chunk_cache.lookup("old") is None and chunk_cache.lookup("k") == {8: 50.0}
+    chunk_cache.drop("k")
+    assert chunk_cache.lookup("k") is None
+    chunk_cache.drop("never-there")  # no error
+
+
+def test_a_cached_rate_the_run_contradicts_is_dropped_and_measured_again():
+    from raudit.runs import calibrate as cb
+
+    fit = ("paper", {"max_iter": 3, "teachers": 2}, "worst-case", 1.0, 1e-5, None, None)
+    k = chunk_cache.key(fit, "cpu")
+    chunk_cache.store(k, {1: 4.0, 8: 19.0}, load=7.9)  # taken on a loaded machine
+    assert cb.cached_rate(fit, "cpu", 8) == 19.0 and cb.cached_rate(fit, "cpu", 32) is None
+    said = []
+    # within STALE_FACTOR of the cached rate either way: kept
+    assert not cb.observe(fit, "cpu", 8, model_iterations=300, cpu_s=10.0, notice=said.append)
+    assert not cb.observe(fit, "cpu", 8, model_iterations=100, cpu_s=10.0)
+    assert cb.cached_rate(fit, "cpu", 8) == 19.0 and not said
+    # the run saw 5x the cached rate: dropped, said so, and the next lookup measures
+    assert cb.observe(fit, "cpu", 8, model_iterations=950, cpu_s=10.0, notice=said.append)
+    assert cb.cached_rate(fit, "cpu", 8) is None and "disagrees" in said[0]
+    rates = cb.measure_rate(fit, "cpu", ms=[1, 2])
+    assert set(rates) == {1, 2} and all(r > 0 for r in rates.values())
+    entry = chunk_cache.lookup_entry(k)
+    assert entry.rates == rates and entry.threads >= 1
+
+
+def test_calibration_reads_cpu_time_beside_wall_time():
+    from raudit.runs import calibrate as cb
+
+    cal = cb.fit_rate("paper", {"teachers": 2}, "worst-case", 1.0, 1e-5, 2, cap=2)
+    assert cal.cpu_s_per_model_iter > 0 and cal.s_per_model_iter > 0
+    assert cal.cpu_rate == 1 / cal.cpu_s_per_model_iter
+
+
+def test_an_auto_audit_checks_the_cached_rate_against_its_rows(tmp_path):
+    from typer.testing import CliRunner
+
+    from raudit.cli.app import app
+
+    args = ["audit", "--backend", "local", "--impl", "paper", "--attack", "querybased", "-S",
+            "5", "--max-iter", "2"]
+    r = CliRunner().invoke(app, [*args, "-M", "5", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 0, r.output
+    shadow = pd.read_parquet(tmp_path / "a" / "shadow")
+    assert (shadow["train_cpu_s"] > 0).all()  # the rows carry their training CPU time
+    opts = json.loads(shadow["options_json"].iloc[0])  # the options as the CLI resolved them
+    k = chunk_cache.key(_fit(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                          options=opts)), "cpu")
+    chunk_cache.store(k, {1: 1e9, 8: 1e9, 32: 1e9, 128: 1e9})  # absurdly fast: stale
+    r = CliRunner().invoke(app, [*args, "-M", "auto", "--out", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    assert chunk_cache.lookup(k) is None and "disagrees" in r.stderr

@@ -96,6 +96,8 @@ class BgmColumn:
 class SynthcityEncoder(Encoder):
     """The table -> (BGM | one-hot) blocks and back; see the module docstring."""
 
+    shareable = True  # a function of (table, columns): no seed, nothing mutates it
+
     def __init__(self, *, clusters: int = 5, integers: str = "astype", bgm_seed: int = 0):
         self.clusters, self.integers, self.bgm_seed = clusters, integers, bgm_seed
 

@@ -28,6 +28,8 @@ class MinMaxEncoder(Encoder):
     "data" always reads min/max off the training table.
     """
 
+    shareable = True  # a function of (table, columns): no seed, nothing mutates it
+
     eps: float = 1e-8
     out_range: tuple[float, float] = (0.0, 1.0)
     clip: bool = True

@@ -29,6 +29,8 @@ class ScaleEncoder(Encoder):
     ``label_raw``: the label (last column) passes unscaled (original's conditional mode).
     """
 
+    shareable = True  # a function of (table, columns): no seed, nothing mutates it
+
     denominator: str = "range"
     eps: float = 1e-8
     integers: str = "round"
