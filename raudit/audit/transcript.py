@@ -60,7 +60,7 @@ class ThreatModel:
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "worst case: the target alone changes one teacher's vote on every query",
                    "none (the generator's queries; base counts cancel in the likelihood ratio)",
-                   "exact sufficient statistic of the likelihood ratio, no training")
+                   "exact sufficient statistic of the likelihood ratio, no training per trial")
 
     @classmethod
     def transcript_one_run(cls, canaries: int) -> "ThreatModel":

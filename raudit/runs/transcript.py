@@ -123,7 +123,7 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     mech = sched.mechanism
     notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
              f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
-             f"ratio, no training ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
+             f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
     if one:
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
