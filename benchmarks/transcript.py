@@ -19,21 +19,17 @@ import time
 
 import numpy as np
 
-from raudit.accountants.closed_form import queries_to_reach
 from raudit.accountants.events import PateVote
 from raudit.accountants.true_curve import eps_true
+from raudit.audit.mechanisms import schedule_of
 from raudit.audit.transcript import VoteMechanism, mu_equivalent, transcript_audit
 
 DELTA = 1e-5
 
 
 def mechanism(impl: str, eps: float) -> VoteMechanism:
-    if impl == "paper":
-        return VoteMechanism("laplace", 1e3, queries_to_reach(eps, 1e-3, 100, DELTA))
-    from raudit.generators.pategan.fixed import plan
-
-    _, sigma = plan(eps, DELTA, 12_800, 0, 0.2)
-    return VoteMechanism("gaussian", sigma, 12_800)
+    """The votes ``impl`` releases at eps with its default options (a dry run of its schedule)."""
+    return schedule_of(impl, {}, eps, DELTA).mechanism
 
 
 def main() -> None:

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AUC", "ATTACK", "CONTEXT", "CROSSCHECK", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "UTILITY",
+__all__ = ["AUC", "ATTACK", "CONTEXT", "CROSSCHECK", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "TRANSCRIPT", "UTILITY",
            "WORLDS", "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
 
 GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
 POOL_DESIGN = 5
 UTILITY = 6
 INSPECT = 7
+TRANSCRIPT = 8  # transcript-level trials (raudit.runs.transcript)
 CROSSCHECK = 19
 FIT, SAMPLE = 0, 1
 WORLDS = {"out": 0, "in": 1}

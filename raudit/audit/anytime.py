@@ -29,7 +29,7 @@ from scipy import optimize
 
 from raudit.errors import ConfigError
 
-__all__ = ["bets", "eps_lower_sequence", "wealth"]
+__all__ = ["anytime_transcript", "bets", "eps_lower_at", "eps_lower_sequence", "wealth"]
 
 MAX_BET = 0.9
 
@@ -78,3 +78,52 @@ def eps_lower_sequence(correct, *, alpha: float = 0.1, delta: float = 0.0,
 
 def _q(eps0: np.ndarray, delta: float) -> np.ndarray:
     return np.minimum((np.exp(eps0) + delta) / (1.0 + np.exp(eps0)), 1.0)
+
+
+def eps_lower_at(correct, looks, *, alpha: float = 0.1, delta: float = 0.0,
+                 eps_max: float = 20.0) -> np.ndarray:
+    """eps_lo at the trial counts ``looks`` only (the same confidence sequence read at
+    fewer times: still valid at every one of them, and no brentq per trial)."""
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    c = np.asarray(correct, dtype=float)
+    lam, target = bets(c), math.log(1.0 / alpha)
+    out = []
+    for t in looks:
+        cc, ll = c[:t], lam[:t]
+
+        def logw(eps0: float) -> float:
+            return float(np.sum(np.log1p(ll * (cc - _q(np.array([eps0]), delta)[0]))))
+
+        if logw(0.0) < target:
+            out.append(0.0)
+        elif logw(eps_max) >= target:
+            out.append(eps_max)
+        else:
+            out.append(optimize.brentq(lambda e: logw(e) - target, 0.0, eps_max, xtol=1e-6))
+    return np.maximum.accumulate(np.array(out, dtype=float))
+
+
+def anytime_transcript(mech, *, trials: int, claimed: float, seed: int, delta: float,
+                       alpha: float = 0.1, look_every: int = 100) -> dict:
+    """An anytime-valid transcript audit of ``mech`` (a VoteMechanism): up to ``trials``
+    trials, each world with probability 1/2; the guess is "in" when the exact
+    log-likelihood ratio is positive (the Bayes rule at prior 1/2: no trials spent on a
+    threshold); a look every ``look_every`` trials; stop at the first look whose eps_lo
+    exceeds the claim (valid whenever it stops, Ville), else after ``trials``."""
+    if trials < look_every:
+        raise ConfigError(f"an anytime audit needs at least {look_every} trials, got {trials}")
+    rng = np.random.default_rng(seed)
+    world = (rng.random(trials) < 0.5).astype(int)
+    inn, out = mech.statistic(rng, trials, 1), mech.statistic(rng, trials, 0)
+    stat = np.where(world == 1, inn, out)
+    correct = ((stat > 0).astype(int) == world).astype(float)
+    looks = list(range(look_every, trials + 1, look_every))
+    lo = eps_lower_at(correct, looks, alpha=alpha, delta=delta)
+    hit = np.flatnonzero(lo > claimed)
+    k = int(hit[0]) if hit.size else len(looks) - 1
+    reason = (f"eps_lo {lo[k]:.2f} exceeded the claimed {claimed:g} after {looks[k]} trials"
+              if hit.size else f"reached the last look ({looks[k]} trials): the claim "
+              "was not rejected")
+    return {"eps_anytime": float(lo[k]), "looks": k + 1, "trials_used": looks[k],
+            "stop_reason": reason, "accuracy": float(correct[:looks[k]].mean())}

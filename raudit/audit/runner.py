@@ -25,7 +25,7 @@ from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import check_models, first_error, validate_generator
-from raudit.audit.verdict import ALPHA, verdict
+from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
@@ -239,9 +239,36 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
+    row.update(mechanism_columns(game))
+    row["tightness"] = tightness(row)
+    row["verdict_line"] = verdict_line(row)
     values = estimates_of(result)
     append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
     return {**row, "estimates": values}
+
+
+def mechanism_columns(game: Game) -> dict[str, Any]:
+    """The black-box summary's threat model, eps_true and verdict line (schema 11).
+
+    eps_true comes from a dry run of the generator's vote schedule (no training,
+    :mod:`raudit.audit.mechanisms`) where one exists, else it is left empty."""
+    from raudit.audit.mechanisms import (SCHEDULES, emits_privacy_events, schedule_eps_true,
+                                         schedule_of)
+
+    cols: dict[str, Any] = {"threat_model": "black-box", "eps_true": None,
+                            "eps_true_method": None, "eps_true_source": None}
+    if game.impl not in SCHEDULES and emits_privacy_events(game.impl):
+        cols["eps_true_source"] = ("not computed: its votes depend on training (no dry-run "
+                                   "schedule; --threat-model transcript reads one run's events)")
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
+        except ConfigError as exc:  # an option the dry run does not model: no eps_true
+            return {**cols, "eps_true_source": f"not computed: {exc}"}
+        true = schedule_eps_true(sched, game.delta)
+        cols.update(eps_true=float(true.eps), eps_true_method=true.method,
+                    eps_true_source=sched.source)
+    return cols
 
 
 def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:

@@ -34,7 +34,8 @@ from scipy import optimize, special
 
 from raudit.errors import ConfigError
 
-__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "transcript_audit"]
+__all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
+           "transcript_audit", "transcript_scores"]
 
 THREAT_MODELS = ("black-box", "transcript")
 
@@ -59,7 +60,14 @@ class ThreatModel:
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "worst case: the target alone changes one teacher's vote on every query",
                    "none (the generator's queries; base counts cancel in the likelihood ratio)",
-                   "exact sufficient statistic of the likelihood ratio, no training")
+                   "exact sufficient statistic of the likelihood ratio, no training per trial")
+
+    @classmethod
+    def transcript_one_run(cls, canaries: int) -> "ThreatModel":
+        return cls("transcript", "every noisy vote histogram the teachers release",
+                   "each canary moves one teacher's vote on its own share of the queries",
+                   f"{canaries} canaries, each in with probability 1/2",
+                   "one run of the mechanism (exact sufficient statistic per canary)")
 
     def spec(self) -> dict:
         return asdict(self)
@@ -109,7 +117,9 @@ class VoteMechanism:
 
 
 def _laplace_cdf(x, b):
-    return np.where(x < 0, 0.5 * np.exp(x / b), 1.0 - 0.5 * np.exp(-x / b))
+    # each branch clipped to its own side, so the unused one cannot overflow (tiny b)
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0) / b),
+                    1.0 - 0.5 * np.exp(-np.maximum(x, 0) / b))
 
 
 def _laplace_ppf(u, b):
@@ -126,17 +136,13 @@ def mu_equivalent(eps: float, delta: float) -> float:
     return float(optimize.brentq(lambda m: eps_from_mu(m, delta) - eps, 1e-6, 50.0, xtol=1e-10))
 
 
-def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
-                     alpha: float = 0.1, val_share: float = 0.3) -> dict:
-    """A transcript-level audit of ``mech`` with ``trials`` runs per world.
+def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share: float = 0.3
+                      ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{"val", "test"}: (scores, labels) of ``trials`` runs per world of ``mech``.
 
-    ``val_share`` of them choose the threshold (CP, GDP); the rest are the test split.
-    Scores are the likelihood ratio mapped monotonically into [0, 1] by the normal
-    CDF of its standardised value (the curve bound reads a grid there).
-    """
-    from raudit.audit.epsilon import audit_bound
-    from raudit.audit.fdp import tradeoff_bounds
-
+    ``val_share`` of them choose the threshold; the rest are the test split. Scores are
+    the likelihood ratio mapped monotonically into [0, 1] by the normal CDF of its value
+    standardised on validation (the curve bound reads a grid there)."""
     if trials < 20:
         raise ConfigError(f"trials must be >= 20 per world, got {trials!r}")
     rng = np.random.default_rng(seed)
@@ -146,11 +152,47 @@ def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: floa
     for name, n in (("val", n_val), ("test", n_test)):
         out, inn = mech.statistic(rng, n, 0), mech.statistic(rng, n, 1)
         parts[name] = (np.concatenate([out, inn]), np.repeat([0, 1], n))
-    ref = np.concatenate([parts["val"][0]])  # standardise on validation only
+    ref = parts["val"][0]  # standardise on validation only
     centre, spread = float(np.median(ref)), float(np.std(ref)) or 1.0
-    scored = {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    return {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+
+
+def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
+                     alpha: float = 0.1, val_share: float = 0.3) -> dict:
+    """A transcript-level audit of ``mech`` with ``trials`` runs per world
+    (scores: :func:`transcript_scores`): CP, the curve bound and GDP."""
+    from raudit.audit.epsilon import audit_bound
+    from raudit.audit.fdp import tradeoff_bounds
+
+    scored = transcript_scores(mech, trials=trials, seed=seed, val_share=val_share)
     r = audit_bound(*scored["val"], *scored["test"], delta=delta, alpha=alpha)
     r.update(tradeoff_bounds(*scored["val"], *scored["test"], delta=delta, alpha=alpha))
     return {"eps_cp": r["eps_cp"], "eps_curve": r["eps_curve"], "mu_gdp": r["mu_gdp"],
             "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"],
             "trials_per_world": trials}
+
+
+def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: float = 0.05
+                       ) -> dict:
+    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level.
+
+    A noisy vote histogram has no coordinate per record: canaries that each move one
+    teacher's vote on every query only move the histogram's total, and which of them
+    were in cannot be told apart. So the run's Q queries are split among the m
+    canaries (canary i moves one teacher's vote on its own Q // m queries, included
+    with probability 1/2) and each canary is scored by the likelihood ratio of its
+    queries. The bound is valid for ``mech`` (each canary's influence is a subset of
+    the worst case's) but it measures Q // m queries' privacy, not Q's."""
+    from raudit.audit.one_run import best_one_run
+
+    if canaries < 2:
+        raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
+    if canaries > mech.queries:
+        raise ConfigError(f"--canaries {canaries} is more than the {mech.queries} queries the "
+                          "mechanism answers: each canary needs queries of its own")
+    per = VoteMechanism(mech.noise, mech.scale, mech.queries // canaries, mech.aggregation)
+    rng = np.random.default_rng(seed)
+    inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
+    out, inn = per.statistic(rng, canaries, 0), per.statistic(rng, canaries, 1)
+    scores = np.where(inclusion == 1, inn, out)
+    return {**best_one_run(scores, inclusion, beta=beta), "queries_per_canary": per.queries}

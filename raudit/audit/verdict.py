@@ -65,3 +65,43 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
         return f"no violation detected of claimed eps = {eps:g}: {signal}; {ceiling_txt}"
     return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}, within the "
             f"claim: no violation detected; {ceiling_txt}")
+
+
+def audited_eps(row: Mapping[str, Any]) -> float:
+    """The audit's eps lower bound: the larger of the distribution-free CP and curve
+    bounds, or a one-run audit's eps_one_run."""
+    vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
+    if not vals:  # a one-run or anytime audit has its own bound
+        one = _num(row.get("eps_one_run"))
+        return one if not math.isnan(one) else _num(row.get("eps_anytime"))
+    return max(vals)
+
+
+def tightness(row: Mapping[str, Any]) -> float | None:
+    """audited / eps_true, or None where either is missing (or eps_true is 0 or infinite)."""
+    lo, true = audited_eps(row), _num(row.get("eps_true"))
+    if math.isnan(lo) or math.isnan(true) or not 0 < true < math.inf:
+        return None
+    return lo / true
+
+
+def verdict_line(row: Mapping[str, Any]) -> str:
+    """Claimed, mechanism (eps_true) and audited eps side by side, with the audit's power:
+    "claimed 1.00, mechanism 0.97, audited >= 0.90 (93 % of what it spends; could show
+    at most 1.20)"; an accountant below eps_true "under-counts"."""
+    eps, true, lo = _num(row.get("epsilon")), _num(row.get("eps_true")), audited_eps(row)
+    ceiling = _num(row.get("eps_max"))
+    if math.isnan(lo):
+        return f"claimed {eps:.2f}: no audited bound (too few models finished)"
+    power = "" if math.isnan(ceiling) else f"; the audit could show at most {ceiling:.2f}"
+    if math.isnan(true):
+        mech = f"mechanism n/a ({row.get('eps_true_source') or 'no privacy events'})"
+    elif math.isinf(true):
+        mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
+    else:
+        mech = f"mechanism {true:.2f}" + (": the accountant under-counts" if true > eps else "")
+    if lo > eps:
+        return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{power}"
+    ratio = tightness(row)
+    share = "" if ratio is None else f" ({100 * ratio:.0f} % of what it spends)"
+    return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}{share}{power}"

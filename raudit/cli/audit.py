@@ -15,6 +15,7 @@ from raudit.attacks import get as get_attack
 from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
+from raudit.audit.transcript import THREAT_MODELS
 from raudit.errors import ConfigError
 from raudit.generators.exec_adapter import folder_name
 from raudit.generators.kwargs import generator_kwargs
@@ -41,6 +42,10 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
+OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
+Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
+SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -82,6 +87,10 @@ def audit(
     first_stage: FirstStage = 50,
     synthetic_in: SynthIn = None,
     synthetic_out: SynthOut = None,
+    threat_model: Threat = "black-box",
+    one_run: OneRun = False,
+    canaries: Canaries = 1000,
+    sequential_rule: SequentialRule = None,
 ) -> None:
     """Audit a generator by the distinguishing game: S shadow models per world, an attack, eps lower bounds.
 
@@ -91,6 +100,38 @@ def audit(
     from raudit.engine.driver import EngineConfig
     from raudit.runs.audit import run_audit
 
+    if threat_model not in THREAT_MODELS:
+        raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
+                          f"got {threat_model!r}")
+    sequential = target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto"
+    if sequential_rule is not None:
+        if sequential_rule != "anytime":
+            raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
+                              "spending: --target-width / --until-ceiling)")
+        if threat_model != "transcript":
+            raise ConfigError("--sequential anytime needs --threat-model transcript (a "
+                              "black-box anytime audit is not built yet)")
+        if sequential or one_run:
+            raise ConfigError("--sequential anytime is its own stopping rule: drop "
+                              "--target-width / --until-ceiling / -S auto / --one-run")
+    if one_run:
+        if sequential:
+            raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
+                              "--until-ceiling, -S auto)")
+        if threat_model != "transcript":
+            raise ConfigError("--one-run needs --threat-model transcript (a black-box one-run "
+                              "audit is not built yet)")
+        if canaries < 2:
+            raise ConfigError(f"--canaries must be at least 2, got {canaries}")
+    if threat_model == "transcript":  # every check before --out is touched
+        from raudit.audit.mechanisms import check_transcript
+        check_transcript(impl)
+        if synthetic_in is not None or synthetic_out is not None:
+            raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) is black-box")
+        if sequential:
+            raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+                              "--target-width / --until-ceiling / -S auto")
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     kwargs = generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
@@ -123,13 +164,20 @@ def audit(
     data_only = synthetic_in is not None
     out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
                                  if data_only else f"audit-{folder_name(impl)}-{attack}-"
-                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}")
-    if not data_only:  # sizes this machine can hold, before calibration or --out
+                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}"
+                                 + ("" if threat_model == "black-box" else f"-{threat_model}")
+                                 + (f"-onerun{canaries}" if one_run else "")
+                                 + ("-anytime" if sequential_rule else ""))
+    if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if data_only:
+        if threat_model == "transcript":
+            from raudit.runs.transcript import run_transcript_audit
+            result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
+                                          anytime=sequential_rule == "anytime")
+        elif data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)
         else:
@@ -176,6 +224,7 @@ def _show(r: dict) -> None:
     t.add_column(style="bold")
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
+    t.add_row("threat model", r.get("threat_model") or "black-box")
     t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
@@ -201,8 +250,16 @@ def _show(r: dict) -> None:
     if r.get("mu_gdp") is not None:
         t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
-    t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
-    if r.get("looks"):
+    if r.get("eps_anytime") is not None:
+        t.add_row("anytime", f"eps >= {_fmt(r['eps_anytime'])} after {r['models_ok']} trials, "
+                  f"{r['looks']} look(s): {r['stop_reason']}")
+    elif r.get("canaries"):
+        t.add_row("one run", f"{r['canaries']} canaries: {r['one_run_correct']} of "
+                  f"{r['one_run_guesses']} guesses right, eps >= {_fmt(r['eps_one_run'])} "
+                  "(assumes pure DP)")
+    else:
+        t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    if r.get("looks") and r.get("eps_anytime") is None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
     if r.get("first_error"):
@@ -228,3 +285,7 @@ def _show(r: dict) -> None:
     t.add_row("results", r["out"])
     Console().print(t)
     Console().print(f"[bold]verdict:[/bold] {r['verdict']}")
+    if r.get("verdict_line"):
+        Console().print(f"[bold]claimed / mechanism / audited:[/bold] {r['verdict_line']}"
+                        + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
+                           if r.get("eps_true_source") else ""))

@@ -26,7 +26,8 @@ from raudit.report.model import Figure, Para, Section, Table, Verdict
 
 HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
         "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
-TAIL = ["mu_gdp", "eps_max", "saturated", "synthetic_protocol", "seed"]
+TAIL = ["mu_gdp", "eps_max", "saturated", "synthetic_protocol", "seed", "threat_model",
+        "eps_true", "tightness"]
 
 
 def columns() -> list[str]:
@@ -182,7 +183,9 @@ def section(res: Results, out: Path) -> Section | None:
                  "errors into a lower bound on the generator's real epsilon. A bound above the "
                  "claimed epsilon means the generator leaks more than it promises."))
     for _, r in rows.iterrows():
-        sec.add(Verdict(label(r), verdict(r.to_dict()),
+        line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
+        sec.add(Verdict(label(r), verdict(r.to_dict()) + (
+            f" [{line}]" if isinstance(line, str) and line else ""),
                         _num(r["eps_cp"]) > _num(r["epsilon"])))
     table = rows.reindex(columns=columns())
     sec.add(Table("Audit summaries", table, "audits.csv", " ".join(

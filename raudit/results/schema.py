@@ -31,13 +31,15 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 10  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 11  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
 # 7: summary looks, stop_reason (sequential audits); 8: the estimates table
 # 9: utility control, label_share (coin-flip controls, single-class synthetic tables)
 # 10: shadow train_cpu_s (the chunk's training CPU time, per model)
+# 11: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
+#     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -123,6 +125,18 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 7 (sequential audits): looks taken, and why the audit stopped
     "looks": _I64,
     "stop_reason": _STR,
+    # version 11 (tight audits, issue 29): the threat model and the mechanism's true eps
+    "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.transcript.THREAT_MODELS)
+    "eps_true": _F64,  # eps of the mechanism as implemented (raudit.accountants.true_curve)
+    "eps_true_method": _STR,  # pld | pure-dp | rdp-data-dependent | none
+    "eps_true_source": _STR,  # where its events came from (e.g. a dry run of the schedule)
+    "tightness": _F64,  # audited eps (larger of CP and curve) / eps_true
+    "verdict_line": _STR,  # claimed, mechanism and audited eps side by side
+    "canaries": _I64,  # one-run audit (raudit.audit.one_run): canaries in the one run
+    "eps_one_run": _F64,  # its eps lower bound (pure-DP assumption, confidence 1 - beta)
+    "one_run_guesses": _I64,  # r: canaries guessed
+    "one_run_correct": _I64,  # v: guesses that were right
+    "eps_anytime": _F64,  # anytime-valid sequential audit (raudit.audit.anytime): eps_lo at its stop
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;

@@ -52,3 +52,34 @@ def test_bets_are_predictable_and_bounded():
         bets([0, 2])
     with pytest.raises(ConfigError):
         wealth([1, 0], -1.0)
+
+
+def test_eps_lower_at_reads_the_same_confidence_sequence_at_fewer_looks():
+    from raudit.audit.anytime import eps_lower_at
+
+    rng = np.random.default_rng(3)
+    correct = (rng.random(600) < 0.8).astype(float)
+    full = eps_lower_sequence(correct, alpha=0.1)
+    looks = [50, 100, 300, 600]
+    at = eps_lower_at(correct, looks, alpha=0.1)
+    # the running maximum over fewer looks: never above the full sequence
+    assert np.all(at <= full[np.array(looks) - 1] + 1e-5) and at[-1] > 0
+    # at one look it is the eps0 whose wealth is exactly 1/alpha there (wealth's own product)
+    single = eps_lower_at(correct, [600], alpha=0.1)[0]
+    assert wealth(correct, single)[599] == pytest.approx(10.0, rel=1e-4)
+
+
+def test_anytime_transcript_stops_when_the_claim_is_too_small():
+    from raudit.audit.anytime import anytime_transcript
+    from raudit.audit.transcript import VoteMechanism
+
+    # fixed's votes at eps 4 (12,800 GNMax answers, sigma 185.2: eps_true 3.70)
+    mech = VoteMechanism("gaussian", 185.21807117416745, 12_800)
+    early = anytime_transcript(mech, trials=4000, claimed=0.3, seed=0, delta=1e-5)
+    assert early["eps_anytime"] > 0.3 and early["trials_used"] < 4000
+    assert early["stop_reason"].startswith("eps_lo ")
+    # the mechanism's own eps is never rejected: a lower confidence sequence (fixed seeds)
+    for seed in range(5):
+        r = anytime_transcript(mech, trials=2000, claimed=3.698, seed=seed, delta=1e-5)
+        assert r["trials_used"] == 2000 and r["eps_anytime"] < 3.698
+        assert r["stop_reason"].startswith("reached the last look")

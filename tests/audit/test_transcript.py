@@ -60,3 +60,19 @@ def test_threat_model_is_a_recorded_value():
     assert ThreatModel().level == "black-box"
     with pytest.raises(ConfigError, match="threat model"):
         ThreatModel("white-box")
+
+
+def test_one_run_transcript_splits_the_queries_and_keeps_its_level():
+    from raudit.audit.known import max_overshoots
+    from raudit.audit.transcript import one_run_transcript
+
+    # one randomized-response-like canary per query: Laplace(1) votes, eps 2 per canary
+    mech = VoteMechanism("laplace", 1.0, 1000, "threshold")
+    res = [one_run_transcript(mech, canaries=1000, seed=s) for s in range(60)]
+    assert all(r["queries_per_canary"] == 1 for r in res)
+    lo = np.array([r["eps_lo"] for r in res])
+    # a threshold vote of Laplace(1) at unit shift is exactly 1-DP: the pure-DP bound must
+    # stay below 1 but show most of it with 1,000 canaries (fixed seeds)
+    assert (lo > 1.0).sum() <= max_overshoots(60, 0.05) and lo.mean() > 0.65
+    with pytest.raises(ConfigError, match="more than the 1000 queries"):
+        one_run_transcript(mech, canaries=1001, seed=0)

@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 CONFIG = ROOT / "configs" / "quick-audit.yaml"
 DATA = os.environ.get("RAUDIT_DATA_DIR") or str(ROOT.parent / "shared" / "data")
 # measured, never compared: they differ run to run
-VOLATILE = {"wall_s", "train_wall_s", "score_wall_s", "created_at", "models_per_hour"}
+VOLATILE = {"wall_s", "train_wall_s", "train_cpu_s", "score_wall_s", "created_at",
+            "models_per_hour"}
 KEYS = {"shadow": ["job", "trial_id"], "summary": ["job", "audit_id"],
         "utility": ["job", "trial_id", "classifier", "setting", "metric"]}
 

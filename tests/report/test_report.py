@@ -199,6 +199,10 @@ def test_audit_report_from_a_real_store(audit_store, tmp_path):
     text = " ".join(" ".join(doc.text).split())
     (row,) = ResultStore(audit_store).read("summary").to_dict("records")
     assert " ".join(verdict(row).split()) in text
+    # the claimed / mechanism / audited line; max_iter = 3 stops before paper's budget, so
+    # the dry run of its schedule (the full budget) is not eps_true and none is shown
+    assert row["verdict_line"].startswith("claimed 1.00, mechanism n/a (not computed: ")
+    assert " ".join(row["verdict_line"].split()) in text and row["threat_model"] == "black-box"
     names = sorted(p.name.split("-")[0] for p in r["figures"])
     assert names == ["eps_emp.png", "roc", "scores"]  # the ROC was rebuilt: its AUC matched
     table = pd.read_csv(tmp_path / "rep" / "tables" / "audits.csv")

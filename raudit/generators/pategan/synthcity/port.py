@@ -54,6 +54,8 @@ filters on critic outputs (they drop outputs that are exactly 0.0, a measure-zer
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,6 +98,12 @@ class SynthcityPateGan(BatchedGenerator):
     name = "synthcity"
     description = "synthcity's PATE-GAN: LR teachers, critic on real data (faithful port, bugs on)"
     default_delta = None  # forced to 1/(N sqrt N) per model
+
+    # declared so that callers asking what it emits (--threat-model transcript) see its
+    # votes; device/progress stay the base class's
+    capabilities = dataclasses.replace(BatchedGenerator.capabilities,
+                                       events=("teacher_batch", "votes", "accountant_step",
+                                               "teacher_loss"), privacy_events=("PateVote",))
 
     Options = SynthcityOptions
 

@@ -54,6 +54,8 @@ does not use it). Partition rows beyond k * int(N/k) are never used, as upstream
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +116,12 @@ class ScalerEncoder(MinMaxEncoder):
 class UpdatedPateGan(BatchedGenerator):
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
+
+    # declared so that callers asking what it emits (--threat-model transcript) see its
+    # votes; device/progress stay the base class's
+    capabilities = dataclasses.replace(BatchedGenerator.capabilities,
+                                       events=("teacher_batch", "votes", "accountant_step",
+                                               "teacher_loss"), privacy_events=("PateVote",))
 
     Options = UpdatedOptions
 

@@ -1,0 +1,133 @@
+"""``run_transcript_audit``: ``raudit audit --threat-model transcript``.
+
+The attacker sees every noisy vote histogram the teachers release, with the worst-case
+neighbours of :class:`raudit.audit.transcript.ThreatModel`; a trial is the mechanism
+only (:mod:`raudit.audit.mechanisms`: a dry run of the generator's vote schedule at
+the budget), drawn from the likelihood ratio's exact distribution, so
+``--shadow-models`` trials per world cost seconds. The existing estimators
+(:func:`raudit.audit.analyse.bounds`) read the scores; one summary row (with the
+threat model, eps_true and the verdict line) and its estimates go to ``--out``.
+
+Everything a user can get wrong is checked before ``--out`` is touched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+from raudit import seeds
+from raudit.audit import analyse as an
+from raudit.audit import runner as ar
+from raudit.audit.anytime import anytime_transcript
+from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
+                                     schedule_from_run, schedule_of)
+from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
+from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
+from raudit.errors import ConfigError
+from raudit.results import ResultStore, spec_hash
+from raudit.results.ids import canonical_json
+from raudit.results.store import check_writable
+
+__all__ = ["run_transcript_audit"]
+
+LOOK_EVERY = 100  # trials between two looks of an anytime audit (any schedule stays valid)
+
+
+def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int | None = None,
+                         anytime: bool = False) -> dict[str, Any]:
+    """Run the transcript-level audit of ``req`` (``shadow_models`` = trials per world),
+    or with ``canaries`` a one-run audit of that many canaries
+    (:func:`raudit.audit.transcript.one_run_transcript`), or (``anytime``) an
+    anytime-valid sequential audit of at most 2 x ``shadow_models`` trials
+    (:func:`raudit.audit.anytime.anytime_transcript`)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file; give a folder")
+    check_transcript(req.impl)
+    if req.sequential:
+        raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+                          "--target-width / --until-ceiling / -S auto")
+    game, _, ds = ar.prepare(req)
+    if canaries is not None and canaries > len(ds.train):
+        raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
+                          "rows: every canary is a record of the data")
+    if req.impl in SCHEDULES:  # a dry run of the schedule: no training
+        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta)
+        true = schedule_eps_true(sched, game.delta)
+    else:  # the votes depend on training: one run's events (before --out is touched)
+        sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
+                                        game.epsilon, game.delta,
+                                        seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
+    threat = ThreatModel.transcript() if canaries is None else \
+        ThreatModel.transcript_one_run(canaries)
+    manifest = {**game.spec(), "threat_model": threat.spec(),
+                "mechanism": dataclasses.asdict(sched.mechanism)}
+    if canaries is not None:
+        if canaries > sched.mechanism.queries:  # one line before --out is touched
+            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)
+        manifest["one_run"] = {"canaries": int(canaries)}
+        del manifest["shadow_models"]  # one run: -S plays no part
+    if anytime:
+        manifest["sequential"] = {"rule": "anytime", "look_every": LOOK_EVERY}
+    audit_id = spec_hash(manifest)[:16]
+    ResultStore(out).check_manifest(manifest)  # another audit's folder: refuse before work
+    check_writable(out)
+    store = ResultStore(out)
+    t0 = time.perf_counter()
+    seed = seeds.derive_seed(game.seed, seeds.TRANSCRIPT) % 2**32
+    any_ = {}
+    if anytime:
+        any_ = anytime_transcript(sched.mechanism, trials=2 * game.shadow_models, seed=seed,
+                                  claimed=game.epsilon, delta=game.delta or 0.0, alpha=ALPHA,
+                                  look_every=LOOK_EVERY)
+        result, n, one = {"estimates": {}}, any_["trials_used"], {}
+    elif canaries is None:
+        scored = transcript_scores(sched.mechanism, trials=game.shadow_models, seed=seed)
+        result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA)
+        n, one = 2 * game.shadow_models, {}
+    else:
+        result, n = {"estimates": {}}, 1
+        one = one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
+    wall = time.perf_counter() - t0
+    row = an.summary_row(game.spec(), {**result, "models_ok": n, "missing": 0},
+                         audit_id=audit_id, target_label="worst-case (transcript)",
+                         models_per_hour=n / wall * 3600 if wall > 0 else None)
+    if one:
+        row.update(canaries=int(canaries), eps_one_run=float(one["eps_lo"]),
+                   one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]),
+                   shadow_models=0)
+    row.update(attack="likelihood-ratio", features="vote-transcript",
+               synthetic_rows=0, synthetic_protocol="none", first_error=None,
+               threat_model=threat.level, eps_true=float(true.eps),
+               eps_true_method=true.method, eps_true_source=sched.source)
+    if any_:
+        row.update(eps_anytime=any_["eps_anytime"], looks=any_["looks"],
+                   stop_reason=any_["stop_reason"], models_ok=n)
+    row["verdict"] = (f"anytime-valid audit: eps >= {any_['eps_anytime']:.2f} at "
+                      f"{100 * (1 - ALPHA):.0f}% confidence after {n} trials "
+                      f"({any_['stop_reason']})") if any_ else verdict(row) if not one else (
+        f"one-run audit of {canaries} canaries ({one['queries_per_canary']} queries each): "
+        + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
+           "no guess count beat chance, ")
+        + f"eps >= {one['eps_lo']:.2f} at "
+        f"{100 * (1 - one['beta']):.0f}% confidence, assuming pure DP")
+    row["tightness"] = tightness(row)
+    row["verdict_line"] = verdict_line(row)
+    values = ar.estimates_of(result)
+    with store.lock():
+        store.ensure_manifest(manifest)
+        ar.append_summary(store, row, values, alpha=ALPHA)
+    mech = sched.mechanism
+    notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
+             f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
+             f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
+    if one:
+        notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
+                     f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
+                     "coordinate per record), so the bound measures those queries' privacy")
+    return {**row, "estimates": values, "out": str(out), "models_run": n, "failed_chunks": 0,
+            "wall_s": wall, "placement": "in-process (numpy)", "notes": notes,
+            "target_row": "worst-case"}

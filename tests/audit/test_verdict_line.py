@@ -1,0 +1,29 @@
+"""The claimed / mechanism / audited line (raudit.audit.verdict.verdict_line)."""
+
+from __future__ import annotations
+
+import math
+
+from raudit.audit.verdict import audited_eps, tightness, verdict_line
+
+
+def test_a_tight_audit_of_a_correct_accountant():
+    row = {"epsilon": 1.0, "eps_true": 0.97, "eps_cp": 0.9, "eps_curve": 0.85, "eps_max": 3.0}
+    assert audited_eps(row) == 0.9 and abs(tightness(row) - 0.9 / 0.97) < 1e-12
+    assert verdict_line(row) == ("claimed 1.00, mechanism 0.97; audited >= 0.90 (93 % of what "
+                                 "it spends); the audit could show at most 3.00")
+
+
+def test_an_accountant_that_under_counts_and_is_violated():
+    row = {"epsilon": 1.0, "eps_true": 1.54, "eps_cp": 1.2, "eps_curve": 1.4, "eps_max": 3.0}
+    assert verdict_line(row) == ("claimed 1.00, mechanism 1.54: the accountant under-counts; "
+                                 "audited >= 1.40: VIOLATED; the audit could show at most 3.00")
+
+
+def test_no_mechanism_and_no_bound():
+    row = {"epsilon": 2.0, "eps_true": None, "eps_cp": 0.0, "eps_curve": None, "eps_max": 1.5}
+    assert tightness(row) is None
+    assert verdict_line(row).startswith("claimed 2.00, mechanism n/a (no privacy events); "
+                                        "audited >= 0.00;")
+    assert "unbounded" in verdict_line({**row, "eps_true": math.inf})
+    assert "no audited bound" in verdict_line({"epsilon": 1.0, "eps_cp": math.nan})

@@ -1,0 +1,202 @@
+"""`raudit audit --threat-model`: black-box unchanged, transcript trials, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import types
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from raudit.audit.runner import mechanism_columns
+from raudit.cli.app import app
+from raudit.results.schema import SCHEMA_VERSION
+
+runner = CliRunner()
+FAST = ["--backend", "local", "--impl", "identity"]
+
+
+def _run(*args):
+    return runner.invoke(app, ["audit", *args])
+
+
+def _one_line_error(result, *needles):
+    assert result.exit_code == 2, result.output
+    err = result.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    for n in needles:
+        assert n in err, err
+
+
+def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):
+    # the id main wrote before the threat model existed (same command, same data)
+    r = _run(*FAST, "--attack", "querybased", "-S", "10", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["audit_id"] == "6cf9429e743a26d4" and s["eps_cp"] == 0.0
+    row = pd.read_parquet(tmp_path / "summary").iloc[0]
+    assert row["threat_model"] == "black-box" and row["schema_version"] == SCHEMA_VERSION
+    assert pd.isna(row["eps_true"])  # identity emits no privacy events
+    assert "mechanism n/a (no privacy events)" in row["verdict_line"]
+
+
+def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
+    args = ["--impl", "paper", "--threat-model", "transcript", "-S", "10000", "--out",
+            str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    # eps_true of paper's 10,406 Laplace(1,000) argmax votes at eps 1 (dp_accounting PLD)
+    assert s["eps_true"] == pytest.approx(0.50776, abs=1e-4) and s["eps_true_method"] == "pld"
+    assert s["threat_model"] == "transcript" and s["models_ok"] == 20000
+    audited = max(s["eps_cp"], s["eps_curve"])
+    assert 0 < audited < s["eps_true"]  # a lower bound of the mechanism's eps (fixed seed)
+    assert s["tightness"] == pytest.approx(audited / s["eps_true"])
+    assert s["verdict_line"].startswith("claimed 1.00, mechanism 0.51; audited >= ")
+    assert "under-counts" not in s["verdict_line"]
+    summary, est = pd.read_parquet(tmp_path / "summary"), pd.read_parquet(tmp_path / "estimates")
+    assert len(summary) == 1 and set(est["audit_id"]) == {s["audit_id"]}
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["threat_model"]["level"] == "transcript"
+    assert spec["mechanism"] == {"noise": "laplace", "scale": 1000.0, "queries": 10406,
+                                 "aggregation": "argmax"}
+    # the same command again: same numbers, no second row
+    again = json.loads(_run(*args).stdout)
+    assert again["eps_cp"] == s["eps_cp"] and again["audit_id"] == s["audit_id"]
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+@pytest.mark.parametrize("impl,needle", [
+    ("gan", "'gan' emits none"),
+    ("identity", "'identity' emits none"),
+    ("exec:/nonexistent/gen", "emits none"),
+    ("dpgan", "not built yet"),
+    ("gpate", "not built yet"),
+])
+def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", impl, "--threat-model", "transcript", "--out", str(out)),
+                    "--threat-model transcript", needle)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--threat-model", "white"], ["--threat-model must be one of black-box, transcript"]),
+    (["--threat-model", "transcript", "--target-width", "0.5"], ["fixed number of trials"]),
+    (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
+])
+def test_threat_model_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
+    def game(impl, eps):
+        return types.SimpleNamespace(impl=impl, options={}, epsilon=eps, delta=1e-5)
+
+    # docs/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
+    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.50776, abs=1e-4)
+    assert mechanism_columns(game("fixed", 1.0))["eps_true"] == pytest.approx(0.91491, abs=1e-4)
+    cols = mechanism_columns(game("paper", 1.0))
+    assert cols["threat_model"] == "black-box" and "dry run" in cols["eps_true_source"]
+    assert mechanism_columns(game("identity", 1.0))["eps_true"] is None
+    assert mechanism_columns(game("identity", 1.0))["eps_true_source"] is None
+    upd = mechanism_columns(game("updated", 1.0))  # votes, but no dry-run schedule
+    assert upd["eps_true"] is None and "depend on training" in upd["eps_true_source"]
+    capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
+    cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
+    assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--one-run", "--threat-model", "transcript", "--target-width", "0.5"],
+     ["--one-run is one run", "sequential"]),
+    (["--one-run", "--threat-model", "transcript", "--until-ceiling"], ["--one-run is one run"]),
+    (["--one-run", "--threat-model", "transcript", "-S", "auto"], ["--one-run is one run"]),
+    (["--one-run"], ["--one-run needs --threat-model transcript"]),
+    (["--one-run", "--threat-model", "transcript", "--canaries", "1"], ["at least 2"]),
+    # the worst-case table has fewer rows than 100,000 canaries
+    (["--one-run", "--threat-model", "transcript", "--canaries", "100000"],
+     ["--canaries 100000 is more than the", "training rows"]),
+])
+def test_one_run_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_one_run_transcript_audit_records_its_canaries(tmp_path):
+    r = _run("--impl", "fixed", "--epsilon", "4", "--threat-model", "transcript", "--one-run",
+             "--canaries", "20", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["canaries"] == 20 and 0 <= s["one_run_correct"] <= s["one_run_guesses"] <= 20
+    assert s["eps_one_run"] >= 0 and s["eps_cp"] is None
+    assert s["eps_true"] == pytest.approx(3.698, abs=1e-3)  # fixed's 12,800 GNMax votes, eps 4
+    assert s["verdict"].startswith("one-run audit of 20 canaries (640 queries each)")
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["one_run"] == {"canaries": 20} and "shadow_models" not in spec
+    assert "20 canaries" in spec["threat_model"]["canaries"]
+
+
+@pytest.mark.parametrize("args,needles", [
+    (["--sequential", "alpha"], ["--sequential takes anytime"]),
+    (["--sequential", "anytime"], ["needs --threat-model transcript"]),
+    (["--sequential", "anytime", "--threat-model", "transcript", "--one-run"],
+     ["its own stopping rule"]),
+    (["--sequential", "anytime", "--threat-model", "transcript", "--target-width", "0.3"],
+     ["its own stopping rule"]),
+])
+def test_anytime_bad_inputs(tmp_path, args, needles):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
+    assert not out.exists()
+
+
+def test_anytime_transcript_audit_end_to_end(tmp_path):
+    r = _run("--impl", "fixed", "--epsilon", "4", "--threat-model", "transcript", "--sequential",
+             "anytime", "-S", "500", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["models_ok"] == 1000 and s["looks"] == 10 and 0 < s["eps_anytime"] < s["eps_true"]
+    assert s["stop_reason"].startswith("reached the last look") and s["eps_cp"] is None
+    assert s["verdict"].startswith("anytime-valid audit: eps >= ")
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["sequential"] == {"rule": "anytime", "look_every": 100}
+
+
+def test_schedule_from_one_run_of_a_port():
+    """A port's votes depend on training: read off one run's events (tiny fit)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
+    from test_generator_contract import small_table
+
+    from raudit.audit.mechanisms import schedule_from_run
+    from raudit.data.dataset import infer_columns
+
+    df = small_table()
+    sched, true = schedule_from_run("updated", {"max_iter": 2}, df, infer_columns(df), 5.0,
+                                    1e-5, seed=1)
+    mech = sched.mechanism
+    # updated draws Laplace(lambda = 1e-3) (its `direct` noise scale), and rows reach 2 of
+    # its teachers: scale 1e-3 / 2 per unit shift, each vote one threshold coordinate
+    assert mech.noise == "laplace" and mech.scale == pytest.approx(5e-4)
+    assert mech.aggregation == "threshold" and mech.queries > 0
+    assert "events of one training run" in sched.source and true.eps > 5.0
+
+
+@pytest.mark.slow
+def test_updated_is_violated_at_transcript_level(tmp_path):
+    """updated's accountant charges Lap(1/lambda) but its votes draw Lap(lambda): the
+    transcript shows it (issue 29's under-charging port; one training run's events)."""
+    r = _run("--impl", "updated", "--max-iter", "2", "--threat-model", "transcript", "-S",
+             "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["eps_true"] > 100 and s["eps_true_method"] == "pure-dp"
+    assert s["eps_cp"] > 1.0 and "VIOLATED" in s["verdict"]
+    assert "the accountant under-counts" in s["verdict_line"] and "VIOLATED" in s["verdict_line"]
