@@ -15,7 +15,6 @@ control pairs with fit f of the real run (see :mod:`raudit.utility.learning`).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import zlib
 from dataclasses import dataclass, field
@@ -100,10 +99,10 @@ def teachers_of(text: str, n_rows: int) -> int | None:
 
 def _accepts(cls: type, name: str) -> bool:
     """Whether the generator declares ``name`` as an option (its keyword-only
-    parameters; a catch-all ``**options`` does not count: sweeping an option the
-    generator ignores would only relabel identical runs)."""
-    params = inspect.signature(cls.__init__).parameters
-    return name in params and params[name].kind is inspect.Parameter.KEYWORD_ONLY
+    parameters or its options object's fields, as ``describe()`` lists them; a catch-all
+    ``**options`` does not count: sweeping an option the generator ignores would only
+    relabel identical runs)."""
+    return name in cls.describe().option_names()
 
 
 def check(req: UtilityRequest):
