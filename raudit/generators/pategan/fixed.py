@@ -62,7 +62,8 @@ from raudit.generators.labelled import public_label, with_label
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.fixed_nets import ARCHS
-from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
+from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
+                                            train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.teachers import iid_partition
 
@@ -186,7 +187,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         nets = self.nets(batch.dim)
         gen, it, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
-            partition=lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k),
+            source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
             accountant=acct)
         trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"])
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,

@@ -96,20 +96,34 @@ def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray):
     return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
 
 
-def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
-                   delta: float | np.ndarray, observer: Observer | None = None,
-                   progress: Callable[[int], None] | None = None, partition=None,
-                   teachers=None, make_teachers=None, accountant: Accountant | None = None,
-                   ) -> tuple[Stacked, list[int], list[float]]:
-    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+@dataclass(frozen=True)
+class TeacherSource:
+    """Where a run's teacher ensemble comes from.
 
     ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data.
     ``make_teachers(batch, parts, sizes, cfg, net)`` builds the ensemble elsewhere
     (e.g. shards on Ray actors) from the same partition; ``teachers`` may also be
-    given ready-made. Both default to :class:`LocalTeachers`. ``delta`` may hold one
-    value per model. ``accountant`` may come already charged (``fixed`` charges its DP
-    bounds before training); by default a fresh one of ``cfg.accountant``.
+    given ready-made. Both default to :class:`LocalTeachers`.
     """
+
+    partition: Callable | None = None
+    make_teachers: Callable | None = None
+    teachers: object | None = None
+
+
+def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
+                   delta: float | np.ndarray, observer: Observer | None = None,
+                   progress: Callable[[int], None] | None = None,
+                   source: TeacherSource = TeacherSource(), accountant: Accountant | None = None,
+                   ) -> tuple[Stacked, list[int], list[float]]:
+    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+
+    ``source`` says how the teachers are drawn and built (:class:`TeacherSource`).
+    ``delta`` may hold one value per model. ``accountant`` may come already charged
+    (``fixed`` charges its DP bounds before training); by default a fresh one of
+    ``cfg.accountant``.
+    """
+    partition, teachers, make_teachers = source.partition, source.teachers, source.make_teachers
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
     gen = nets.generator.create(rng)

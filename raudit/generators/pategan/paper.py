@@ -31,7 +31,8 @@ from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
+from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
+                                            train_pate_gan)
 from raudit.generators.pategan.options import (PateHP, check_pate_options, pate_schedule,
                                                positive)
 from raudit.generators.pategan.teachers import shuffled_partition
@@ -106,6 +107,6 @@ class PaperPateGan(BatchedGenerator):
         cfg, nets = replace(self.loop_config(hp, batch.dim), control=control), self.nets(batch.dim)
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
-            partition=lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k),
-            make_teachers=make_teachers)
+            source=TeacherSource(
+                lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k), make_teachers))
         return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform")
