@@ -26,7 +26,8 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.aggregation import aggregator
-from raudit.generators.pategan.teachers import LocalTeachers, bce_logits, teacher_rng
+from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
+                                                teacher_rng)
 
 
 class EpsilonTooSmall(ConfigError):
@@ -134,9 +135,9 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     elif teachers is None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
-        teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.batch,
-                                 lr=cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
-                                 partial_batch=cfg.partial_batch)
+        teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
+            cfg.batch, cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+            partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
     acct = make_accountant(cfg, m) if accountant is None else accountant
