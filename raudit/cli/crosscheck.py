@@ -46,6 +46,7 @@ def crosscheck(
     iteration, eps_hat trajectory, accountant moments on the released votes, schema and
     ranges, statistics over many seeds, utility, speed. Exit 1 when a check fails."""
     from raudit.crosscheck import report
+    from raudit.crosscheck.runner import CrosscheckSpec
     from raudit.crosscheck.runner import crosscheck as run
 
     names = tuple(c.strip() for c in classifiers.split(",") if c.strip())
@@ -58,9 +59,9 @@ def crosscheck(
             from raudit.errors import ConfigError
             raise ConfigError(f"--out {out} is not writable: {exc.strerror or exc}") from None
     with results_only_stdout(), phase_bars(quiet or as_json) as phase:
-        result = run(impl, dataset, models=seeds, seed=seed, epsilon=epsilon, delta=delta,
-                     teachers=teachers, config=config, upstream_dir=upstream_dir,
-                     classifiers=names, alpha=alpha, phase=phase)
+        spec = CrosscheckSpec(models=seeds, seed=seed, epsilon=epsilon, delta=delta,
+                              teachers=teachers, classifiers=names, alpha=alpha)
+        result = run(impl, dataset, spec, config=config, upstream_dir=upstream_dir, phase=phase)
     if out is not None:
         report.write(result, out)
     if as_json:

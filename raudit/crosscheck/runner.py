@@ -46,11 +46,29 @@ def _quiet(description: str, total: int):
     yield lambda n: None
 
 
-def crosscheck(impl: str, dataset: str, *, models: int = 20, seed: int = 0, epsilon: float = 1.0,
-               delta: float = STUDY_DELTA, teachers: int = 5, config: str | None = None,
-               upstream_dir: str | None = None, classifiers=("lr",), alpha: float = 0.05,
-               speed_sizes=(1, 8), phase: Callable = None) -> dict:
+@dataclass(frozen=True)
+class CrosscheckSpec:
+    """The settings both sides of one crosscheck run take: N models from ``seed``, the
+    privacy budget, the teachers, and how they are compared (classifiers, ``alpha``, the
+    batch sizes the port's speed is timed at)."""
+
+    models: int = 20
+    seed: int = 0
+    epsilon: float = 1.0
+    delta: float = STUDY_DELTA
+    teachers: int = 5
+    classifiers: tuple[str, ...] = ("lr",)
+    alpha: float = 0.05
+    speed_sizes: tuple[int, ...] = (1, 8)
+
+
+def crosscheck(impl: str, dataset: str, spec: CrosscheckSpec = CrosscheckSpec(), *,
+               config: str | None = None, upstream_dir: str | None = None,
+               phase: Callable = None) -> dict:
     """Run both sides and every check; returns the report (a JSON-able dict + the checks)."""
+    models, seed, epsilon, delta = spec.models, spec.seed, spec.epsilon, spec.delta
+    teachers, classifiers, alpha, speed_sizes = (spec.teachers, spec.classifiers, spec.alpha,
+                                                 spec.speed_sizes)
     from raudit import generators
     from raudit.crosscheck import checks as ck
     from raudit.crosscheck import sides

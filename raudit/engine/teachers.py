@@ -20,21 +20,21 @@ import ray
 import torch
 
 from raudit.errors import ConfigError
-from raudit.generators.pategan.teachers import LocalTeachers, teacher_rng
+from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
 
 
 class TeacherShard:
     """Teachers ``first .. first+k-1`` of one model, with their rows only."""
 
     def __init__(self, x: np.ndarray, parts: np.ndarray, sizes: np.ndarray, rows: np.ndarray,
-                 seed: int, first: int, net, batch: int, lr: float, sample: str, dtype: str):
+                 seed: int, first: int, net, training: TeacherTraining, dtype: str):
         torch.set_num_threads(1)
         dt = getattr(torch, dtype)
         self.rows = torch.as_tensor(rows)  # shard-local row -> global row id
         rng = teacher_rng([seed], parts.shape[0], first=first, dtype=dt)
         self.teachers = LocalTeachers(net, rng, torch.as_tensor(x, dtype=dt)[None],
                                       torch.as_tensor(parts)[None], torch.as_tensor(sizes)[None],
-                                      batch=batch, lr=lr, sample=sample)
+                                      training)
 
     def step(self, fake: np.ndarray, active: bool) -> np.ndarray:
         mask = None if active else torch.zeros(1, dtype=torch.bool)
@@ -75,8 +75,9 @@ def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
             used = np.unique(np.concatenate([p[t, : s[t]] for t in range(len(s))]))
             local = np.searchsorted(used, p)  # global row id -> shard row
             x = batch.x[0, used].cpu().numpy()
-            actors.append(remote.remote(x, local, s, used, seed, first, net, cfg.batch, cfg.lr,
-                                        cfg.teacher_sample, str(dtype).replace("torch.", "")))
+            training = TeacherTraining(cfg.batch, cfg.lr, sample=cfg.teacher_sample)
+            actors.append(remote.remote(x, local, s, used, seed, first, net, training,
+                                        str(dtype).replace("torch.", "")))
         return RayTeachers(actors)
     return make
 

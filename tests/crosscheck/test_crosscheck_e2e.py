@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from raudit.cli.app import app
 from raudit.crosscheck.report import failed
-from raudit.crosscheck.runner import crosscheck
+from raudit.crosscheck.runner import CrosscheckSpec, crosscheck
 
 STAND_IN = Path(__file__).with_name("port_external.py")
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +45,8 @@ def _config(tmp_path, alter: str = "") -> str:
 
 @pytest.mark.slow
 def test_the_port_out_of_process_passes(tmp_path, tiny):
-    result = crosscheck("smartnoise", tiny, models=3, config=_config(tmp_path), **SETTINGS)
+    result = crosscheck("smartnoise", tiny, CrosscheckSpec(models=3, **SETTINGS),
+                        config=_config(tmp_path))
     checks = {c.name: c for c in result["checks"]}
     assert failed(result) == [], [c.summary for c in result["checks"]]
     assert set(checks) == {"stopping-iteration", "eps-trajectory", "accountant-moments",
@@ -95,7 +96,7 @@ def _released_config() -> Path | None:
                     reason="no smartnoise environment (run `raudit upstream setup smartnoise`); "
                            "CI has none and tests never download it")
 def test_released_smartnoise_passes_on_a_small_table(tiny):
-    result = crosscheck("smartnoise", tiny, models=2, **SETTINGS)
+    result = crosscheck("smartnoise", tiny, CrosscheckSpec(models=2, **SETTINGS))
     checks = {c.name: c for c in result["checks"]}
     for name in ("stopping-iteration", "eps-trajectory", "accountant-moments", "schema-ranges"):
         assert checks[name].passed, checks[name].summary

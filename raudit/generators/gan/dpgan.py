@@ -25,6 +25,7 @@ table always has both classes (:mod:`raudit.generators.labelled`).
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -32,7 +33,7 @@ import torch
 from raudit.accountants import GaussianStep, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.capabilities import Capabilities
+from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
 from raudit.generators.gan.common import finish, gather_rows, paper_discriminator, paper_generator, poisson_rows
 from raudit.generators.gan.persample import per_sample_grads, privatise
@@ -54,6 +55,21 @@ def plan(epsilon: float, delta: float, steps: int, rate: float, dp_columns: int,
                      lambda z: GaussianStep(z, sampling_rate=rate, count=steps))
 
 
+@dataclass(frozen=True)
+class DpganOptions(OptionsObject):
+    """`dpgan`'s options, one frozen object; the defaults are the class's settings."""
+
+    iterations: int = 300
+    max_iter: int | None = None
+    critic_steps: int = 5
+    batch: int = 64
+    clip: float = 1.0
+    lr: float = 1e-3
+    bounds_share: float = 0.2
+    conditional: bool = False
+    label_prior: float = 0.5
+
+
 class DpGan(DPBoundsFitting, BatchedGenerator):
     name = "dpgan"
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
@@ -61,26 +77,24 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
                                 events=("teacher_batch", "accountant_step"),
                                 privacy_events=("GaussianStep",))
 
-    def __init__(self, *, preset: str = "default", iterations: int = 300,
-                 max_iter: int | None = None, critic_steps: int = 5, batch: int = 64,
-                 clip: float = 1.0, lr: float = 1e-3, bounds_share: float = 0.2,
-                 conditional: bool = False, label_prior: float = 0.5,
-                 device: str | None = None, dtype: str | None = None):
+    Options = DpganOptions
+
+    def __init__(self, options: DpganOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the paper's settings) with ``overrides`` by name (-o KEY=VALUE)."""
         if preset != "default":
             raise ConfigError(f"dpgan has one preset, 'default'; got {preset!r}")
-        for name, value in (("iterations", iterations), ("critic_steps", critic_steps),
-                            ("batch", batch)):
+        o = DpganOptions.build(options, overrides, self.name)
+        for name, value in (("iterations", o.iterations), ("critic_steps", o.critic_steps),
+                            ("batch", o.batch)):
             positive(name, value, integer=True)
-        positive("max_iter", max_iter, integer=True, allow_none=True)
-        positive("clip", clip)
-        positive("lr", lr)
-        if not 0.0 < bounds_share < 1.0:
-            raise ConfigError(f"bounds_share must lie in (0, 1), got {bounds_share!r}")
-        check_conditional(conditional, label_prior)
-        super().__init__(preset=preset, device=device, dtype=dtype, iterations=iterations,
-                         max_iter=max_iter, critic_steps=critic_steps, batch=batch, clip=clip,
-                         lr=lr, bounds_share=bounds_share, conditional=conditional,
-                         label_prior=label_prior)
+        positive("max_iter", o.max_iter, integer=True, allow_none=True)
+        positive("clip", o.clip)
+        positive("lr", o.lr)
+        if not 0.0 < o.bounds_share < 1.0:
+            raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
+        check_conditional(o.conditional, o.label_prior)
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):
         if self.options["conditional"] and len(tables):

@@ -35,17 +35,18 @@ are released without smooth sensitivity (the published method does the same).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.capabilities import Capabilities
+from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
 from raudit.generators.gpate.nets import nets_for
 from raudit.generators.labelled import check_conditional, public_label
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.options import choice, positive, teachers_for
+from raudit.generators.pategan.options import positive, teachers_for
 
 #: per configuration: rows per teacher (k = N // ratio), batch, k_proj, sigma1 and sigma2 as
 #: fractions of k (the reference MNIST run: 60,000 rows, 4,000 teachers, sigma1 = 3000,
@@ -86,6 +87,30 @@ class GPateHP:
     projection: str
 
 
+@dataclass(frozen=True)
+class GPateOptions(OptionsObject):
+    """`gpate`'s options, one frozen object; None: the ``config``'s value (:data:`CONFIGS`)."""
+
+    config: Literal["tabular", "image"] = "tabular"
+    teachers: int | None = None
+    batch: int | None = None
+    teacher_batch: int | None = None
+    max_iter: int | None = None
+    k_proj: int | None = None
+    clip: float = 1e-4
+    bins: int = 10
+    thresh: float = 0.5
+    sigma1: float | None = None
+    sigma2: float | None = None
+    lr: float = 1e-3
+    beta1: float = 0.5
+    teacher_steps: int = 1
+    accountant: Literal["gnmax", "gnmax-independent"] = "gnmax"
+    projection: Literal["random", "none"] = "random"
+    conditional: bool = False
+    label_prior: float = 0.5
+
+
 class GPate(BatchedGenerator):
     name = "gpate"
     description = "G-PATE: private aggregation of teacher gradients (Confident-GNMax, data-dependent RDP)"
@@ -94,45 +119,35 @@ class GPate(BatchedGenerator):
                                 privacy_events=("ConfidentGNMax",),
                                 notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",))
 
-    def __init__(self, *, config: str = "tabular", preset: str = "default",
-                 teachers: int | None = None, batch: int | None = None,
-                 teacher_batch: int | None = None, max_iter: int | None = None,
-                 k_proj: int | None = None, clip: float = 1e-4, bins: int = 10,
-                 thresh: float = 0.5, sigma1: float | None = None, sigma2: float | None = None,
-                 lr: float = 1e-3, beta1: float = 0.5, teacher_steps: int = 1,
-                 accountant: str = "gnmax", projection: str = "random",
-                 conditional: bool = False, label_prior: float = 0.5,
-                 device: str | None = None, dtype: str | None = None):
-        choice("config", config, tuple(CONFIGS))
+    Options = GPateOptions
+
+    def __init__(self, options: GPateOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the tabular configuration) with ``overrides`` by name
+        (-o KEY=VALUE)."""
+        o = GPateOptions.build(options, overrides, self.name)
         if preset != "default":
             raise ConfigError(f"gpate has no preset {preset!r}: its only preset is default "
                               "(choose the network family with -o config=tabular|image)")
-        for name, value in (("teachers", teachers), ("batch", batch), ("teacher_batch", teacher_batch),
-                            ("max_iter", max_iter), ("k_proj", k_proj)):
+        for name, value in (("teachers", o.teachers), ("batch", o.batch),
+                            ("teacher_batch", o.teacher_batch), ("max_iter", o.max_iter),
+                            ("k_proj", o.k_proj)):
             positive(name, value, integer=True, allow_none=True)
-        positive("bins", bins, integer=True)
-        positive("teacher_steps", teacher_steps, integer=True)
-        for name, value in (("clip", clip), ("thresh", thresh), ("lr", lr)):
+        positive("bins", o.bins, integer=True)
+        positive("teacher_steps", o.teacher_steps, integer=True)
+        for name, value in (("clip", o.clip), ("thresh", o.thresh), ("lr", o.lr)):
             positive(name, value)
-        positive("sigma1", sigma1, allow_none=True)
-        positive("sigma2", sigma2, allow_none=True)
-        if bins < 2:
-            raise ConfigError(f"bins must be at least 2, got {bins}")
-        if not 0 < beta1 < 1:
-            raise ConfigError(f"beta1 must lie in (0, 1), got {beta1!r}")
-        choice("accountant", accountant, ("gnmax", "gnmax-independent"))
-        choice("projection", projection, ("random", "none"))
-        check_conditional(conditional, label_prior)
-        if conditional and config != "tabular":
+        positive("sigma1", o.sigma1, allow_none=True)
+        positive("sigma2", o.sigma2, allow_none=True)
+        if o.bins < 2:
+            raise ConfigError(f"bins must be at least 2, got {o.bins}")
+        if not 0 < o.beta1 < 1:
+            raise ConfigError(f"beta1 must lie in (0, 1), got {o.beta1!r}")
+        check_conditional(o.conditional, o.label_prior)
+        if o.conditional and o.config != "tabular":
             raise ConfigError("conditional=true is for config=tabular (the image generator has "
                               "its own label head)")
-        super().__init__(preset=preset, device=device, dtype=dtype, config=config,
-                         teachers=teachers, batch=batch, teacher_batch=teacher_batch,
-                         max_iter=max_iter, k_proj=k_proj, clip=clip, bins=bins, thresh=thresh,
-                         sigma1=sigma1, sigma2=sigma2, lr=lr, beta1=beta1,
-                         teacher_steps=teacher_steps, accountant=accountant,
-                         projection=projection, conditional=conditional,
-                         label_prior=label_prior)
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):
         if self.options["conditional"] and len(tables):

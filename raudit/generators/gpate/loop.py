@@ -32,7 +32,8 @@ from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.loop import draw_z
-from raudit.generators.pategan.teachers import LocalTeachers, shuffled_partition, teacher_rng
+from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, shuffled_partition,
+                                                teacher_rng)
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,8 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
     gen = nets.generator.create(rng)
     parts, sizes = shuffled_partition(rng, batch.rows, batch.x.shape[1], cfg.k)
     trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=dtype)
-    teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.teacher_batch,
-                             lr=cfg.lr, betas=(cfg.beta1, 0.999))
+    teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes,
+                             TeacherTraining(cfg.teacher_batch, cfg.lr, betas=(cfg.beta1, 0.999)))
     g_opt = Adam(gen, lr=cfg.lr, betas=(cfg.beta1, 0.999))
     acct = create(cfg.accountant, models=m, orders=cfg.orders)
     active = np.ones(m, dtype=bool)

@@ -49,18 +49,21 @@ measured variants: utility is a lottery over data-free generators here, not lear
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import Literal
 
 import torch
 
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.capabilities import Capabilities
+from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.labelled import public_label, with_label
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.pategan.fixed_nets import ARCHS
-from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
+from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
+                                            train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
 from raudit.generators.pategan.teachers import iid_partition
 
@@ -77,6 +80,28 @@ def plan(epsilon: float, delta: float, queries: int, dp_columns: int, bounds_sha
                      lambda sigma: GNMaxAnswer(sigma, count=queries))
 
 
+@dataclass(frozen=True)
+class FixedOptions(OptionsObject):
+    """`fixed`'s options, one frozen object; the defaults are the class's settings. ``arch``
+    is checked against :data:`~raudit.generators.pategan.fixed_nets.ARCHS` by the constructor."""
+
+    teachers: int | None = None
+    teacher_ratio: int = 50
+    batch: int = 64
+    iterations: int = 100
+    max_iter: int | None = None
+    teacher_steps: int = 5
+    student_steps: int = 2
+    lr: float = 1e-4
+    bounds_share: float = 0.2
+    conditional: bool = True
+    label_prior: float = 0.5
+    query_batch: int | None = None
+    output: Literal["sigmoid", "linear"] = "linear"
+    z: Literal["uniform", "normal"] = "normal"
+    arch: str = "mlp"
+
+
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
@@ -84,38 +109,30 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                                 events=("teacher_batch", "votes", "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 teacher_ratio: int = 50, batch: int = 64, iterations: int = 100,
-                 max_iter: int | None = None, teacher_steps: int = 5, student_steps: int = 2,
-                 lr: float = 1e-4, bounds_share: float = 0.2, conditional: bool = True,
-                 label_prior: float = 0.5, query_batch: int | None = None,
-                 output: str = "linear", z: str = "normal", arch: str = "mlp",
-                 device: str | None = None, dtype: str | None = None):
+    Options = FixedOptions
+
+    def __init__(self, options: FixedOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the class's settings) with ``overrides`` by name (-o KEY=VALUE)."""
         if preset != "default":
             raise ConfigError(f"fixed has one preset, 'default'; got {preset!r}")
-        for name, value in (("teacher_ratio", teacher_ratio), ("batch", batch),
-                            ("iterations", iterations), ("teacher_steps", teacher_steps),
-                            ("student_steps", student_steps)):
+        o = FixedOptions.build(options, overrides, self.name)
+        for name, value in (("teacher_ratio", o.teacher_ratio), ("batch", o.batch),
+                            ("iterations", o.iterations), ("teacher_steps", o.teacher_steps),
+                            ("student_steps", o.student_steps)):
             positive(name, value, integer=True)
-        positive("teachers", teachers, integer=True, allow_none=True)
-        positive("query_batch", query_batch, integer=True, allow_none=True)
-        positive("max_iter", max_iter, integer=True, allow_none=True)
-        positive("lr", lr)
-        if not isinstance(conditional, bool):
-            raise ConfigError(f"conditional must be true or false, got {conditional!r}")
-        if not 0.0 < label_prior < 1.0:
-            raise ConfigError(f"label_prior must lie in (0, 1), got {label_prior!r}")
-        choice("output", output, ("sigmoid", "linear"))
-        choice("z", z, ("uniform", "normal"))
-        choice("arch", arch, tuple(ARCHS))
-        if not 0.0 < bounds_share < 1.0:
-            raise ConfigError(f"bounds_share must lie in (0, 1), got {bounds_share!r}")
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers,
-                         teacher_ratio=teacher_ratio, batch=batch, iterations=iterations,
-                         max_iter=max_iter, teacher_steps=teacher_steps,
-                         student_steps=student_steps, lr=lr, bounds_share=bounds_share,
-                         conditional=conditional, label_prior=label_prior,
-                         query_batch=query_batch, output=output, z=z, arch=arch)
+        positive("teachers", o.teachers, integer=True, allow_none=True)
+        positive("query_batch", o.query_batch, integer=True, allow_none=True)
+        positive("max_iter", o.max_iter, integer=True, allow_none=True)
+        positive("lr", o.lr)
+        if not isinstance(o.conditional, bool):
+            raise ConfigError(f"conditional must be true or false, got {o.conditional!r}")
+        if not 0.0 < o.label_prior < 1.0:
+            raise ConfigError(f"label_prior must lie in (0, 1), got {o.label_prior!r}")
+        choice("arch", o.arch, tuple(ARCHS))
+        if not 0.0 < o.bounds_share < 1.0:
+            raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):
         if self.options["conditional"] and len(tables):
@@ -170,7 +187,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         nets = self.nets(batch.dim)
         gen, it, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
-            partition=lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k),
+            source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
             accountant=acct)
         trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"])
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,

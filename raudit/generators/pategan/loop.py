@@ -26,7 +26,8 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.aggregation import aggregator
-from raudit.generators.pategan.teachers import LocalTeachers, bce_logits, teacher_rng
+from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
+                                                teacher_rng)
 
 
 class EpsilonTooSmall(ConfigError):
@@ -96,20 +97,34 @@ def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray):
     return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
 
 
-def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
-                   delta: float | np.ndarray, observer: Observer | None = None,
-                   progress: Callable[[int], None] | None = None, partition=None,
-                   teachers=None, make_teachers=None, accountant: Accountant | None = None,
-                   ) -> tuple[Stacked, list[int], list[float]]:
-    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+@dataclass(frozen=True)
+class TeacherSource:
+    """Where a run's teacher ensemble comes from.
 
     ``partition(rng, batch) -> (parts, sizes)`` draws the teachers' data.
     ``make_teachers(batch, parts, sizes, cfg, net)`` builds the ensemble elsewhere
     (e.g. shards on Ray actors) from the same partition; ``teachers`` may also be
-    given ready-made. Both default to :class:`LocalTeachers`. ``delta`` may hold one
-    value per model. ``accountant`` may come already charged (``fixed`` charges its DP
-    bounds before training); by default a fresh one of ``cfg.accountant``.
+    given ready-made. Both default to :class:`LocalTeachers`.
     """
+
+    partition: Callable | None = None
+    make_teachers: Callable | None = None
+    teachers: object | None = None
+
+
+def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
+                   delta: float | np.ndarray, observer: Observer | None = None,
+                   progress: Callable[[int], None] | None = None,
+                   source: TeacherSource = TeacherSource(), accountant: Accountant | None = None,
+                   ) -> tuple[Stacked, list[int], list[float]]:
+    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+
+    ``source`` says how the teachers are drawn and built (:class:`TeacherSource`).
+    ``delta`` may hold one value per model. ``accountant`` may come already charged
+    (``fixed`` charges its DP bounds before training); by default a fresh one of
+    ``cfg.accountant``.
+    """
+    partition, teachers, make_teachers = source.partition, source.teachers, source.make_teachers
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
     gen = nets.generator.create(rng)
@@ -120,9 +135,9 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     elif teachers is None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
-        teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, batch=cfg.batch,
-                                 lr=cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
-                                 partial_batch=cfg.partial_batch)
+        teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
+            cfg.batch, cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+            partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
     acct = make_accountant(cfg, m) if accountant is None else accountant

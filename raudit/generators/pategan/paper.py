@@ -23,19 +23,36 @@ iteration cap (stop on eps only).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
-from raudit.generators.capabilities import Capabilities
+from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
-from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
+from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
+                                            train_pate_gan)
+from raudit.generators.pategan.options import (PateHP, check_pate_options, pate_schedule,
                                                positive)
 from raudit.generators.pategan.teachers import shuffled_partition
 
 
+@dataclass(frozen=True)
+class PaperOptions(OptionsObject):
+    """`paper`'s options, one frozen object; the defaults are the module docstring's readings."""
+
+    teachers: int | None = None  # None: the preset's k
+    batch: int | None = None  # None: the preset's rule
+    lam: float = 1e-3
+    orders: int = 100
+    max_iter: int | None = None  # None: the preset's cap
+    lr: float = 1e-4
+    teacher_steps: int = 5
+    student_steps: int = 5
+    noise_scale: Literal["inverse", "direct"] = "inverse"
+    aggregation: Literal["argmax", "threshold"] = "argmax"
+    generator_loss: Literal["saturating", "non-saturating"] = "saturating"
 
 
 class PaperPateGan(BatchedGenerator):
@@ -45,25 +62,19 @@ class PaperPateGan(BatchedGenerator):
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",), controls=CONTROLS)
 
-    def __init__(self, *, preset: str = "default", teachers: int | None = None,
-                 batch: int | None = None, lam: float = 1e-3, orders: int = 100,
-                 max_iter: int | None = None, lr: float = 1e-4, teacher_steps: int = 5,
-                 student_steps: int = 5, noise_scale: str = "inverse",
-                 aggregation: str = "argmax", generator_loss: str = "saturating",
-                 device: str | None = None, dtype: str | None = None):
-        check_pate_options(preset, lam, orders, batch, max_iter)
-        positive("teacher_steps", teacher_steps, integer=True)
-        positive("student_steps", student_steps, integer=True)
-        positive("lr", lr)
-        choice("noise_scale", noise_scale, ("inverse", "direct"))
-        choice("aggregation", aggregation, ("argmax", "threshold"))
-        choice("generator_loss", generator_loss, ("saturating", "non-saturating"))
-        if teachers is not None:
-            positive("teachers", teachers, integer=True)
-        super().__init__(preset=preset, device=device, dtype=dtype, teachers=teachers, batch=batch, lam=lam,
-                         orders=orders, max_iter=max_iter, lr=lr, teacher_steps=teacher_steps,
-                         student_steps=student_steps, noise_scale=noise_scale,
-                         aggregation=aggregation, generator_loss=generator_loss)
+    Options = PaperOptions
+
+    def __init__(self, options: PaperOptions | None = None, *, preset: str = "default",
+                 device: str | None = None, dtype: str | None = None, **overrides):
+        """``options`` (default: the paper's reading) with ``overrides`` by name (-o KEY=VALUE)."""
+        o = PaperOptions.build(options, overrides, self.name)
+        check_pate_options(preset, o.lam, o.orders, o.batch, o.max_iter)
+        positive("teacher_steps", o.teacher_steps, integer=True)
+        positive("student_steps", o.student_steps, integer=True)
+        positive("lr", o.lr)
+        if o.teachers is not None:
+            positive("teachers", o.teachers, integer=True)
+        super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def resolve(self, n_rows: int, n_cols: int) -> PateHP:
         o = self.options
@@ -96,6 +107,6 @@ class PaperPateGan(BatchedGenerator):
         cfg, nets = replace(self.loop_config(hp, batch.dim), control=control), self.nets(batch.dim)
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
-            partition=lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k),
-            make_teachers=make_teachers)
+            source=TeacherSource(
+                lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k), make_teachers))
         return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform")

@@ -30,7 +30,8 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
-from raudit.generators.pategan.loop import LoopConfig, PateNets, to_trained, train_pate_gan
+from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
+                                            train_pate_gan)
 from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
                                                positive)
 from raudit.generators.pategan.teachers import partition_from_order
@@ -105,8 +106,8 @@ class PortPateGan(BatchedGenerator):
             delta = rule_deltas(self, batch.rows.cpu().numpy().astype(np.float64))
         gen, iters, eps_hat = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon - preprocessor_spent, delta=delta, observer=observer,
-            progress=progress, partition=lambda rng, b: self.partition(rng, b, cfg.k),
-            make_teachers=make_teachers)
+            progress=progress, source=TeacherSource(lambda rng, b: self.partition(rng, b, cfg.k),
+                                                    make_teachers))
         trained = to_trained(gen, nets, cfg, iters, eps_hat, z_sample=self.options["generation_noise"])
         deltas = np.broadcast_to(np.asarray(delta, dtype=float), (batch.models,))
         trained.extra = [{"delta": float(d), "epsilon_training": float(epsilon - preprocessor_spent)}

@@ -8,6 +8,8 @@ chunk, re-drawn every iteration...), so it is built outside and handed in.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -99,6 +101,20 @@ def teacher_rng(seeds: list[int], k: int, *, first: int = 0, device=None, dtype=
                       dtype=dtype or torch.float32)
 
 
+@dataclass(frozen=True)
+class TeacherTraining:
+    """How the teachers train: their real batch size, Adam's ``lr`` and ``betas``, how a
+    batch is drawn (``sample``), ``update`` ("joint": one step on real + fake; "split")
+    and whether a partition smaller than ``batch`` gives a partial batch."""
+
+    batch: int
+    lr: float = 1e-4
+    betas: tuple[float, float] = (0.9, 0.999)
+    sample: str = "with-replacement"
+    update: str = "joint"
+    partial_batch: bool = False
+
+
 class LocalTeachers:
     """k persistent teacher networks per model, trained on their own partition.
 
@@ -109,9 +125,9 @@ class LocalTeachers:
     """
 
     def __init__(self, net: MLP, rng: CounterRNG, x: torch.Tensor, parts: torch.Tensor,
-                 sizes: torch.Tensor, *, batch: int, lr: float = 1e-4,
-                 betas: tuple[float, float] = (0.9, 0.999), sample: str = "with-replacement",
-                 update: str = "joint", partial_batch: bool = False):
+                 sizes: torch.Tensor, training: TeacherTraining):
+        batch, sample, update = training.batch, training.sample, training.update
+        partial_batch = training.partial_batch
         if update not in ("joint", "split"):
             raise ValueError(f"update must be joint or split, got {update!r}")
         self.net, self.rng, self.x = net, rng, x
@@ -121,7 +137,7 @@ class LocalTeachers:
         self.batch, self.sample = batch, sample
         self.update, self.partial_batch = update, partial_batch
         self.params = net.create(rng)
-        self.opt = Adam(self.params, lr=lr, betas=betas)
+        self.opt = Adam(self.params, lr=training.lr, betas=training.betas)
         self.table, ids = distinct_rows(x)
         self.ids = torch.gather(ids, 1, parts.reshape(self.models, -1)).view_as(self.parts)
 
