@@ -7,26 +7,10 @@ import types
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from raudit.audit.runner import mechanism_columns
-from raudit.cli.app import app
 from raudit.results.schema import SCHEMA_VERSION
-
-runner = CliRunner()
-FAST = ["--backend", "local", "--impl", "identity"]
-
-
-def _run(*args):
-    return runner.invoke(app, ["audit", *args])
-
-
-def _one_line_error(result, *needles):
-    assert result.exit_code == 2, result.output
-    err = result.stderr.strip()
-    assert err.startswith("error: ") and "\n" not in err, err
-    for n in needles:
-        assert n in err, err
+from test_audit_cli import FAST, _one_line_error, _run  # the audit CLI's test helpers
 
 
 def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):

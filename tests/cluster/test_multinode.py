@@ -26,6 +26,9 @@ from local_cluster import ROOT, LocalCluster  # noqa: E402
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 CONFIG = ROOT / "configs" / "quick-audit.yaml"
+# the failure tests kill a node after the first part: the quick campaign can finish before Ray
+# even notices, so they run one with more, longer chunks
+LONG = Path(__file__).with_name("long-audit.yaml")
 DATA = os.environ.get("RAUDIT_DATA_DIR") or str(ROOT.parent / "shared" / "data")
 # measured, never compared: they differ run to run
 VOLATILE = {"wall_s", "train_wall_s", "train_cpu_s", "score_wall_s", "created_at",
@@ -58,9 +61,9 @@ def assert_same_store(a: Path, b: Path) -> None:
                                                check_categorical=False, obj=f"{name}.{col}")
 
 
-def campaign(env: dict, out: Path, *extra: str) -> subprocess.Popen:
+def campaign(env: dict, out: Path, *extra: str, config: Path = CONFIG) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "raudit.cli.app", "campaign", str(CONFIG), "--out", str(out),
+        [sys.executable, "-m", "raudit.cli.app", "campaign", str(config), "--out", str(out),
          "--json", *extra], env=env, cwd=out.parent, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
 
@@ -103,15 +106,24 @@ def cluster():
         c.stop()
 
 
-@pytest.fixture(scope="module")
-def local_result(tmp_path_factory):
+def _local_store(tmp_path_factory, config: Path) -> Path:
     _need_data()
     out = tmp_path_factory.mktemp("local") / "store"
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(PYTHONPATH=str(ROOT), RAUDIT_DATA_DIR=DATA, OMP_NUM_THREADS="1")
-    code, result, stderr = finish(campaign(env, out, "--backend", "local"))
+    code, result, stderr = finish(campaign(env, out, "--backend", "local", config=config))
     assert code == 0, stderr[-3000:]
     return out
+
+
+@pytest.fixture(scope="module")
+def local_result(tmp_path_factory):
+    return _local_store(tmp_path_factory, CONFIG)
+
+
+@pytest.fixture(scope="module")
+def long_result(tmp_path_factory):
+    return _local_store(tmp_path_factory, LONG)
 
 
 @pytest.fixture
@@ -128,32 +140,32 @@ def test_campaign_through_ray_address_equals_local(workers_up, local_result, tmp
     assert_same_store(out, local_result)
 
 
-def test_killed_worker_node_ends_with_identical_results(workers_up, local_result, tmp_path):
+def test_killed_worker_node_ends_with_identical_results(workers_up, long_result, tmp_path):
     out = tmp_path / "store"
-    proc = campaign(workers_up.driver_env(DATA), out)
+    proc = campaign(workers_up.driver_env(DATA), out, config=LONG)
     wait_for_parts(proc, out)
     workers_up.kill_node("w1")
     code, result, stderr = finish(proc)
     assert code == 0, stderr[-3000:]
     assert any("node left" in n or "actor died" in n for n in result["notes"]), result["notes"]
-    assert_same_store(out, local_result)
+    assert_same_store(out, long_result)
 
 
-def test_killed_raylet_ends_with_identical_results(workers_up, local_result, tmp_path):
+def test_killed_raylet_ends_with_identical_results(workers_up, long_result, tmp_path):
     out = tmp_path / "store"
-    proc = campaign(workers_up.driver_env(DATA), out)
+    proc = campaign(workers_up.driver_env(DATA), out, config=LONG)
     wait_for_parts(proc, out)
     workers_up.kill_raylet("w2")
     code, result, stderr = finish(proc)
     assert code == 0, stderr[-3000:]
     assert any("node left" in n or "actor died" in n for n in result["notes"]), result["notes"]
-    assert_same_store(out, local_result)
+    assert_same_store(out, long_result)
 
 
-def test_last_worker_gone_is_one_line_within_60s_and_resumes(workers_up, local_result,
+def test_last_worker_gone_is_one_line_within_60s_and_resumes(workers_up, long_result,
                                                               tmp_path):
     out = tmp_path / "store"
-    proc = campaign(workers_up.driver_env(DATA), out)
+    proc = campaign(workers_up.driver_env(DATA), out, config=LONG)
     wait_for_parts(proc, out)
     workers_up.kill_node("w1")
     workers_up.kill_node("w2")
@@ -163,18 +175,18 @@ def test_last_worker_gone_is_one_line_within_60s_and_resumes(workers_up, local_r
     assert code == 3
     assert "every Ray worker node is gone" in one_line_error(stderr)
     workers_up.ensure_workers()  # the cluster is back: the rerun resumes to the same store
-    code, result, stderr = finish(campaign(workers_up.driver_env(DATA), out))
+    code, result, stderr = finish(campaign(workers_up.driver_env(DATA), out, config=LONG))
     assert code == 0, stderr[-3000:]
-    assert_same_store(out, local_result)
+    assert_same_store(out, long_result)
 
 
-def test_killed_head_is_one_line_and_a_new_cluster_resumes(local_result, tmp_path):
+def test_killed_head_is_one_line_and_a_new_cluster_resumes(long_result, tmp_path):
     # its own cluster: the head does not come back
     out = tmp_path / "store"
     first = LocalCluster(workers=2)
     try:
         first.start()
-        proc = campaign(first.driver_env(DATA), out)
+        proc = campaign(first.driver_env(DATA), out, config=LONG)
         wait_for_parts(proc, out)
         first.kill_node("head")
         t0 = time.monotonic()
@@ -187,9 +199,9 @@ def test_killed_head_is_one_line_and_a_new_cluster_resumes(local_result, tmp_pat
     second = LocalCluster(workers=2)
     try:
         second.start()
-        code, result, stderr = finish(campaign(second.driver_env(DATA), out))
+        code, result, stderr = finish(campaign(second.driver_env(DATA), out, config=LONG))
         assert code == 0, stderr[-3000:]
-        assert_same_store(out, local_result)
+        assert_same_store(out, long_result)
     finally:
         second.stop()
 
@@ -215,7 +227,7 @@ def test_ray_job_submit_equals_local(local_result, tmp_path):
     assert_same_store(out, local_result)
 
 
-def test_single_machine_raylet_killed_is_one_line_and_resumes(local_result, tmp_path):
+def test_single_machine_raylet_killed_is_one_line_and_resumes(long_result, tmp_path):
     # The case that hung forever before: `raudit campaign` on this machine's own Ray.
     from local_cluster import with_descendants
 
@@ -223,7 +235,7 @@ def test_single_machine_raylet_killed_is_one_line_and_resumes(local_result, tmp_
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(PYTHONPATH=str(ROOT), RAUDIT_DATA_DIR=DATA, OMP_NUM_THREADS="1",
                RAUDIT_HEARTBEAT_S="2")
-    proc = campaign(env, out, "--workers", "1")  # one actor: the campaign lasts longer
+    proc = campaign(env, out, "--workers", "1", config=LONG)  # one actor: a longer campaign
 
     def raylets() -> list[int]:
         found = []
@@ -244,6 +256,6 @@ def test_single_machine_raylet_killed_is_one_line_and_resumes(local_result, tmp_
     assert time.monotonic() - t0 < 60
     assert code == 3
     assert "the local Ray node died" in one_line_error(stderr)
-    code, _, stderr = finish(campaign(env, out, "--workers", "1"))
+    code, _, stderr = finish(campaign(env, out, "--workers", "1", config=LONG))
     assert code == 0, stderr[-3000:]
-    assert_same_store(out, local_result)
+    assert_same_store(out, long_result)

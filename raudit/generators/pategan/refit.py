@@ -9,12 +9,21 @@ from :mod:`raudit.accountants.pate` through its per-vote-gap table, so a NaN of 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import torch
 
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
+from raudit.generators.batched import BatchedGenerator
 from raudit.generators.events import AccountantStep, real_losses
 from raudit.generators.pategan.logreg import fit_logreg
+
+#: what both ports declare they emit, so that callers asking (--threat-model transcript)
+#: see their votes; device and progress stay the batched base's
+CAPABILITIES = dataclasses.replace(BatchedGenerator.capabilities,
+                                   events=("teacher_batch", "votes", "accountant_step",
+                                           "teacher_loss"), privacy_events=("PateVote",))
 
 
 class RefitTeachers:

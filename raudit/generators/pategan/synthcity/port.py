@@ -54,7 +54,6 @@ filters on critic outputs (they drop outputs that are exactly 0.0, a measure-zer
 
 from __future__ import annotations
 
-import dataclasses
 
 from dataclasses import dataclass
 
@@ -71,7 +70,8 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
 from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
-from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
+from raudit.generators.pategan.refit import (CAPABILITIES, QueryAccountant, RefitTeachers,
+                                            account_iteration)
 from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.synthcity.nets import DropoutCritic, SkipGenerator
 from raudit.generators.pategan.synthcity.options import SynthcityOptions
@@ -99,11 +99,7 @@ class SynthcityPateGan(BatchedGenerator):
     description = "synthcity's PATE-GAN: LR teachers, critic on real data (faithful port, bugs on)"
     default_delta = None  # forced to 1/(N sqrt N) per model
 
-    # declared so that callers asking what it emits (--threat-model transcript) see its
-    # votes; device/progress stay the base class's
-    capabilities = dataclasses.replace(BatchedGenerator.capabilities,
-                                       events=("teacher_batch", "votes", "accountant_step",
-                                               "teacher_loss"), privacy_events=("PateVote",))
+    capabilities = CAPABILITIES  # its votes, for --threat-model transcript
 
     Options = SynthcityOptions
 

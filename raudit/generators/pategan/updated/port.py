@@ -54,7 +54,6 @@ does not use it). Partition rows beyond k * int(N/k) are never used, as upstream
 
 from __future__ import annotations
 
-import dataclasses
 
 from dataclasses import dataclass
 
@@ -69,7 +68,8 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
-from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
+from raudit.generators.pategan.refit import (CAPABILITIES, QueryAccountant, RefitTeachers,
+                                            account_iteration)
 from raudit.generators.pategan.teachers import partition_from_order
 from raudit.generators.pategan.updated.options import UpdatedOptions
 from raudit.generators.pategan.wgan_gp import gather_rows
@@ -117,11 +117,7 @@ class UpdatedPateGan(BatchedGenerator):
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
 
-    # declared so that callers asking what it emits (--threat-model transcript) see its
-    # votes; device/progress stay the base class's
-    capabilities = dataclasses.replace(BatchedGenerator.capabilities,
-                                       events=("teacher_batch", "votes", "accountant_step",
-                                               "teacher_loss"), privacy_events=("PateVote",))
+    capabilities = CAPABILITIES  # its votes, for --threat-model transcript
 
     Options = UpdatedOptions
 
