@@ -213,14 +213,9 @@ def section(res: Results, out: Path) -> Section | None:
                       "The control replaces every released vote by a fair coin (same fits, same "
                       "seeds). Threshold: the smallest eps whose Setting B AUROC mean beats the "
                       "control's, paired one-sided t over fits, p < 0.05."))
-        for r in results:
-            png = learning_vs_eps(r, out / "figures" / (slug("learning_vs_eps", r["job"], r["impl"],
-                                                             r["dataset"], r["run_id"][:8]) + ".png"))
-            if png is not None:
-                sec.add(Figure(f"Real vs coin-flip control: {_name(r)} on {r['dataset']}",
-                               png.relative_to(out).as_posix(),
-                               "Setting B AUROC mean ± se over fits x samples; dotted: the "
-                               "learning threshold.", wide=True))
+        _run_figures(sec, results, out, learning_vs_eps, "Real vs coin-flip control",
+                     "Setting B AUROC mean ± se over fits x samples; dotted: the learning "
+                     "threshold.")
     t = teacher_table(results)
     if not t.empty:
         sec.add(Table("AUROC B per number of teachers (the study's table 11)", t,
@@ -234,12 +229,17 @@ def section(res: Results, out: Path) -> Section | None:
         if png is not None:
             sec.add(Figure(f"Utility vs eps on {ds}, every run", png.relative_to(out).as_posix(),
                            "Setting B, one line per run (the study's figure 1).", wide=True))
-    for r in results:
-        png = utility_vs_eps(r, out / "figures" / (slug("utility_vs_eps", r["job"], r["impl"],
-                                                         r["dataset"], r["run_id"][:8]) + ".png"))
-        if png is not None:
-            sec.add(Figure(f"Utility vs eps: {_name(r)} on {r['dataset']}",
-                           png.relative_to(out).as_posix(),
-                           "Setting B solid, C dashed, Setting A dotted (the study's "
-                           "figures 1, 6-9).", wide=True))
+    _run_figures(sec, results, out, utility_vs_eps, "Utility vs eps",
+                 "Setting B solid, C dashed, Setting A dotted (the study's figures 1, 6-9).")
     return sec
+
+
+def _run_figures(sec: Section, results: list[dict], out: Path, plot, title: str,
+                 caption: str) -> None:
+    """One wide figure per run made by ``plot(run, path)`` (None: nothing to draw)."""
+    for r in results:
+        name = slug(plot.__name__, r["job"], r["impl"], r["dataset"], r["run_id"][:8])
+        png = plot(r, out / "figures" / (name + ".png"))
+        if png is not None:
+            sec.add(Figure(f"{title}: {_name(r)} on {r['dataset']}",
+                           png.relative_to(out).as_posix(), caption, wide=True))

@@ -140,22 +140,14 @@ def test_campaign_through_ray_address_equals_local(workers_up, local_result, tmp
     assert_same_store(out, local_result)
 
 
-def test_killed_worker_node_ends_with_identical_results(workers_up, long_result, tmp_path):
+@pytest.mark.parametrize("kill", ["node w1", "raylet w2"])
+def test_killed_worker_node_or_raylet_ends_with_identical_results(kill, workers_up, long_result,
+                                                                  tmp_path):
+    what, node = kill.split()
     out = tmp_path / "store"
     proc = campaign(workers_up.driver_env(DATA), out, config=LONG)
     wait_for_parts(proc, out)
-    workers_up.kill_node("w1")
-    code, result, stderr = finish(proc)
-    assert code == 0, stderr[-3000:]
-    assert any("node left" in n or "actor died" in n for n in result["notes"]), result["notes"]
-    assert_same_store(out, long_result)
-
-
-def test_killed_raylet_ends_with_identical_results(workers_up, long_result, tmp_path):
-    out = tmp_path / "store"
-    proc = campaign(workers_up.driver_env(DATA), out, config=LONG)
-    wait_for_parts(proc, out)
-    workers_up.kill_raylet("w2")
+    (workers_up.kill_node if what == "node" else workers_up.kill_raylet)(node)
     code, result, stderr = finish(proc)
     assert code == 0, stderr[-3000:]
     assert any("node left" in n or "actor died" in n for n in result["notes"]), result["notes"]
