@@ -50,10 +50,13 @@ from raudit.generators.pategan.options import positive, teachers_for
 
 #: per configuration: rows per teacher (k = N // ratio), batch, k_proj, sigma1 and sigma2 as
 #: fractions of k (the reference MNIST run: 60,000 rows, 4,000 teachers, sigma1 = 3000,
-#: sigma2 = 1000), iteration cap
+#: sigma2 = 1000), iteration cap, teachers per block of the teacher step (:mod:`.chunked`:
+#: the same numbers in bounded memory; None: all at once)
 CONFIGS = {
-    "tabular": dict(ratio=15, batch=30, k_proj=5, sigma1=0.75, sigma2=0.25, max_iter=10_000),
-    "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000),
+    "tabular": dict(ratio=15, batch=30, k_proj=5, sigma1=0.75, sigma2=0.25, max_iter=10_000,
+                    teacher_chunk=None),
+    "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000,
+                  teacher_chunk=256),
 }
 
 
@@ -85,6 +88,8 @@ class GPateHP:
     teacher_steps: int
     accountant: str
     projection: str
+    z_dim: int | None = None
+    teacher_chunk: int | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +114,8 @@ class GPateOptions(OptionsObject):
     projection: Literal["random", "none"] = "random"
     conditional: bool = False
     label_prior: float = 0.5
+    z_dim: int | None = None
+    teacher_chunk: int | None = None
 
 
 class GPate(BatchedGenerator):
@@ -131,7 +138,8 @@ class GPate(BatchedGenerator):
                               "(choose the network family with -o config=tabular|image)")
         for name, value in (("teachers", o.teachers), ("batch", o.batch),
                             ("teacher_batch", o.teacher_batch), ("max_iter", o.max_iter),
-                            ("k_proj", o.k_proj)):
+                            ("k_proj", o.k_proj), ("z_dim", o.z_dim),
+                            ("teacher_chunk", o.teacher_chunk)):
             positive(name, value, integer=True, allow_none=True)
         positive("bins", o.bins, integer=True)
         positive("teacher_steps", o.teacher_steps, integer=True)
@@ -144,6 +152,9 @@ class GPate(BatchedGenerator):
         if not 0 < o.beta1 < 1:
             raise ConfigError(f"beta1 must lie in (0, 1), got {o.beta1!r}")
         check_conditional(o.conditional, o.label_prior)
+        if o.z_dim is not None and o.config != "image":
+            raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
+                              "table's width)")
         if o.conditional and o.config != "tabular":
             raise ConfigError("conditional=true is for config=tabular (the image generator has "
                               "its own label head)")
@@ -166,7 +177,8 @@ class GPate(BatchedGenerator):
         return GPateHP(o["config"], k, batch, teacher_batch, o["max_iter"] or base["max_iter"],
                        o["k_proj"] or base["k_proj"], o["clip"], o["bins"], o["thresh"],
                        o["sigma1"] or base["sigma1"] * k, o["sigma2"] or base["sigma2"] * k, o["lr"],
-                       o["beta1"], o["teacher_steps"], o["accountant"], o["projection"])
+                       o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
+                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -209,9 +221,11 @@ class GPate(BatchedGenerator):
                         projection=hp.projection, control=control)
         cfg = GPateConfig(k=hp.teachers, batch=hp.batch, teacher_batch=hp.teacher_batch, agg=agg,
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
-                          teacher_steps=hp.teacher_steps, accountant=hp.accountant)
+                          teacher_steps=hp.teacher_steps, accountant=hp.accountant,
+                          teacher_chunk=hp.teacher_chunk)
         prior = self.options["label_prior"] if self.options["conditional"] else None
-        trained = train_gpate(batch, cfg, nets_for(hp.config, batch.dim, prior), epsilon=epsilon,
+        nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim)
+        trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed
         for i, n in enumerate(trained.iterations):

@@ -28,6 +28,7 @@ from raudit.accountants.events import ConfidentGNMax
 from raudit.accountants.gnmax import eps_from_rdp, rdp_gnmax_independent, rdp_threshold_independent
 from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, GradientVotes, Observer, TeacherBatch
+from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -48,10 +49,13 @@ class GPateConfig:
     teacher_steps: int = 1
     accountant: str = "gnmax"  # gnmax (data-dependent) | gnmax-independent
     orders: tuple[float, ...] | None = None
+    teacher_chunk: int | None = None  # teachers per block (:mod:`.chunked`); None: all at once
 
 
 def teacher_gradients(teachers: LocalTeachers, fake: torch.Tensor) -> torch.Tensor:
     """Each teacher's ``-d/dx`` of its generator loss mean_b BCE(D_t(x_b), 1): (M, k, B, d).
+
+    The all-at-once reference of :meth:`.chunked.ChunkedTeachers.generator_gradients`.
 
     The batch is copied to every teacher so that one backward pass gives each
     teacher's gradient separately (teacher t of model m is group m*k + t).
@@ -82,8 +86,9 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
     gen = nets.generator.create(rng)
     parts, sizes = shuffled_partition(rng, batch.rows, batch.x.shape[1], cfg.k)
     trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=dtype)
-    teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes,
-                             TeacherTraining(cfg.teacher_batch, cfg.lr, betas=(cfg.beta1, 0.999)))
+    teachers = ChunkedTeachers(nets.teacher, trng, batch.x, parts, sizes,
+                               TeacherTraining(cfg.teacher_batch, cfg.lr, betas=(cfg.beta1, 0.999)),
+                               chunk=cfg.teacher_chunk)
     g_opt = Adam(gen, lr=cfg.lr, betas=(cfg.beta1, 0.999))
     acct = create(cfg.accountant, models=m, orders=cfg.orders)
     active = np.ones(m, dtype=bool)
@@ -101,7 +106,7 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
                 rows_np = rows.cpu().numpy()
                 for t in range(cfg.k):
                     observer(TeacherBatch(it, t, rows_np[:, t], active.copy()))
-        grads = teacher_gradients(teachers, fake)
+        grads = teachers.generator_gradients(fake)
         with torch.no_grad():
             agg = aggregate(grads, cfg.agg, agg_rng)
         counts = agg.counts.cpu().numpy()

@@ -156,9 +156,10 @@ class ImageNets:
         return self.generator(p, z)
 
 
-def nets_for(kind: str, d: int, label_prior: float | None = None):
-    """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator."""
+def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None):
+    """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
+    ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50)."""
     if kind == "tabular":
         return TabularNets(d) if label_prior is None else LabelledTabularNets(d, label_prior)
-    return ImageNets(d)
+    return ImageNets(d) if z_dim is None else ImageNets(d, z_dim)
 

@@ -1,0 +1,78 @@
+"""G-PATE's teachers in blocks of groups: the same numbers in a fraction of the memory.
+
+At the G-PATE paper's MNIST settings (3,733 teachers, 64 generated records and 15 real rows
+per teacher) one teacher step holds about 3,733 x 79 x (16 x 14 x 14 + 32 x 7 x 7) floats
+of activations, twice (before and after the leaky ReLU), plus their gradients: well over
+10 GB, which a shared machine cannot give. Every teacher's loss and gradient depend on its
+own parameters and batch only (the loss is a sum over groups of per-group means), so the
+teachers can be taken ``chunk`` groups at a time: each block's gradient is computed on a
+detached slice of the stacked parameters and written into the full gradient, then ONE
+Adam step updates every teacher as before. The arithmetic per group is unchanged, so the
+result is bit-identical to the unchunked step (tests/generators/test_gpate_mnist.py checks
+it); smaller blocks also stay in cache, which makes the step faster, not slower.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from raudit.generators.nn.stacked import Stacked
+from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
+
+
+class ChunkedTeachers(LocalTeachers):
+    """:class:`LocalTeachers` whose joint real + fake step runs ``chunk`` groups at a time."""
+
+    def __init__(self, *args, chunk: int | None = None, **kw):
+        super().__init__(*args, **kw)
+        self.chunk = chunk
+
+    def _blocks(self):
+        g = self.models * self.k
+        c = g if not self.chunk else self.chunk
+        return [(a, min(g, a + c)) for a in range(0, g, c)]
+
+    def _sub(self, a: int, b: int) -> Stacked:
+        return Stacked(self.params.flat.detach()[a:b].requires_grad_(True), self.params.layout)
+
+    def _fake_rows(self, fake: torch.Tensor, a: int, b: int) -> torch.Tensor:
+        """The generated batch of groups a..b-1 (teacher t of model m sees model m's batch)."""
+        if fake.shape[0] == self.models * self.k:
+            return fake[a:b]
+        return fake[torch.arange(a, b, device=fake.device) // self.k]
+
+    def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
+        if (len(self._blocks()) == 1 or self.update != "joint"
+                or (self.partial_batch and self.sample == "first-shuffled")):
+            return super().step(fake, active)
+        pos = self._positions()
+        rows = torch.gather(self.parts, 1, pos).view(self.models, self.k, -1)
+        real = F.embedding(torch.gather(self.ids, 1, pos), self.table)
+        mask = None if active is None else active.repeat_interleave(self.k)
+        fake = fake.detach()
+        grad = torch.empty_like(self.params.flat)
+        for a, b in self._blocks():
+            sub = self._sub(a, b)
+            loss = (bce_logits(self.net(sub, real[a:b], logits=True), 1.0)
+                    + bce_logits(self.net(sub, self._fake_rows(fake, a, b), logits=True), 0.0))
+            (grad[a:b],) = torch.autograd.grad(loss, sub.flat)
+        self.params.flat.grad = grad
+        self.opt.step(mask)
+        return rows
+
+    def generator_gradients(self, fake: torch.Tensor) -> torch.Tensor:
+        """Each teacher's ``-d/dx`` of mean_b BCE(D_t(x_b), 1), block by block: (M, k, B, d).
+
+        Only the input gradient is asked for, so autograd skips the weights' gradients.
+        """
+        m, bsz, d = fake.shape
+        out = torch.empty(m * self.k, bsz, d, dtype=fake.dtype, device=fake.device)
+        fake = fake.detach()
+        for a, b in self._blocks():
+            sub = Stacked(self.params.flat.detach()[a:b], self.params.layout)
+            x = self._fake_rows(fake, a, b).requires_grad_(True)
+            logits = self.net(sub, x, logits=True)
+            (g,) = torch.autograd.grad(F.softplus(-logits).flatten(1).mean(dim=1).sum(), x)
+            out[a:b] = -g
+        return out.view(m, self.k, bsz, d)
