@@ -1,17 +1,19 @@
-"""G-PATE on MNIST: seconds per training step against the number of teachers.
+"""G-PATE on MNIST: CPU seconds per training step against the number of teachers.
 
-    RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/gpate_steps.py 25 100 400
+    RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/gpate_steps.py 100 400 3733 \
+        --batch 64 --z-dim 50 --steps 3 [--profile] [--chunk 256]
 
-``config=image`` (batch 30 generated records, k_proj = 10, 300 queries per step) on the
-56,000 MNIST training rows, one torch thread, eps 1e6 so that every step is taken; each k
-trains 4 steps and the 3 gaps between progress callbacks are printed (setup and the
-first step excluded). The cost is linear in k; docs/learning.md extrapolates it to the
-G-PATE paper's 4,000 teachers.
+``config=image`` on the 56,000 MNIST training rows, one torch thread, eps 1e6 so that every
+step is taken; each k trains ``--steps`` + 1 steps and the CPU time (``process_time``, so a
+loaded machine inflates it less than wall time) between progress callbacks is printed, the
+first step excluded. ``--profile`` prints torch.profiler's top operators of the last step.
+The FLOP limit is the teachers' arithmetic per step (:func:`teacher_flop`) at one core's
+peak (``--peak`` GFLOP/s, 88 for fp32 on this machine's cores, issue 31).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -20,20 +22,62 @@ import torch
 from raudit import data, generators
 
 
-def main(argv: list[str]) -> int:
+def teacher_flop(k: int, batch: int, teacher_batch: int, ch: int = 16) -> float:
+    """FLOP of the teachers in one step: forward, then weight and input gradients on the
+    real and generated rows (the teacher step), forward and input gradient on the generated
+    rows (the generator's gradients); the input gradient of the first convolution is paid
+    only where the input is the generated batch."""
+    conv1 = 2 * ch * 16 * 14 * 14  # 1 -> ch, 4x4/2: 2 FLOP per multiply-add
+    conv2 = 2 * (2 * ch) * ch * 16 * 7 * 7  # ch -> 2ch
+    lin = 2 * (2 * ch * 49 + 1)
+    fwd = conv1 + conv2 + lin
+    step = (batch + teacher_batch) * (fwd + fwd + (conv2 + lin))  # forward, weights, inputs of conv2
+    grads = batch * (fwd + conv2 + lin + conv1)  # forward, input gradient through both convs
+    return float(k * (step + grads))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("teachers", type=int, nargs="*", default=[25, 100, 400])
+    ap.add_argument("--batch", type=int, default=30)
+    ap.add_argument("--z-dim", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--chunk", type=int, default=None, help="teachers per block (option teacher_chunk)")
+    ap.add_argument("--peak", type=float, default=88.0, help="one core's fp32 peak, GFLOP/s")
+    ap.add_argument("--profile", action="store_true")
+    a = ap.parse_args(argv)
     torch.set_num_threads(1)
     ds = data.load("mnist")
-    for k in [int(a) for a in argv] or [25, 100, 400]:
+    n = len(ds.train)
+    for k in a.teachers:
         stamps: list[float] = []
-        gen = generators.get("gpate")(config="image", teachers=k, max_iter=4)
-        t0 = time.perf_counter()
-        gen.fit_many([ds.train], epsilon=1e6, seeds=[0],
-                     progress=lambda i: stamps.append(time.perf_counter()))
+        prof = None
+        if a.profile:
+            prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+
+        def tick(i: int) -> None:
+            stamps.append(time.process_time())
+            if prof is not None and i == a.steps:  # profile the last step only
+                prof.__enter__()
+
+        opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch)
+        opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk)) if v})
+        gen = generators.get("gpate")(**opts)
+        t0 = time.process_time()
+        gen.fit_many([ds.train], epsilon=1e6, seeds=[0], progress=tick)
         steps = np.diff(stamps)
-        print(f"k={k}: step seconds {np.round(steps, 2).tolist()} (median {np.median(steps):.2f}); "
-              f"setup + first step {stamps[0] - t0:.1f}s", flush=True)
+        tb = max(1, min(a.batch, n // k))
+        flop = teacher_flop(k, a.batch, tb)
+        limit = flop / (a.peak * 1e9)
+        print(f"k={k} batch={a.batch} teacher_batch={tb}: CPU s per step {np.round(steps, 2).tolist()} "
+              f"(median {np.median(steps):.2f}); setup + first step {stamps[0] - t0:.1f}s; "
+              f"teachers {flop / 1e12:.3f} TFLOP/step, limit {limit:.2f}s at {a.peak:g} GFLOP/s, "
+              f"median / limit {np.median(steps) / limit:.2f}", flush=True)
+        if prof is not None:
+            prof.__exit__(None, None, None)
+            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

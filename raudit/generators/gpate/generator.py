@@ -56,7 +56,7 @@ CONFIGS = {
     "tabular": dict(ratio=15, batch=30, k_proj=5, sigma1=0.75, sigma2=0.25, max_iter=10_000,
                     teacher_chunk=None),
     "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000,
-                  teacher_chunk=256),
+                  teacher_chunk=16),
 }
 
 

@@ -1,0 +1,61 @@
+"""G-PATE's image configuration: teachers in blocks give the same numbers, and its options."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from raudit import generators
+from raudit.errors import ConfigError
+from raudit.generators.gpate.chunked import ChunkedTeachers
+from raudit.generators.gpate.loop import teacher_gradients
+from raudit.generators.gpate.nets import ImageNets
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan.teachers import TeacherTraining, shuffled_partition, teacher_rng
+
+
+def mnist_shaped(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame(rng.integers(0, 256, size=(n, 784)), columns=[f"p{i}" for i in range(784)])
+    df["is_zero"] = np.arange(n) % 2
+    return df
+
+
+def trained_generator(**opts):
+    gen = generators.get("gpate")(config="image", teachers=7, batch=5, max_iter=3, sigma1=1.0,
+                                  sigma2=1.0, **opts).fit(mnist_shaped(), epsilon=1e6, seed=0)
+    return gen._batch.trained.generator.flat.detach().clone(), gen.summary()
+
+
+@pytest.mark.slow
+def test_teachers_in_blocks_train_bit_identically_to_all_at_once():
+    ref, s_ref = trained_generator(teacher_chunk=1000)  # one block: LocalTeachers' own step
+    for chunk in (1, 3, 4):  # blocks that split the 7 teachers evenly and unevenly
+        got, s = trained_generator(teacher_chunk=chunk)
+        assert torch.equal(got, ref)
+        assert s["eps_hat"] == s_ref["eps_hat"] and s["answered"] == s_ref["answered"]
+
+
+def test_blockwise_generator_gradients_equal_the_reference_per_teacher_gradients():
+    nets = ImageNets(785, z_dim=8)
+    rng = CounterRNG([0, 1], purpose="gpate")
+    x = torch.rand(2, 40, 785, generator=torch.Generator().manual_seed(0))
+    parts, sizes = shuffled_partition(rng, torch.tensor([40, 40]), 40, 5)
+    teachers = ChunkedTeachers(nets.teacher, teacher_rng([0, 1], 5), x, parts, sizes,
+                               TeacherTraining(4, 1e-3), chunk=3)  # blocks straddle the models
+    fake = nets.generate(nets.generator.create(rng), torch.rand(2, 6, 8) * 2 - 1)
+    got = teachers.generator_gradients(fake)
+    assert got.shape == (2, 5, 6, 785)
+    assert torch.equal(got, teacher_gradients(teachers, fake))
+
+
+def test_z_dim_is_an_image_option_and_sizes_the_generator():
+    with pytest.raises(ConfigError, match="z_dim is for config=image"):
+        generators.get("gpate")(z_dim=50)
+    with pytest.raises(ConfigError):
+        generators.get("gpate")(config="image", teacher_chunk=0)
+    hp = generators.get("gpate")(config="image", z_dim=50).resolve(56_000, 785)
+    assert (hp.z_dim, hp.teacher_chunk, hp.teachers) == (50, 16, 3733)
+    assert ImageNets(785, 50).generator.shapes()["w0"] == (50, 64 * 49)
+    # the tabular configuration keeps its one block
+    assert generators.get("gpate")().resolve(120, 4).teacher_chunk is None
