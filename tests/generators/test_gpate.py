@@ -163,3 +163,35 @@ def test_a_data_dependent_zero_step_fit_is_named_in_its_summary():
     s = gen.fit(table(), epsilon=cost.floor * 1.5, seed=0).summary()
     assert s["iterations"] == 0
     assert s["no_step"].startswith("took no step") and f"{cost.guaranteed:.4g}" in s["no_step"]
+
+
+def test_teacher_hidden_is_a_tabular_option_whose_default_keeps_the_one_layer_teacher():
+    from raudit.generators.gpate.nets import nets_for
+
+    assert nets_for("tabular", 4).teacher.widths == [4, 1]  # upstream's logistic regression
+    assert nets_for("tabular", 4, 0.5, teacher_hidden=8).teacher.widths == [4, 8, 1]
+    assert generators.get("gpate")().resolve(120, 4).teacher_hidden == 0
+    for bad in ({"teacher_hidden": -1}, {"teacher_hidden": 1.5},
+                {"config": "image", "teacher_hidden": 4}):
+        with pytest.raises(ConfigError):
+            generators.get("gpate")(**bad)
+    gen = generators.get("gpate")(conditional=True, teacher_hidden=8, max_iter=3)
+    assert gen.fit(table(), epsilon=1e6, seed=0).summary()["iterations"] == 3
+
+
+def test_a_linear_teacher_points_both_labels_the_same_way_a_hidden_layer_need_not():
+    """Why the option exists: d/dx of a logistic regression on (x, y) is w (1 - D), the same
+    direction whatever the label, so it cannot teach which features go with which label."""
+    from raudit.generators.gpate.nets import nets_for
+
+    def grads(hidden):
+        net = nets_for("tabular", 3, teacher_hidden=hidden).teacher
+        p = net.create(CounterRNG([5]))
+        x = torch.tensor([[[0.2, 0.7, 0.0], [0.2, 0.7, 1.0]]], requires_grad=True)  # label last
+        (g,) = torch.autograd.grad(net(p, x, logits=True).sum(), x)
+        return g[0, :, :2]
+
+    lin = grads(0)
+    assert torch.allclose(lin[0], lin[1])
+    hid = grads(16)
+    assert not torch.allclose(hid[0], hid[1])

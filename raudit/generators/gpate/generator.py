@@ -90,6 +90,7 @@ class GPateHP:
     projection: str
     z_dim: int | None = None
     teacher_chunk: int | None = None
+    teacher_hidden: int = 0
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class GPateOptions(OptionsObject):
     label_prior: float = 0.5
     z_dim: int | None = None
     teacher_chunk: int | None = None
+    teacher_hidden: int = 0
 
 
 class GPate(BatchedGenerator):
@@ -152,6 +154,11 @@ class GPate(BatchedGenerator):
         if not 0 < o.beta1 < 1:
             raise ConfigError(f"beta1 must lie in (0, 1), got {o.beta1!r}")
         check_conditional(o.conditional, o.label_prior)
+        if not isinstance(o.teacher_hidden, int) or o.teacher_hidden < 0:
+            raise ConfigError(f"teacher_hidden must be a non-negative integer, got {o.teacher_hidden!r}")
+        if o.teacher_hidden and o.config != "tabular":
+            raise ConfigError("teacher_hidden is for config=tabular (the image teachers are "
+                              "convolutional)")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
@@ -178,7 +185,7 @@ class GPate(BatchedGenerator):
                        o["k_proj"] or base["k_proj"], o["clip"], o["bins"], o["thresh"],
                        o["sigma1"] or base["sigma1"] * k, o["sigma2"] or base["sigma2"] * k, o["lr"],
                        o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
-                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"])
+                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"], o["teacher_hidden"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -224,7 +231,7 @@ class GPate(BatchedGenerator):
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant,
                           teacher_chunk=hp.teacher_chunk)
         prior = self.options["label_prior"] if self.options["conditional"] else None
-        nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim)
+        nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

@@ -30,10 +30,14 @@ class TabularNets:
 
     z_kind = "uniform"
 
-    def __init__(self, d: int):
+    def __init__(self, d: int, teacher_hidden: int = 0):
         self.z_dim = d
         self.generator = MLP([d, d, max(1, d // 2), d], ["relu", "relu", "sigmoid"])
-        self.teacher = MLP([d, 1], ["sigmoid"])
+        # one layer (PATE-GAN's logistic regression) is linear in the record, so its gradient
+        # has the same direction for both labels: it cannot teach a conditional generator
+        # which features go with which label; ``teacher_hidden`` units of leaky ReLU can
+        self.teacher = (MLP([d, 1], ["sigmoid"]) if not teacher_hidden else
+                        MLP([d, teacher_hidden, 1], ["leaky_relu", "sigmoid"]))
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
@@ -44,8 +48,8 @@ class LabelledTabularNets(TabularNets):
     y ~ Bernoulli(``prior``) (public), fed beside the rest of z; the network writes the
     d - 1 features and y is appended (:mod:`raudit.generators.labelled`)."""
 
-    def __init__(self, d: int, prior: float):
-        super().__init__(d)
+    def __init__(self, d: int, prior: float, teacher_hidden: int = 0):
+        super().__init__(d, teacher_hidden)
         self.prior = prior
         self.generator = MLP([d, d, max(1, d // 2), d - 1], ["relu", "relu", "sigmoid"])
 
@@ -156,10 +160,14 @@ class ImageNets:
         return self.generator(p, z)
 
 
-def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None):
+def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
+             teacher_hidden: int = 0):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
-    ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50)."""
+    ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
+    ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width."""
     if kind == "tabular":
-        return TabularNets(d) if label_prior is None else LabelledTabularNets(d, label_prior)
+        if label_prior is None:
+            return TabularNets(d, teacher_hidden)
+        return LabelledTabularNets(d, label_prior, teacher_hidden)
     return ImageNets(d) if z_dim is None else ImageNets(d, z_dim)
 
