@@ -26,6 +26,8 @@ def run_arm(ds, a, control: str | None) -> dict:
     opts = dict(config="image", teachers=a.teachers, max_iter=a.steps, batch=a.batch)
     if a.z_dim:
         opts["z_dim"] = a.z_dim
+    if a.label_prior is not None:  # a conditional generator: the label from a public prior
+        opts.update(conditional=True, label_prior=a.label_prior)
     t0 = time.process_time()
     gen = generators.get("gpate")(**opts)
     fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[a.seed],
@@ -53,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1e6)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--label-prior", type=float, default=None,
+                    help="conditional generator with this public label prior (default: the "
+                         "generator's own label head)")
     ap.add_argument("--arms", nargs="+", choices=["real", "coin"], default=["real", "coin"],
                     help="which arms to run (each can run in its own process)")
     ap.add_argument("--no-reference", action="store_true",

@@ -56,5 +56,5 @@ def test_checks_the_constructors_made_still_apply():
         generators.get("dpgan")(bounds_share=1.0)
     with pytest.raises(ConfigError, match="arch must be one of"):
         generators.get("fixed")(arch="bogus")
-    with pytest.raises(ConfigError, match="conditional=true is for config=tabular"):
-        generators.get("gpate")(config="image", conditional=True)
+    with pytest.raises(ConfigError, match="z_dim is for config=image"):
+        generators.get("gpate")(z_dim=50)

@@ -59,3 +59,11 @@ def test_z_dim_is_an_image_option_and_sizes_the_generator():
     assert ImageNets(785, 50).generator.shapes()["w0"] == (50, 64 * 49)
     # the tabular configuration keeps its one block
     assert generators.get("gpate")().resolve(120, 4).teacher_chunk is None
+
+
+def test_the_conditional_image_generator_writes_both_labels_from_the_public_prior():
+    gen = generators.get("gpate")(config="image", conditional=True, label_prior=0.5, teachers=2,
+                                  batch=3, max_iter=1, sigma1=1.0, sigma2=1.0, z_dim=8)
+    out = gen.fit(mnist_shaped(30), epsilon=1e6, seed=0).sample(400, seed=1)
+    share = out["is_zero"].mean()
+    assert set(out["is_zero"].unique()) == {0, 1} and 0.4 < share < 0.6  # 400 draws, fixed seed

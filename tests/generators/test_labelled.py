@@ -56,8 +56,6 @@ def test_conditional_options_are_checked_before_training():
             generators.get(name)(conditional=True, label_prior=1.0)
         with pytest.raises(ConfigError, match="conditional"):
             generators.get(name)(conditional="yes")
-    with pytest.raises(ConfigError, match="tabular"):
-        generators.get("gpate")(config="image", conditional=True)
     bad = table().assign(label=lambda t: t["label"] * 2)
     with pytest.raises(DataError, match="0/1 label"):
         generators.get("dpgan")(conditional=True, iterations=1).fit(bad, epsilon=5.0, seed=0)

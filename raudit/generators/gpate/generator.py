@@ -23,7 +23,7 @@ about 17 alpha / k^2, so the number of queries eps can pay for grows as k^2, i.e
 at a fixed number of rows per teacher. The data-dependent bound only beats that where
 the teachers nearly agree.
 
-``conditional=True`` (tabular, off by default): the label is drawn from
+``conditional=True`` (off by default; image: the label head is dropped): the label is drawn from
 Bernoulli(``label_prior``), a public constant, and fed to the generator, which writes
 the other columns, so a synthetic table always has both classes
 (:mod:`raudit.generators.labelled`; why: docs/learning.md).
@@ -162,9 +162,6 @@ class GPate(BatchedGenerator):
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
-        if o.conditional and o.config != "tabular":
-            raise ConfigError("conditional=true is for config=tabular (the image generator has "
-                              "its own label head)")
         super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):

@@ -160,6 +160,20 @@ class ImageNets:
         return self.generator(p, z)
 
 
+class LabelledImageNets(ImageNets):
+    """The image nets with a conditional generator (the G-PATE authors' generator is
+    conditioned on the digit): the last z coordinate becomes y ~ Bernoulli(``prior``), a
+    public constant, fed to the generator; its label head is dropped and y is written as
+    the row's label (:mod:`raudit.generators.labelled`), so every sample has both classes."""
+
+    def __init__(self, d: int, prior: float, z_dim: int = 100):
+        super().__init__(d, z_dim)
+        self.prior = prior
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return with_label(lambda zy: self.generator(p, zy)[..., :784], z, self.prior, self.z_kind)
+
+
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
              teacher_hidden: int = 0):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
@@ -169,5 +183,6 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
         return LabelledTabularNets(d, label_prior, teacher_hidden)
-    return ImageNets(d) if z_dim is None else ImageNets(d, z_dim)
+    z = {} if z_dim is None else {"z_dim": z_dim}
+    return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 
