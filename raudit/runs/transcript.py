@@ -21,6 +21,7 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
+from raudit.audit.active import check_active, one_run_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
                                      schedule_from_run, schedule_of)
@@ -37,16 +38,20 @@ LOOK_EVERY = 100  # trials between two looks of an anytime audit (any schedule s
 
 
 def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int | None = None,
-                         anytime: bool = False) -> dict[str, Any]:
+                         anytime: bool = False, level: str = "transcript") -> dict[str, Any]:
     """Run the transcript-level audit of ``req`` (``shadow_models`` = trials per world),
     or with ``canaries`` a one-run audit of that many canaries
     (:func:`raudit.audit.transcript.one_run_transcript`), or (``anytime``) an
     anytime-valid sequential audit of at most 2 x ``shadow_models`` trials
-    (:func:`raudit.audit.anytime.anytime_transcript`)."""
+    (:func:`raudit.audit.anytime.anytime_transcript`). ``level="active"``: the auditor's
+    canary queries and neighbours (:mod:`raudit.audit.active`; its one run spreads the
+    canaries over the teachers)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
-    check_transcript(req.impl)
+    if level not in ("transcript", "active"):
+        raise ConfigError(f"run_transcript_audit runs transcript or active, got {level!r}")
+    check_active(req.impl) if level == "active" else check_transcript(req.impl)
     if req.sequential:
         raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
                           "--target-width / --until-ceiling / -S auto")
@@ -61,13 +66,21 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
                                         game.epsilon, game.delta,
                                         seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
-    threat = ThreatModel.transcript() if canaries is None else \
-        ThreatModel.transcript_one_run(canaries)
+    teachers = teachers_of(req.impl, game.options, len(ds.train), len(ds.columns)) \
+        if level == "active" and canaries is not None else None
+    if level == "active":
+        threat = ThreatModel.active() if canaries is None else \
+            ThreatModel.active_one_run(canaries, teachers)
+    else:
+        threat = ThreatModel.transcript() if canaries is None else \
+            ThreatModel.transcript_one_run(canaries)
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "mechanism": dataclasses.asdict(sched.mechanism)}
     if canaries is not None:
-        if canaries > sched.mechanism.queries:  # one line before --out is touched
-            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)
+        if level == "transcript" and canaries > sched.mechanism.queries:
+            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)  # its one line
+        if level == "active" and -(-canaries // teachers) > sched.mechanism.queries:
+            one_run_active(sched.mechanism, canaries=canaries, teachers=teachers, seed=0)
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
     if anytime:
@@ -86,20 +99,24 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         result, n, one = {"estimates": {}}, any_["trials_used"], {}
     elif canaries is None:
         scored = transcript_scores(sched.mechanism, trials=game.shadow_models, seed=seed)
-        result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA)
+        result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA,
+                           statistic=scored["statistic"])
         n, one = 2 * game.shadow_models, {}
     else:
         result, n = {"estimates": {}}, 1
-        one = one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
+        one = one_run_active(sched.mechanism, canaries=canaries, teachers=teachers, seed=seed) \
+            if level == "active" else \
+            one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
     wall = time.perf_counter() - t0
     row = an.summary_row(game.spec(), {**result, "models_ok": n, "missing": 0},
-                         audit_id=audit_id, target_label="worst-case (transcript)",
+                         audit_id=audit_id, target_label=f"worst-case ({level})",
                          models_per_hour=n / wall * 3600 if wall > 0 else None)
     if one:
         row.update(canaries=int(canaries), eps_one_run=float(one["eps_lo"]),
                    one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]),
                    shadow_models=0)
-    row.update(attack="likelihood-ratio", features="vote-transcript",
+    row.update(attack="likelihood-ratio",
+               features="vote-transcript" if level == "transcript" else "canary-votes",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
                eps_true_method=true.method, eps_true_source=sched.source)
@@ -124,7 +141,20 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
              f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
              f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
-    if one:
+    if level == "active":
+        notes.append("active: the auditor's canary queries replace all the student's "
+                     f"{mech.queries:,} queries (its accountant is data-independent: the run "
+                     "answers as many either way); the GAN is not trained")
+    if result.get("mu_fit") is not None:
+        notes.append(f"GDP fit of all {2 * game.shadow_models:,} trials' likelihood ratios: "
+                     f"mu >= {result['mu_fit']:.4f} (gaussian-tradeoff assumption; "
+                     f"one threshold: mu >= {result['mu_gdp']:.4f})")
+    if one and level == "active":
+        notes.append(f"one run: {canaries} canaries over {teachers} teachers, each flipping "
+                     f"its teacher's vote on its own {one['queries_per_canary']:,} queries "
+                     "(two coordinates per query, shared by all teachers), so the bound "
+                     "measures those queries' privacy")
+    elif one:
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
                      "coordinate per record), so the bound measures those queries' privacy")

@@ -1,0 +1,131 @@
+"""The active threat model for PATE's noisy votes: the auditor chooses the queries too.
+
+At the ``active`` level (Nasr et al. 2023's strongest adversary) the auditor builds the
+neighbouring datasets AND the queries the mechanism answers. For PATE that makes the
+transcript level's worst case real rather than assumed:
+
+* neighbours: the target alone in one teacher's partition, against a record of the
+  other label (replace-one), so that teacher's vote is the target's label in world
+  "in" and the other label in world "out" -- on any query;
+* canaries: the auditor's canary queries REPLACE all the student's queries. For
+  ``paper`` and ``fixed`` the number of queries is fixed by a data-independent
+  accountant or planner, so the run answers exactly as many either way; the GAN is not
+  trained (nothing it does reaches the released histograms once the queries are the
+  auditor's). The summary says so.
+
+The other teachers' votes on a canary query are fixed by the auditor and cancel from
+the likelihood ratio, so a trial is the exact sufficient statistic of
+:class:`raudit.audit.transcript.VoteMechanism` (tests/audit/test_active.py checks it
+against :func:`canary_releases`, which runs the generator's own noisy aggregation,
+:func:`raudit.generators.pategan.aggregation.aggregator`, on the canary design).
+
+One run (:func:`one_run_active`): m canary records in ONE run, each in with
+probability 1/2. A vote histogram has two coordinates per query, shared by every
+teacher, so canaries need queries of their own: canary i sits in teacher i mod k and
+flips that teacher's vote on its own share of the queries (1/2 of them when a teacher
+holds one canary, 1/c when it holds c), and is scored by the likelihood ratio of its
+share with the other canaries' flips as noise. Each canary's privacy is that of its
+share, mu_i = mu sqrt(share): the bound is valid for the mechanism but measures a share.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from raudit.audit.transcript import VoteMechanism
+from raudit.errors import ConfigError
+
+__all__ = ["canary_releases", "check_active", "coordinate_llr", "one_run_active", "teachers_of"]
+
+
+def check_active(impl: str) -> None:
+    """Raise a one-line ConfigError unless ``impl``'s mechanism runs without training."""
+    from raudit.audit.mechanisms import SCHEDULES
+
+    if impl.startswith("exec:"):
+        raise ConfigError(f"--threat-model active runs the generator's mechanism on the "
+                          f"auditor's queries; {impl!r} runs in its own process, so raudit "
+                          "cannot reach its mechanism")
+    if impl not in SCHEDULES:
+        raise ConfigError(f"--threat-model active needs a mechanism that runs without "
+                          f"training (a dry-run vote schedule): {', '.join(SCHEDULES)}; "
+                          f"{impl!r} has none")
+
+
+def coordinate_llr(mech: VoteMechanism, u: np.ndarray) -> np.ndarray:
+    """Per released coordinate, the log-likelihood ratio of "shifted by +1" against "not
+    shifted", at ``u`` = the released value minus the auditor's known base count,
+    oriented so that the target's shift is +1."""
+    s = float(mech.scale)
+    if mech.noise == "gaussian":
+        return (u - 0.5) / s**2
+    return (np.abs(u) - np.abs(u - 1.0)) / s
+
+
+def canary_releases(mech: VoteMechanism, teachers: int, base: int, world: int, trials: int,
+                    seed: int):
+    """The released histograms of ``trials`` runs of the canary design through the
+    generator's own noisy aggregation (torch, :mod:`raudit.generators.pategan.aggregation`):
+    ``base`` other teachers vote 1 on every canary query, the target's teacher votes 1
+    in world 1 and 0 in world 0. Returns the noise-added (n1, n0) arrays (trials, Q)."""
+    import torch
+
+    from raudit.generators.nn.rng import CounterRNG
+    from raudit.generators.pategan.aggregation import GAUSSIAN_AGGREGATIONS, aggregator
+
+    if not 0 <= base < teachers:
+        raise ConfigError(f"base votes must lie in [0, teachers), got {base}")
+    rng = CounterRNG(list(range(seed, seed + trials)), purpose="active-canaries",
+                     dtype=torch.float64)
+    n1 = torch.full((trials, mech.queries), base + world, dtype=torch.int64)
+    agg = GAUSSIAN_AGGREGATIONS[mech.aggregation] if mech.noise == "gaussian" else \
+        aggregator("laplace", mech.aggregation)
+    _, noise = agg(n1, teachers, rng, mech.scale)
+    noise = noise.numpy()
+    ones = n1.numpy() + (noise[..., 1] if noise.ndim == 3 else noise)
+    zeros = (teachers - n1.numpy()) + noise[..., 0] if noise.ndim == 3 else None
+    return ones, zeros
+
+
+def one_run_active(mech: VoteMechanism, *, canaries: int, teachers: int, seed: int,
+                   beta: float = 0.05) -> dict:
+    """A one-run audit (:func:`raudit.audit.one_run.best_one_run`) of ``canaries`` canary
+    records spread over ``teachers`` teachers, every query of the run simulated."""
+    from raudit.audit.one_run import best_one_run
+
+    if canaries < 2:
+        raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
+    per_teacher = math.ceil(canaries / teachers)
+    parts = max(per_teacher, 2)  # one canary per teacher still gets half: shares must differ
+    if parts > mech.queries:
+        raise ConfigError(f"--canaries {canaries} over {teachers} teachers needs {parts} "
+                          f"queries per teacher; the mechanism answers {mech.queries}")
+    rng = np.random.default_rng(seed)
+    inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
+    owner = np.empty((teachers, mech.queries), dtype=np.int64)  # canary owning (teacher, q)
+    for t in range(min(teachers, canaries)):
+        owner[t] = rng.permutation(mech.queries) % parts  # an equal share per part
+    share = np.full(canaries, -1, dtype=np.int64)
+    share[:] = np.arange(canaries) // teachers  # canary i: teacher i % k, part i // k
+    shift = np.zeros(mech.queries)
+    for i in np.flatnonzero(inclusion == 1):
+        shift += owner[i % teachers] == share[i]
+    n_coords = 2 if mech.aggregation == "argmax" else 1
+    scale = mech.scale
+    draw = rng.normal if mech.noise == "gaussian" else rng.laplace
+    llr = sum(coordinate_llr(mech, shift + draw(0.0, scale, mech.queries))
+              for _ in range(n_coords))  # the -1 coordinate, oriented, is the same law
+    scores = np.array([llr[owner[i % teachers] == share[i]].sum() for i in range(canaries)])
+    out = best_one_run(scores, inclusion, beta=beta)
+    return {**out, "queries_per_canary": int(mech.queries // parts), "teachers": teachers}
+
+
+def teachers_of(impl: str, options: dict, n_rows: int, n_cols: int) -> int:
+    """How many teachers ``impl`` trains on a table of ``n_rows`` rows (the canaries'
+    homes in a one-run audit)."""
+    from raudit import generators
+
+    hp = generators.get(impl)(**dict(options)).resolve(n_rows, n_cols)
+    return int(hp.teachers if hasattr(hp, "teachers") else hp[0])
