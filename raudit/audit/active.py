@@ -21,11 +21,12 @@ against :func:`canary_releases`, which runs the generator's own noisy aggregatio
 
 One run (:func:`one_run_active`): m canary records in ONE run, each in with
 probability 1/2. A vote histogram has two coordinates per query, shared by every
-teacher, so canaries need queries of their own: canary i sits in teacher i mod k and
-flips that teacher's vote on its own share of the queries (1/2 of them when a teacher
-holds one canary, 1/c when it holds c), and is scored by the likelihood ratio of its
-share with the other canaries' flips as noise. Each canary's privacy is that of its
-share, mu_i = mu sqrt(share): the bound is valid for the mechanism but measures a share.
+teacher, so a canary's "coordinate" is a pattern: canary i sits in teacher i mod k and
+flips that teacher's vote on its share of the queries (all of them when every canary
+has a teacher of its own, m <= k; 1/c of them when a teacher holds c) in a direction of
+its own per query, and is scored by the likelihood ratio of that pattern, the other
+canaries' flips acting as noise. Each canary's privacy is that of its share
+(mu_i = mu / sqrt(c)): the full mechanism's when m <= k.
 """
 
 from __future__ import annotations
@@ -92,34 +93,52 @@ def canary_releases(mech: VoteMechanism, teachers: int, base: int, world: int, t
 def one_run_active(mech: VoteMechanism, *, canaries: int, teachers: int, seed: int,
                    beta: float = 0.05) -> dict:
     """A one-run audit (:func:`raudit.audit.one_run.best_one_run`) of ``canaries`` canary
-    records spread over ``teachers`` teachers, every query of the run simulated."""
+    records spread over ``teachers`` teachers, every query of the run simulated.
+
+    Canary i sits in teacher i mod k; a teacher holding c canaries gives each a disjoint
+    1/c share of the queries (all of them when c = 1), on which the canary flips its
+    teacher's vote in a direction of its own (a random sign per query: the auditor picks
+    queries its teacher votes either way without it). Signs make the canaries' shifts
+    nearly orthogonal, so each is scored by the likelihood ratio of its own pattern, the
+    others' flips acting as (small) noise."""
     from raudit.audit.one_run import best_one_run
 
     if canaries < 2:
         raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
+    if teachers < 1:
+        raise ConfigError(f"teachers must be >= 1, got {teachers!r}")
     per_teacher = math.ceil(canaries / teachers)
-    parts = max(per_teacher, 2)  # one canary per teacher still gets half: shares must differ
-    if parts > mech.queries:
-        raise ConfigError(f"--canaries {canaries} over {teachers} teachers needs {parts} "
-                          f"queries per teacher; the mechanism answers {mech.queries}")
+    if per_teacher > mech.queries:
+        raise ConfigError(f"--canaries {canaries} over {teachers} teachers needs "
+                          f"{per_teacher} queries per teacher; the mechanism answers "
+                          f"{mech.queries}")
     rng = np.random.default_rng(seed)
     inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
-    owner = np.empty((teachers, mech.queries), dtype=np.int64)  # canary owning (teacher, q)
-    for t in range(min(teachers, canaries)):
-        owner[t] = rng.permutation(mech.queries) % parts  # an equal share per part
-    share = np.full(canaries, -1, dtype=np.int64)
-    share[:] = np.arange(canaries) // teachers  # canary i: teacher i % k, part i // k
-    shift = np.zeros(mech.queries)
+    shares = [rng.permutation(mech.queries) % per_teacher for _ in range(min(teachers, canaries))]
+    pattern_seeds = rng.integers(0, 2**63, size=canaries)
+
+    def pattern(i):  # (queries of canary i, its flip sign on each): regenerated, not stored
+        q = np.flatnonzero(shares[i % teachers] == i // teachers)
+        sign = np.random.default_rng(int(pattern_seeds[i])).integers(0, 2, q.size) * 2 - 1
+        return q, sign
+
+    shift = np.zeros(mech.queries)  # on the n1 coordinate (n0 moves the other way)
     for i in np.flatnonzero(inclusion == 1):
-        shift += owner[i % teachers] == share[i]
-    n_coords = 2 if mech.aggregation == "argmax" else 1
-    scale = mech.scale
+        q, sign = pattern(i)
+        shift[q] += sign
     draw = rng.normal if mech.noise == "gaussian" else rng.laplace
-    llr = sum(coordinate_llr(mech, shift + draw(0.0, scale, mech.queries))
-              for _ in range(n_coords))  # the -1 coordinate, oriented, is the same law
-    scores = np.array([llr[owner[i % teachers] == share[i]].sum() for i in range(canaries)])
+    u1 = shift + draw(0.0, mech.scale, mech.queries)
+    # oriented so that canary i's flip is +1: sign * u1 (and -sign * u0 for argmax)
+    up, down = coordinate_llr(mech, u1), coordinate_llr(mech, -u1)
+    if mech.aggregation == "argmax":
+        u0 = -shift + draw(0.0, mech.scale, mech.queries)
+        up, down = up + coordinate_llr(mech, -u0), down + coordinate_llr(mech, u0)
+    scores = np.empty(canaries)
+    for i in range(canaries):
+        q, sign = pattern(i)
+        scores[i] = np.where(sign > 0, up[q], down[q]).sum()
     out = best_one_run(scores, inclusion, beta=beta)
-    return {**out, "queries_per_canary": int(mech.queries // parts), "teachers": teachers}
+    return {**out, "queries_per_canary": int(mech.queries // per_teacher), "teachers": teachers}
 
 
 def teachers_of(impl: str, options: dict, n_rows: int, n_cols: int) -> int:

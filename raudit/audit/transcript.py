@@ -86,8 +86,9 @@ class ThreatModel:
     def active_one_run(cls, canaries: int, teachers: int) -> "ThreatModel":
         return cls("active", "every noisy vote histogram the teachers release, on the "
                    "auditor's canary queries",
-                   f"each canary alone with its share of one of {teachers} teachers' canary "
-                   "queries: it flips that teacher's vote there",
+                   f"each canary in one of {teachers} teachers (alone when canaries <= teachers): "
+                   "it flips that teacher's vote on its share of the canary queries, in a "
+                   "direction of its own per query",
                    f"{canaries} canary records, each in with probability 1/2, and canary queries "
                    "replacing all the student's queries",
                    "one run of the mechanism, every query simulated")
