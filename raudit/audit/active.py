@@ -62,7 +62,10 @@ def coordinate_llr(mech: VoteMechanism, u: np.ndarray) -> np.ndarray:
     s = float(mech.scale)
     if mech.noise == "gaussian":
         return (u - 0.5) / s**2
-    return (np.abs(u) - np.abs(u - 1.0)) / s
+    # |u| - |u - 1| written as a clip: exactly +-1 outside (0, 1), so the score carries
+    # no floating-point rounding of u (which differs between the worlds: u = 1 + z or z,
+    # a side channel a la Mironov 2012 that overshot the one-run bound in a test)
+    return np.clip(2.0 * u - 1.0, -1.0, 1.0) / s
 
 
 def canary_releases(mech: VoteMechanism, teachers: int, base: int, world: int, trials: int,
@@ -114,18 +117,22 @@ def one_run_active(mech: VoteMechanism, *, canaries: int, teachers: int, seed: i
                           f"{mech.queries}")
     rng = np.random.default_rng(seed)
     inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
-    shares = [rng.permutation(mech.queries) % per_teacher for _ in range(min(teachers, canaries))]
-    pattern_seeds = rng.integers(0, 2**63, size=canaries)
+    used = min(teachers, canaries)
+    # canary i = part i // k of teacher i % k; parts split a teacher's queries equally
+    owner = np.full((used, per_teacher), -1, dtype=np.int64)
+    for i in range(canaries):
+        owner[i % teachers, i // teachers] = i
+    teacher_seeds = rng.integers(0, 2**63, size=used)
 
-    def pattern(i):  # (queries of canary i, its flip sign on each): regenerated, not stored
-        q = np.flatnonzero(shares[i % teachers] == i // teachers)
-        sign = np.random.default_rng(int(pattern_seeds[i])).integers(0, 2, q.size) * 2 - 1
-        return q, sign
+    def slots(t):  # (part of each query, flip sign of each query) of teacher t: regenerated
+        g = np.random.default_rng(int(teacher_seeds[t]))
+        return g.permutation(mech.queries) % per_teacher, g.integers(0, 2, mech.queries) * 2 - 1
 
     shift = np.zeros(mech.queries)  # on the n1 coordinate (n0 moves the other way)
-    for i in np.flatnonzero(inclusion == 1):
-        q, sign = pattern(i)
-        shift[q] += sign
+    for t in range(used):
+        part, sign = slots(t)
+        member = owner[t][part]
+        shift += sign * ((member >= 0) & (inclusion[np.maximum(member, 0)] == 1))
     draw = rng.normal if mech.noise == "gaussian" else rng.laplace
     u1 = shift + draw(0.0, mech.scale, mech.queries)
     # oriented so that canary i's flip is +1: sign * u1 (and -sign * u0 for argmax)
@@ -134,9 +141,11 @@ def one_run_active(mech: VoteMechanism, *, canaries: int, teachers: int, seed: i
         u0 = -shift + draw(0.0, mech.scale, mech.queries)
         up, down = up + coordinate_llr(mech, -u0), down + coordinate_llr(mech, u0)
     scores = np.empty(canaries)
-    for i in range(canaries):
-        q, sign = pattern(i)
-        scores[i] = np.where(sign > 0, up[q], down[q]).sum()
+    for t in range(used):
+        part, sign = slots(t)
+        per_part = np.bincount(part, weights=np.where(sign > 0, up, down), minlength=per_teacher)
+        mine = owner[t] >= 0
+        scores[owner[t][mine]] = per_part[mine]
     out = best_one_run(scores, inclusion, beta=beta)
     return {**out, "queries_per_canary": int(mech.queries // per_teacher), "teachers": teachers}
 
