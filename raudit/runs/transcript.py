@@ -158,6 +158,7 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
                      "coordinate per record), so the bound measures those queries' privacy")
-    return {**row, "estimates": values, "out": str(out), "models_run": n, "failed_chunks": 0,
+    extra = {"mu_fit": float(result["mu_fit"])} if result.get("mu_fit") is not None else {}
+    return {**row, **extra, "estimates": values, "out": str(out), "models_run": n, "failed_chunks": 0,
             "wall_s": wall, "placement": "in-process (numpy)", "notes": notes,
             "target_row": "worst-case"}
