@@ -25,7 +25,8 @@ from raudit.audit.active import check_active, one_run_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
                                      schedule_from_run, schedule_of)
-from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
+from raudit.audit.transcript import (ThreatModel, mu_equivalent, one_run_transcript,
+                                     transcript_scores)
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -146,8 +147,13 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                      f"{mech.queries:,} queries (its accountant is data-independent: the run "
                      "answers as many either way); the GAN is not trained")
     if result.get("mu_fit") is not None:
+        try:
+            mu_true = mu_equivalent(true.eps, game.delta) if game.delta else float("nan")
+        except ValueError:  # beyond mu = 50 (updated's eps_true 4e7): no useful mu
+            mu_true = float("nan")
         notes.append(f"GDP fit of all {2 * game.shadow_models:,} trials' likelihood ratios: "
-                     f"mu >= {result['mu_fit']:.4f} (gaussian-tradeoff assumption; "
+                     f"mu >= {result['mu_fit']:.4f} of the mechanism's {mu_true:.4f} "
+                     f"({result['mu_fit'] / mu_true:.0%}; gaussian-tradeoff assumption; "
                      f"one threshold: mu >= {result['mu_gdp']:.4f})")
     if one and level == "active":
         notes.append(f"one run: {canaries} canaries over {teachers} teachers, each flipping "
