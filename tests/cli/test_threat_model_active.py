@@ -87,3 +87,14 @@ def test_active_bad_inputs(tmp_path, args, needles):
     out = tmp_path / "x"
     _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
     assert not out.exists()
+
+
+def test_active_anytime_audit_end_to_end(tmp_path):
+    r = _run("--impl", "fixed", "--epsilon", "4", "--threat-model", "active", "--sequential",
+             "anytime", "-S", "500", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "active" and s["looks"] == 10
+    assert 0 < s["eps_anytime"] < s["eps_true"] and s["eps_cp"] is None
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["sequential"] == {"rule": "anytime", "look_every": 100}
