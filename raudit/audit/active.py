@@ -126,7 +126,10 @@ def one_run_active(mech: VoteMechanism, *, canaries: int, teachers: int, seed: i
 
     def slots(t):  # (part of each query, flip sign of each query) of teacher t: regenerated
         g = np.random.default_rng(int(teacher_seeds[t]))
-        return g.permutation(mech.queries) % per_teacher, g.integers(0, 2, mech.queries) * 2 - 1
+        sign = g.integers(0, 2, mech.queries, dtype=np.int8) * 2 - 1
+        part = np.zeros(mech.queries, dtype=np.int64) if per_teacher == 1 else \
+            g.permutation(mech.queries) % per_teacher  # one canary owns every query
+        return part, sign
 
     shift = np.zeros(mech.queries)  # on the n1 coordinate (n0 moves the other way)
     for t in range(used):
