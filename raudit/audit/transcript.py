@@ -96,6 +96,29 @@ class ThreatModel:
     def spec(self) -> dict:
         return asdict(self)
 
+    # The threat model owns the sampling (as in TAPAS): the runs layer asks it for trials.
+
+    def scores(self, mech: "VoteMechanism", *, trials: int, seed: int) -> dict:
+        """``trials`` runs per world of the worst case (:func:`transcript_scores`): the same
+        law at both levels -- assumed at ``transcript``, built by the auditor at ``active``."""
+        if self.level not in ("transcript", "active"):
+            raise ConfigError(f"{self.level} trials are trained shadow models, not a mechanism")
+        return transcript_scores(mech, trials=trials, seed=seed)
+
+    def one_run(self, mech: "VoteMechanism", *, canaries: int, seed: int,
+                teachers: int | None = None) -> dict:
+        """One run with ``canaries`` canaries: the queries split among them (transcript) or
+        each flipping its own teacher on every canary query (active, over ``teachers``)."""
+        if self.level == "active":
+            from raudit.audit.active import one_run_active
+
+            if teachers is None:
+                raise ConfigError("an active one-run audit needs the generator's teacher count")
+            return one_run_active(mech, canaries=canaries, teachers=teachers, seed=seed)
+        if self.level != "transcript":
+            raise ConfigError(f"no one-run audit at the {self.level} level")
+        return one_run_transcript(mech, canaries=canaries, seed=seed)
+
 
 @dataclass(frozen=True)
 class VoteMechanism:

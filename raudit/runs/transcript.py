@@ -21,12 +21,11 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
-from raudit.audit.active import check_active, one_run_active, teachers_of
+from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
                                      schedule_from_run, schedule_of)
-from raudit.audit.transcript import (ThreatModel, mu_equivalent, one_run_transcript,
-                                     transcript_scores)
+from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -78,10 +77,10 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "mechanism": dataclasses.asdict(sched.mechanism)}
     if canaries is not None:
-        if level == "transcript" and canaries > sched.mechanism.queries:
-            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)  # its one line
-        if level == "active" and -(-canaries // teachers) > sched.mechanism.queries:
-            one_run_active(sched.mechanism, canaries=canaries, teachers=teachers, seed=0)
+        # more canaries than the design has queries for: its one line, before --out
+        need = canaries if level == "transcript" else -(-canaries // teachers)
+        if need > sched.mechanism.queries:
+            threat.one_run(sched.mechanism, canaries=canaries, teachers=teachers, seed=0)
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
     if anytime:
@@ -99,15 +98,13 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                                   look_every=LOOK_EVERY)
         result, n, one = {"estimates": {}}, any_["trials_used"], {}
     elif canaries is None:
-        scored = transcript_scores(sched.mechanism, trials=game.shadow_models, seed=seed)
+        scored = threat.scores(sched.mechanism, trials=game.shadow_models, seed=seed)
         result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA,
                            statistic=scored["statistic"])
         n, one = 2 * game.shadow_models, {}
     else:
         result, n = {"estimates": {}}, 1
-        one = one_run_active(sched.mechanism, canaries=canaries, teachers=teachers, seed=seed) \
-            if level == "active" else \
-            one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
+        one = threat.one_run(sched.mechanism, canaries=canaries, teachers=teachers, seed=seed)
     wall = time.perf_counter() - t0
     row = an.summary_row(game.spec(), {**result, "models_ok": n, "missing": 0},
                          audit_id=audit_id, target_label=f"worst-case ({level})",

@@ -164,3 +164,16 @@ def test_active_level_is_tight_on_paper_and_fixed_where_the_arithmetic_allows():
                 assert abs(fits.mean() - (mu_true - loss)) <= 0.3 * loss, (impl, eps)
     allowed = max_overshoots(6 * repeats, ALPHA / 2)
     assert overshoots <= allowed < mutant
+
+
+def test_the_threat_model_owns_the_sampling():
+    mech = VoteMechanism("gaussian", 10.0, 50)
+    a = ThreatModel.active().scores(mech, trials=100, seed=3)
+    t = ThreatModel.transcript().scores(mech, trials=100, seed=3)
+    assert np.array_equal(a["statistic"][0], t["statistic"][0])  # one law, two stories
+    with pytest.raises(ConfigError, match="trained shadow models"):
+        ThreatModel().scores(mech, trials=100, seed=3)
+    with pytest.raises(ConfigError, match="teacher count"):
+        ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0)
+    one = ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0, teachers=2)
+    assert one["queries_per_canary"] == 25 and one["teachers"] == 2
