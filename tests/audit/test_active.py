@@ -177,3 +177,21 @@ def test_the_threat_model_owns_the_sampling():
         ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0)
     one = ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0, teachers=2)
     assert one["queries_per_canary"] == 25 and one["teachers"] == 2
+
+
+def test_gdp_fit_far_tail_matches_the_noncentral_t():
+    """Past t = 100 the fit uses the normal limit of d (scipy's noncentral t stops
+    converging for updated-like separations); just past the switch both agree."""
+    from scipy import optimize
+
+    n = 10_000
+    labels = np.repeat([0, 1], n)
+    x = np.random.default_rng(4).normal(labels * 1.45, 1.0)
+    inn, out = x[labels == 1], x[labels == 0]
+    scale = np.sqrt(2.0 / n)
+    t = (inn.mean() - out.mean()) / np.sqrt((inn.var(ddof=1) + out.var(ddof=1)) / 2) / scale
+    assert t > 100
+    exact = optimize.brentq(lambda c: stats.nct.sf(t, 2 * n - 2, c) - ALPHA / 2, 0, 2 * t) * scale
+    assert mu_fit(x, labels, alpha=ALPHA) == pytest.approx(exact, abs=1e-3)
+    huge = mu_fit(np.r_[np.zeros(n), np.full(n, 1e6)] + np.tile([0.0, 1.0], n), labels)
+    assert 0.99 * 2e6 < huge < 2e6  # shift 1e6 over a spread of 0.5
