@@ -33,6 +33,9 @@ def test_active_audit_of_fixed_records_its_threat_model(tmp_path):
     assert spec["threat_model"]["level"] == "active"
     assert "REPLACE" in spec["threat_model"]["canaries"]
     assert any("replace all the student's 12,800 queries" in n for n in s["notes"])
+    assert s["verdict_line"].startswith("claimed 2.00, mechanism 1.84; audited >= ")
+    assert s["verdict_line"].endswith(f"GDP fit mu >= {s['mu_fit']:.3f} of the mechanism's "
+                                      "0.465 (94%; assumes a Gaussian trade-off)")
     again = json.loads(_run(*args).stdout)  # same command: same id, same numbers, one row
     assert again["audit_id"] == s["audit_id"] and again["mu_fit"] == s["mu_fit"]
     assert len(pd.read_parquet(tmp_path / "summary")) == 1
