@@ -101,3 +101,15 @@ def test_active_anytime_audit_end_to_end(tmp_path):
     assert 0 < s["eps_anytime"] < s["eps_true"] and s["eps_cp"] is None
     spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
     assert spec["sequential"] == {"rule": "anytime", "look_every": 100}
+
+
+def test_black_box_estimates_carry_no_gdp_fit(tmp_path):
+    """The GDP fit needs the raw statistic: a black-box audit writes the same estimator
+    rows as before it existed."""
+    from test_audit_cli import FAST
+
+    r = _run(*FAST, "--attack", "querybased", "-S", "10", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["audit_id"] == "6cf9429e743a26d4"
+    est = pd.read_parquet(tmp_path / "estimates")
+    assert "gdp_fit" not in set(est["estimator"]) and len(est) > 0
