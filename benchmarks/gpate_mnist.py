@@ -28,6 +28,8 @@ def run_arm(ds, a, control: str | None) -> dict:
         opts["z_dim"] = a.z_dim
     if a.label_prior is not None:  # a conditional generator: the label from a public prior
         opts.update(conditional=True, label_prior=a.label_prior)
+    if a.label_channel:
+        opts["label_channel"] = True
     t0 = time.process_time()
     gen = generators.get("gpate")(**opts)
     fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[a.seed],
@@ -55,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1e6)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--label-channel", action="store_true",
+                    help="teachers see the label as a second image channel (option label_channel)")
     ap.add_argument("--label-prior", type=float, default=None,
                     help="conditional generator with this public label prior (default: the "
                          "generator's own label head)")

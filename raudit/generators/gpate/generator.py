@@ -91,6 +91,7 @@ class GPateHP:
     z_dim: int | None = None
     teacher_chunk: int | None = None
     teacher_hidden: int = 0
+    label_channel: bool = False
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class GPateOptions(OptionsObject):
     z_dim: int | None = None
     teacher_chunk: int | None = None
     teacher_hidden: int = 0
+    label_channel: bool = False
 
 
 class GPate(BatchedGenerator):
@@ -159,6 +161,10 @@ class GPate(BatchedGenerator):
         if o.teacher_hidden and o.config != "tabular":
             raise ConfigError("teacher_hidden is for config=tabular (the image teachers are "
                               "convolutional)")
+        if not isinstance(o.label_channel, bool):
+            raise ConfigError(f"label_channel must be true or false, got {o.label_channel!r}")
+        if o.label_channel and o.config != "image":
+            raise ConfigError("label_channel is for config=image (tabular: -o teacher_hidden)")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
@@ -182,7 +188,8 @@ class GPate(BatchedGenerator):
                        o["k_proj"] or base["k_proj"], o["clip"], o["bins"], o["thresh"],
                        o["sigma1"] or base["sigma1"] * k, o["sigma2"] or base["sigma2"] * k, o["lr"],
                        o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
-                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"], o["teacher_hidden"])
+                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"], o["teacher_hidden"],
+                       o["label_channel"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -228,7 +235,8 @@ class GPate(BatchedGenerator):
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant,
                           teacher_chunk=hp.teacher_chunk)
         prior = self.options["label_prior"] if self.options["conditional"] else None
-        nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden)
+        nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
+                        label_channel=hp.label_channel)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

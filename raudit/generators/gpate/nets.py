@@ -111,17 +111,21 @@ class ImageGenerator:
 class ImageTeacher:
     """A small conv discriminator on (image, label); called like :class:`MLP` (logits=True)."""
 
-    def __init__(self, ch: int = 16):
-        self.ch = ch
+    def __init__(self, ch: int = 16, label_channel: bool = False):
+        # label_channel: the label also enters as a constant second image channel (the
+        # reference code's conv_cond_concat), so the image gradient can depend on it; a label
+        # seen only by the last, linear layer adds a constant to the logit and leaves the
+        # gradient with respect to the image the same for both labels
+        self.ch, self.cin = ch, 2 if label_channel else 1
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         c2 = 2 * self.ch
-        return {"c1": (self.ch, 1, 4, 4), "cb1": (self.ch,), "c2": (c2, self.ch, 4, 4),
+        return {"c1": (self.ch, self.cin, 4, 4), "cb1": (self.ch,), "c2": (c2, self.ch, 4, 4),
                 "cb2": (c2,), "w": (c2 * 49 + 1, 1), "b": (1,)}
 
     def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
         c2 = 2 * self.ch
-        inits = {"c1": _normal(rng, (self.ch, 1, 4, 4), 0.02, copies),
+        inits = {"c1": _normal(rng, (self.ch, self.cin, 4, 4), 0.02, copies),
                  "cb1": constant(rng, (self.ch,), 0.0, copies),
                  "c2": _normal(rng, (c2, self.ch, 4, 4), 0.02, copies),
                  "cb2": constant(rng, (c2,), 0.0, copies),
@@ -134,8 +138,11 @@ class ImageTeacher:
         if shared > 1:  # one batch per model, k teachers each: copy it to every teacher
             x = x.repeat_interleave(shared, dim=0)
         b = x.shape[1]
-        img = _grouped(x[..., :784].reshape(g, b, 1, 28, 28))
-        h = F.leaky_relu(F.conv2d(img, v["c1"].reshape(-1, 1, 4, 4), v["cb1"].reshape(-1),
+        img = x[..., :784].reshape(g, b, 1, 28, 28)
+        if self.cin == 2:
+            img = torch.cat([img, x[..., 784:785, None, None].expand(g, b, 1, 28, 28)], dim=2)
+        img = _grouped(img)
+        h = F.leaky_relu(F.conv2d(img, v["c1"].reshape(-1, self.cin, 4, 4), v["cb1"].reshape(-1),
                                   stride=2, padding=1, groups=g), 0.2)
         h = F.leaky_relu(F.conv2d(h, v["c2"].reshape(-1, self.ch, 4, 4), v["cb2"].reshape(-1),
                                   stride=2, padding=1, groups=g), 0.2)
@@ -149,12 +156,12 @@ class ImageNets:
 
     z_kind = "uniform-sym"
 
-    def __init__(self, d: int, z_dim: int = 100):
+    def __init__(self, d: int, z_dim: int = 100, label_channel: bool = False):
         if d != 785:
             raise ValueError(f"the image configuration takes 784 pixel columns plus the label, got {d}")
         self.z_dim = z_dim
         self.generator = ImageGenerator(z_dim)
-        self.teacher = ImageTeacher()
+        self.teacher = ImageTeacher(label_channel=label_channel)
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
@@ -166,8 +173,8 @@ class LabelledImageNets(ImageNets):
     public constant, fed to the generator; its label head is dropped and y is written as
     the row's label (:mod:`raudit.generators.labelled`), so every sample has both classes."""
 
-    def __init__(self, d: int, prior: float, z_dim: int = 100):
-        super().__init__(d, z_dim)
+    def __init__(self, d: int, prior: float, z_dim: int = 100, label_channel: bool = False):
+        super().__init__(d, z_dim, label_channel)
         self.prior = prior
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
@@ -175,7 +182,7 @@ class LabelledImageNets(ImageNets):
 
 
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
-             teacher_hidden: int = 0):
+             teacher_hidden: int = 0, label_channel: bool = False):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
     ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width."""
@@ -183,6 +190,6 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
         return LabelledTabularNets(d, label_prior, teacher_hidden)
-    z = {} if z_dim is None else {"z_dim": z_dim}
+    z = {"label_channel": label_channel} if z_dim is None else {"z_dim": z_dim, "label_channel": label_channel}
     return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 
