@@ -23,8 +23,8 @@ data-independent Gaussian answers at that sigma. Hence, for any (eps, delta),
 Scope: answers whose cost is data-independent (GNMax as `fixed` uses it, and any
 Gaussian-vote generator). A data-dependent analysis (Confident-GNMax with a
 smooth-sensitivity release) charges less for answers where the teachers nearly agree,
-so it is outside this bound; Laplace votes (the paper's) are costlier per unit of
-signal than Gaussian ones at these sizes. All functions are pure.
+so it is outside this bound, and so are Laplace votes (the paper's). All functions
+are pure.
 """
 
 from __future__ import annotations
