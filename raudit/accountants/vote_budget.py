@@ -50,7 +50,8 @@ def _check(epsilon: float, delta: float) -> None:
 
 
 def gdp_delta(epsilon: float, mu: float) -> float:
-    """The smallest delta for which mu-GDP is (eps, delta)-DP:
+    """The smallest delta for which mu-GDP is (eps, delta)-DP (also the audits' GDP
+    conversion, :mod:`raudit.audit.fdp`):
     Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (the second term in log space, as
     e^eps overflows for large eps)."""
     if mu <= 0:
