@@ -119,6 +119,11 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     n_rows = len(synths[0])
     ctx = verified_context(ds.train, gs)
     X = extract(gs["features"], synths, ctx)
+    if gs.get("white_box"):  # the attacker also reads the trained models, here in the chunk
+        from raudit.audit.whitebox import features as white_box_features
+
+        X = [np.concatenate([np.asarray(x, dtype=float), w])
+             for x, w in zip(X, white_box_features(models, ctx, spec))]
     extra = _extra_features(spec, models, n_rows, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
     base = {**row_base(spec), "synthetic_rows": n_rows}

@@ -20,6 +20,7 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
+from raudit.audit import whitebox as wb
 from raudit.audit.chunk import run_chunk  # noqa: F401 - the audit chunk kind names it here
 from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
@@ -31,6 +32,7 @@ from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
 
 DEFAULT_CHUNK = 100
+TRAINED_LEVELS = ("black-box", "white-box")  # threat models whose trials are trained models
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class AuditRequest:
     target_width: float | None = None
     until_ceiling: bool = False
     first_stage: int = 50
+    # black-box (the synthetic data) | white-box (the trained models too, raudit.audit.whitebox);
+    # transcript audits have their own runner (raudit.runs.transcript)
+    threat_model: str = "black-box"
 
     @property
     def sequential(self) -> bool:
@@ -94,6 +99,10 @@ class AuditRequest:
             raise ConfigError(f"options must be a mapping of option names to values, got "
                               f"{type(self.options).__name__}")
         generators.base.check_privacy(self.epsilon, self.delta)
+        if self.threat_model not in TRAINED_LEVELS:
+            raise ConfigError(f"an audit of trained shadow models takes the threat model "
+                              f"{' or '.join(TRAINED_LEVELS)}, got {self.threat_model!r} "
+                              "(transcript: raudit audit --threat-model transcript)")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
@@ -110,6 +119,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     """Validate the request; return the game (target unresolved if auto), the store's
     manifest spec, and the loaded dataset."""
     attack, features = resolve_attack(req.attack, req.features)
+    threat = wb.threat_model(req.impl) if req.threat_model == "white-box" else None
     cls = generators.get(req.impl)
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or attack.default_dataset
@@ -131,9 +141,12 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
-                context=default_context(req.seed), samples_per_model=req.samples_per_model)
+                context=default_context(req.seed), samples_per_model=req.samples_per_model,
+                white_box=None if threat is None else wb.settings(fixed_rows or len(ds.train)))
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
+    if threat is not None:  # absent for black-box: its manifests and ids stay as they were
+        manifest["threat_model"] = threat.spec()
     if req.sequential:  # the same trials as the fixed audit; stopping makes it another run
         manifest["sequential"] = {"first_stage": req.first_stage, "target_width": req.target_width,
                                   "until_ceiling": req.until_ceiling}
@@ -255,7 +268,8 @@ def mechanism_columns(game: Game) -> dict[str, Any]:
     from raudit.audit.mechanisms import (SCHEDULES, emits_privacy_events, schedule_eps_true,
                                          schedule_of)
 
-    cols: dict[str, Any] = {"threat_model": "black-box", "eps_true": None,
+    cols: dict[str, Any] = {"threat_model": "white-box" if game.white_box else "black-box",
+                            "eps_true": None,
                             "eps_true_method": None, "eps_true_source": None}
     if game.impl not in SCHEDULES and emits_privacy_events(game.impl):
         cols["eps_true_source"] = ("not computed: its votes depend on training (no dry-run "

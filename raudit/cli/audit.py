@@ -42,7 +42,7 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
-Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); white-box: it also reads each trained model (unlimited sampling: density near the target; the student/discriminator's score at the target where kept), same shadow models; transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
 OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
 SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript.")]
@@ -123,6 +123,12 @@ def audit(
                               "audit is not built yet)")
         if canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {canaries}")
+    if threat_model == "white-box":  # every check before --out is touched
+        from raudit.audit.whitebox import check_white_box
+        check_white_box(impl)
+        if synthetic_in is not None or synthetic_out is not None:
+            raise ConfigError("--threat-model white-box reads the trained models; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) has none")
     if threat_model == "transcript":  # every check before --out is touched
         from raudit.audit.mechanisms import check_transcript
         check_transcript(impl)
@@ -157,7 +163,8 @@ def audit(
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
-                       first_stage=first_stage)
+                       first_stage=first_stage,
+                       threat_model="black-box" if threat_model == "transcript" else threat_model)
     ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
@@ -168,7 +175,7 @@ def audit(
                                  + ("" if threat_model == "black-box" else f"-{threat_model}")
                                  + (f"-onerun{canaries}" if one_run else "")
                                  + ("-anytime" if sequential_rule else ""))
-    if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
+    if not data_only and threat_model != "transcript":  # sizes it can hold, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
