@@ -92,7 +92,7 @@ def features(models: Sequence[Any], ctx, spec: Mapping[str, Any]) -> list[np.nda
 
 
 def _vector(view, t: np.ndarray, span: np.ndarray, columns: list[str], critic: bool) -> np.ndarray:
-    x = view.samples.reindex(columns=columns).to_numpy(dtype=float)
+    x = view.samples.reindex(columns=columns).to_numpy(dtype=float, copy=True)
     x[~np.isfinite(x)] = np.nan
     with np.errstate(all="ignore"):
         d2 = np.nanmean(((x - t) / span) ** 2, axis=1)  # a row of NaNs: as far as can be

@@ -66,7 +66,7 @@ def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, need
 
 
 @pytest.mark.parametrize("args,needles", [
-    (["--threat-model", "white"], ["--threat-model must be one of black-box, transcript"]),
+    (["--threat-model", "white"], ["--threat-model must be one of black-box, white-box, transcript"]),
     (["--threat-model", "transcript", "--target-width", "0.5"], ["fixed number of trials"]),
     (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
 ])
