@@ -177,14 +177,18 @@ def _synthetic_rows(value: int | str | None) -> tuple[str, int | None]:
 
 
 def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], done: set[str],
-                chunk_size: int) -> list[dict]:
-    """Pending trials as chunks of at most ``chunk_size``, one world each, worlds alternating."""
+                chunk_size: int, events_of: str | None = None) -> list[dict]:
+    """Pending trials as chunks of at most ``chunk_size``, one world each, worlds alternating.
+    ``events_of``: the trial whose chunk keeps its privacy events (:func:`event_trial`)."""
     chunks: dict[str, list[dict]] = {}
     for world, ts in per_world.items():
         pending = [t for t in ts if t["trial_id"] not in done]
         chunks[world] = [{"audit_id": audit_id, "game": game.spec(), "world": world,
                           "trials": pending[i:i + chunk_size]}
                          for i in range(0, len(pending), chunk_size)]
+        for c in chunks[world]:
+            if events_of is not None and any(t["trial_id"] == events_of for t in c["trials"]):
+                c["events_of"] = events_of
     out, worlds = [], list(chunks)
     for i in range(max((len(c) for c in chunks.values()), default=0)):
         out += [chunks[w][i] for w in worlds if i < len(chunks[w])]
@@ -252,7 +256,7 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
-    row.update(mechanism_columns(game))
+    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     values = estimates_of(result)
@@ -260,29 +264,57 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     return {**row, "estimates": values}
 
 
-def mechanism_columns(game: Game) -> dict[str, Any]:
-    """The black-box summary's threat model, eps_true and verdict line (schema 11).
+def mechanism_columns(game: Game, kept: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary's threat model, eps_true and where it came from (schema 11).
 
     eps_true comes from a dry run of the generator's vote schedule (no training,
-    :mod:`raudit.audit.mechanisms`) where one exists, else it is left empty."""
+    :mod:`raudit.audit.mechanisms`) where one exists; else from the events one shadow
+    model's chunk kept while it trained (``kept``: the audit's shadow rows; the row
+    that carries ``eps_true``, see :func:`event_trial`); else it is left empty."""
     from raudit.audit.mechanisms import (SCHEDULES, emits_privacy_events, schedule_eps_true,
                                          schedule_of)
 
-    cols: dict[str, Any] = {"threat_model": "white-box" if game.white_box else "black-box",
-                            "eps_true": None,
+    cols: dict[str, Any] = {"threat_model": "white-box" if getattr(game, "white_box", None)
+                            else "black-box", "eps_true": None,
                             "eps_true_method": None, "eps_true_source": None}
-    if game.impl not in SCHEDULES and emits_privacy_events(game.impl):
-        cols["eps_true_source"] = ("not computed: its votes depend on training (no dry-run "
-                                   "schedule; --threat-model transcript reads one run's events)")
+    why = None
     if game.impl in SCHEDULES and game.delta:
         try:
             sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
-        except ConfigError as exc:  # an option the dry run does not model: no eps_true
-            return {**cols, "eps_true_source": f"not computed: {exc}"}
-        true = schedule_eps_true(sched, game.delta)
-        cols.update(eps_true=float(true.eps), eps_true_method=true.method,
-                    eps_true_source=sched.source)
-    return cols
+        except ConfigError as exc:  # an option the dry run does not model: the events, or none
+            why = f"not computed: {exc}"
+        else:
+            true = schedule_eps_true(sched, game.delta)
+            return {**cols, "eps_true": float(true.eps), "eps_true_method": true.method,
+                    "eps_true_source": sched.source}
+    elif emits_privacy_events(game.impl):
+        why = ("not computed: its votes depend on training (no dry-run schedule) and no "
+               "shadow model's events were kept (an audit resumed from an older store)")
+    if why is not None and kept is not None and "eps_true_source" in kept:
+        rows = kept[kept["eps_true_source"].notna()]
+        if len(rows):
+            r = rows.sort_values(["world", "shadow_index"]).iloc[0]
+            value = r["eps_true"]
+            return {**cols, "eps_true": None if pd.isna(value) else float(value),
+                    "eps_true_method": r["eps_true_method"], "eps_true_source": r["eps_true_source"]}
+    return {**cols, "eps_true_source": why}
+
+
+def event_trial(game: Game, per_world: dict[str, list[dict]]) -> str | None:
+    """The trial whose chunk keeps its privacy events for the summary's eps_true: the
+    first in-world model, for a generator that emits privacy events and whose schedule
+    no dry run gives (:func:`mechanism_columns`); None otherwise."""
+    from raudit.audit.mechanisms import SCHEDULES, emits_privacy_events, schedule_of
+
+    if not emits_privacy_events(game.impl) or not per_world.get("in"):
+        return None
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            schedule_of(game.impl, game.options, game.epsilon, game.delta)
+            return None  # the dry run gives it, without watching any training
+        except ConfigError:
+            pass
+    return per_world["in"][0]["trial_id"]
 
 
 def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:

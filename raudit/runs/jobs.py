@@ -144,7 +144,7 @@ class AuditJob(Job):
             return self._next_stage()
         self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
         chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world, self.store.done_ids(),
-                                self.req.chunk_size)
+                                self.req.chunk_size, ar.event_trial(self.game, self.per_world))
         pending = sum(len(c["trials"]) for c in chunks)
         self.total += pending - self._expected
         self._expected = 0
@@ -191,7 +191,8 @@ class AuditJob(Job):
             s = self.stages[len(self.looks)]
             self.per_world = {w: trials(self.game, world=w, count=s) for w in ("out", "in")}
             chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
-                                    self.store.done_ids(), self.req.chunk_size)
+                                    self.store.done_ids(), self.req.chunk_size,
+                                    ar.event_trial(self.game, self.per_world))
             if chunks:
                 self._stage_pending = len(chunks)
                 if self.verbose:
