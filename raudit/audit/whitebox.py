@@ -10,8 +10,8 @@ the trained models, the attack context and the game spec) and appended to the at
 black-box feature vector; the attack classifier and every estimator then run as for
 a black-box audit. What the attacker adds:
 
-* **density near the target**: ``samples`` fresh rows per model (default 20x the
-  synthetic rows, at least 1,000), their distances to the target (per-column scaled by
+* **density near the target**: ``samples`` fresh rows per model (20x the synthetic
+  rows, at least 1,000 and at most 100,000; sampled a few models at a time), their distances to the target (per-column scaled by
   the reference's range, root-mean-square over columns): the nearest, the mean of the
   10 nearest, the shares within 0.01, 0.05, 0.1 and 0.25, and the mean;
 * **the critic at the target** (where reachable): its logit at the target (encoded by
@@ -38,7 +38,8 @@ from raudit.generators.batched import BatchedGenerator
 
 __all__ = ["DENSITY", "CRITIC", "check_white_box", "features", "settings", "threat_model"]
 
-SAMPLES_FACTOR, MIN_SAMPLES = 20, 1000
+SAMPLES_FACTOR, MIN_SAMPLES, MAX_SAMPLES = 20, 1000, 100_000
+GROUP_CELLS = 2**24  # sampled cells held at once (128 MiB of float64)
 RADII = (0.01, 0.05, 0.1, 0.25)
 NEAREST = 10
 DENSITY = ("nn_min", f"nn_mean_{NEAREST}", *(f"share_within_{r:g}" for r in RADII), "nn_mean_all")
@@ -67,7 +68,7 @@ def white_box_generators() -> list[str]:
 
 def settings(synthetic_rows: int) -> dict[str, Any]:
     """The white-box game settings recorded in the game spec (so they are in every id)."""
-    return {"samples": max(SAMPLES_FACTOR * int(synthetic_rows), MIN_SAMPLES)}
+    return {"samples": min(max(SAMPLES_FACTOR * int(synthetic_rows), MIN_SAMPLES), MAX_SAMPLES)}
 
 
 def threat_model(impl: str) -> ThreatModel:
@@ -84,11 +85,18 @@ def features(models: Sequence[Any], ctx, spec: Mapping[str, Any]) -> list[np.nda
     sample_seeds = [seeds.derive_seed(gs["seed"], seeds.WHITE_BOX, seeds.WORLDS[spec["world"]],
                                       int(t["shadow_index"])) for t in spec["trials"]]
     target = pd.DataFrame([ctx.target.to_numpy(dtype=float)], columns=list(ctx.target.index))
-    views = BatchedGenerator.white_box_many(models, target, n, sample_seeds)
     t = target[list(ctx.columns)].to_numpy(dtype=float)[0]
     span = np.where(ctx.upper - ctx.lower > 0, ctx.upper - ctx.lower, 1.0)
     critic = generators.get(gs["impl"]).describe().critic
-    return [_vector(v, t, span, list(ctx.columns), critic) for v in views]
+    # a few models at a time: M x samples x columns at once could exceed the memory
+    # (each model's samples have their own seed, so grouping changes no number)
+    step = max(1, GROUP_CELLS // (n * max(1, len(target.columns))))
+    out = []
+    for i in range(0, len(models), step):
+        views = BatchedGenerator.white_box_many(models[i:i + step], target, n,
+                                                sample_seeds[i:i + step])
+        out += [_vector(v, t, span, list(ctx.columns), critic) for v in views]
+    return out
 
 
 def _vector(view, t: np.ndarray, span: np.ndarray, columns: list[str], critic: bool) -> np.ndarray:

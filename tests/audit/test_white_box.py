@@ -129,3 +129,22 @@ def test_generators_without_a_reachable_model_are_refused(impl, needle):
 def test_request_takes_only_the_trained_levels():
     with pytest.raises(ConfigError, match="black-box or white-box"):
         AuditRequest(threat_model="transcript")
+
+
+def test_sampling_a_few_models_at_a_time_changes_no_number(monkeypatch):
+    spec, _ = _specs("paper", {"max_iter": 2}, count=3)["white-box"]
+    together = chunk.run_chunk(spec)
+    monkeypatch.setattr(whitebox, "GROUP_CELLS", 1)  # one model per forward pass
+    one_by_one = chunk.run_chunk(spec)
+    for a, b in zip(together, one_by_one):
+        # the samples (and the density features) are the same bit for bit; the critic's
+        # batched forward pass over 1 or 3 models may differ in the last float bits
+        np.testing.assert_array_equal(a["features_vec"][:-4], b["features_vec"][:-4])
+        np.testing.assert_allclose(a["features_vec"][-4:], b["features_vec"][-4:], rtol=1e-9,
+                                   atol=1e-9)
+
+
+def test_samples_scale_with_the_game_within_limits():
+    assert whitebox.settings(5) == {"samples": 1000}
+    assert whitebox.settings(455) == {"samples": 9100}
+    assert whitebox.settings(10**6) == {"samples": 100_000}
