@@ -39,7 +39,8 @@ def test_declared_critic_is_the_one_training_keeps(name):
     assert (model._batch.trained.critic is not None) == generators.get(name).describe().critic
 
 
-@pytest.mark.parametrize("name", ["paper", "dpgan", "synthcity"])
+@pytest.mark.parametrize("name", ["paper", "fixed", "smartnoise", "borealis", "gan", "dpgan",
+                                  "synthcity"])
 def test_white_box_view_samples_as_the_model_does_and_scores_the_target(name):
     df = small_table()
     models = make(name).fit_many([df] * 2, epsilon=5.0, seeds=[3, 4], columns=infer_columns(df))
@@ -148,3 +149,19 @@ def test_samples_scale_with_the_game_within_limits():
     assert whitebox.settings(5) == {"samples": 1000}
     assert whitebox.settings(455) == {"samples": 9100}
     assert whitebox.settings(10**6) == {"samples": 100_000}
+
+
+@pytest.mark.parametrize("name", BATCHED)
+def test_every_batched_generator_gives_finite_white_box_features(name):
+    from test_generator_contract import FAST_FOR
+
+    req = AuditRequest(impl=name, attack="querybased", shadow_models=5, epsilon=5.0,
+                       options={"max_iter": 2, **FAST_FOR.get(name, {})}, threat_model="white-box")
+    game, _, _ = prepare(req)
+    rows = chunk.run_chunk({"audit_id": "x", "game": game.spec(), "world": "out",
+                            "trials": trials(game, world="out", count=2)})
+    critic = generators.get(name).describe().critic
+    for r in rows:
+        v = np.asarray(r["features_vec"])
+        assert len(v) == 8 + len(whitebox.DENSITY) + (len(whitebox.CRITIC) if critic else 0)
+        assert np.isfinite(v).all()
