@@ -262,7 +262,12 @@ def mechanism_columns(game: Game) -> dict[str, Any]:
                                    "schedule; --threat-model transcript reads one run's events)")
     if game.impl in SCHEDULES and game.delta:
         try:
-            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
+            table = columns = None
+            if game.impl == "dpgan":  # its sampling rate and DP-bounds columns: the table's
+                ds = data.load(game.dataset, label=game.label, bounds=game.bounds)
+                table, columns = ds.train, ds.columns
+            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta, table=table,
+                                columns=columns)
         except ConfigError as exc:  # an option the dry run does not model: no eps_true
             return {**cols, "eps_true_source": f"not computed: {exc}"}
         true = schedule_eps_true(sched, game.delta)

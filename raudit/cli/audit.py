@@ -124,8 +124,10 @@ def audit(
         if canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {canaries}")
     if threat_model == "transcript":  # every check before --out is touched
-        from raudit.audit.mechanisms import check_transcript
+        from raudit.audit.mechanisms import check_one_run_transcript, check_transcript
         check_transcript(impl)
+        if one_run:
+            check_one_run_transcript(impl)
         if synthetic_in is not None or synthetic_out is not None:
             raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
                               "audit (--synthetic-in/--synthetic-out) is black-box")

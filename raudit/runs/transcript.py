@@ -22,7 +22,7 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit.anytime import anytime_transcript
-from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
+from raudit.audit.mechanisms import (SCHEDULES, check_one_run_transcript, check_transcript, schedule_eps_true,
                                      schedule_from_run, schedule_of)
 from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
@@ -47,6 +47,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     check_transcript(req.impl)
+    if canaries is not None:
+        check_one_run_transcript(req.impl)
     if req.sequential:
         raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
                           "--target-width / --until-ceiling / -S auto")
@@ -55,19 +57,20 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
     if req.impl in SCHEDULES:  # a dry run of the schedule: no training
-        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta)
+        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta, table=ds.train,
+                            columns=ds.columns)
         true = schedule_eps_true(sched, game.delta)
     else:  # the votes depend on training: one run's events (before --out is touched)
         sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
                                         game.epsilon, game.delta,
                                         seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
-    threat = ThreatModel.transcript() if canaries is None else \
-        ThreatModel.transcript_one_run(canaries)
+    kind = sched.mechanism.aggregation
+    threat = ThreatModel.transcript(kind) if canaries is None else \
+        ThreatModel.transcript_one_run(canaries, kind)
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "mechanism": dataclasses.asdict(sched.mechanism)}
     if canaries is not None:
-        if canaries > sched.mechanism.queries:  # one line before --out is touched
-            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)
+        sched.mechanism.per_canary(canaries)  # one line before --out is touched
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
     if anytime:
@@ -99,7 +102,7 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         row.update(canaries=int(canaries), eps_one_run=float(one["eps_lo"]),
                    one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]),
                    shadow_models=0)
-    row.update(attack="likelihood-ratio", features="vote-transcript",
+    row.update(attack="likelihood-ratio", features="gradient-transcript" if kind == "dp-sgd" else "vote-transcript",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
                eps_true_method=true.method, eps_true_source=sched.source)
@@ -121,10 +124,13 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         store.ensure_manifest(manifest)
         ar.append_summary(store, row, values, alpha=ALPHA)
     mech = sched.mechanism
-    notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
-             f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
-             f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
-    if one:
+    notes = [f"mechanism-only trials: {mech.describe()}; the likelihood ratio drawn from its "
+             f"exact distribution, no training per trial ({sched.source})",
+             f"threat model: {canonical_json(threat.spec())}"]
+    if one and one["queries_per_canary"] == mech.queries:
+        notes.append(f"one run: each of the {canaries} canaries has a gradient coordinate of "
+                     f"its own and is in all {mech.queries:,} steps")
+    elif one:
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
                      "coordinate per record), so the bound measures those queries' privacy")
