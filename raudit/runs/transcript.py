@@ -112,7 +112,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     row["verdict"] = (f"anytime-valid audit: eps >= {any_['eps_anytime']:.2f} at "
                       f"{100 * (1 - ALPHA):.0f}% confidence after {n} trials "
                       f"({any_['stop_reason']})") if any_ else verdict(row) if not one else (
-        f"one-run audit of {canaries} canaries ({one['queries_per_canary']} queries each): "
+        f"one-run audit of {canaries} canaries ({one['queries_per_canary']} "
+        f"{'steps' if kind == 'dp-sgd' else 'queries'} each): "
         + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
            "no guess count beat chance, ")
         + f"eps >= {one['eps_lo']:.2f} at "

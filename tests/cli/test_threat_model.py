@@ -55,8 +55,6 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     ("gan", "'gan' emits none"),
     ("identity", "'identity' emits none"),
     ("exec:/nonexistent/gen", "emits none"),
-    ("dpgan", "not built yet"),
-    ("gpate", "not built yet"),
 ])
 def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
     out = tmp_path / "x"
@@ -184,3 +182,53 @@ def test_updated_is_violated_at_transcript_level(tmp_path):
     assert s["eps_true"] > 100 and s["eps_true_method"] == "pure-dp"
     assert s["eps_cp"] > 1.0 and "VIOLATED" in s["verdict"]
     assert "the accountant under-counts" in s["verdict_line"] and "VIOLATED" in s["verdict_line"]
+
+
+def test_transcript_audit_of_dpgan_is_a_dry_run_of_its_dp_sgd_steps(tmp_path):
+    r = _run("--impl", "dpgan", "--dataset", "worst-case", "--threat-model", "transcript", "-S",
+             "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    # 5 rows, batch 64: full-batch DP-SGD, 1,500 critic steps (dp_accounting PLD)
+    assert s["eps_true"] == pytest.approx(0.91488, abs=1e-4) and s["eps_true_method"] == "pld"
+    assert s["features"] == "gradient-transcript" and s["models_ok"] == 4000
+    assert 0 < max(s["eps_cp"], s["eps_curve"]) < s["eps_true"]
+    assert "dry run of the schedule: 1,500 critic steps" in s["eps_true_source"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["mechanism"]["aggregation"] == "dp-sgd" and spec["mechanism"]["sampling_rate"] == 1.0
+    assert "gradient" in spec["threat_model"]["sees"]
+    assert any("no critic trained" in n for n in s["notes"])
+
+
+def test_one_run_transcript_of_dpgan_gives_each_canary_every_step(tmp_path):
+    r = _run("--impl", "dpgan", "--dataset", "worst-case", "--threat-model", "transcript",
+             "--one-run", "--canaries", "5", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["canaries"] == 5 and s["verdict"].startswith("one-run audit of 5 canaries (1500 steps each)")
+
+
+def test_black_box_eps_true_of_dpgan_from_its_dry_run():
+    g = types.SimpleNamespace(impl="dpgan", options={}, epsilon=1.0, delta=1e-5,
+                              dataset="worst-case", label=None, bounds=None)
+    cols = mechanism_columns(g)
+    assert cols["eps_true"] == pytest.approx(0.91488, abs=1e-4) and cols["eps_true_method"] == "pld"
+
+
+def test_transcript_audit_of_gpate_reads_one_runs_gradient_votes(tmp_path):
+    r = _run("--impl", "gpate", "--epsilon", "20", "--max-iter", "2", "--threat-model",
+             "transcript", "-S", "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["eps_true_method"] == "pld" and "2 steps applied" in s["eps_true_source"]
+    assert 0 < s["eps_cp"] <= max(s["eps_cp"], s["eps_curve"]) < s["eps_true"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["mechanism"]["aggregation"] == "confident-gnmax"
+    assert spec["mechanism"]["threshold_queries"] == 300
+
+
+def test_gpate_one_run_transcript_is_refused_before_training(tmp_path):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "gpate", "--threat-model", "transcript", "--one-run",
+                         "--canaries", "10", "--out", str(out)), "not split among canaries")
+    assert not out.exists()
