@@ -45,7 +45,7 @@ SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-on
 Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
 OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
-SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript.")]
+SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look) that stops as soon as the claim is rejected. Black-box: stages of --first-stage models per world, doubling up to -S (the first stage only trains the attack); transcript: up to 2 x -S trials, a look every 100.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -108,9 +108,6 @@ def audit(
         if sequential_rule != "anytime":
             raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
                               "spending: --target-width / --until-ceiling)")
-        if threat_model != "transcript":
-            raise ConfigError("--sequential anytime needs --threat-model transcript (a "
-                              "black-box anytime audit is not built yet)")
         if sequential or one_run:
             raise ConfigError("--sequential anytime is its own stopping rule: drop "
                               "--target-width / --until-ceiling / -S auto / --one-run")
@@ -159,7 +156,8 @@ def audit(
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
-                       first_stage=first_stage)
+                       first_stage=first_stage,
+                       anytime=sequential_rule == "anytime" and threat_model == "black-box")
     ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")

@@ -125,7 +125,7 @@ def test_one_run_transcript_audit_records_its_canaries(tmp_path):
 
 @pytest.mark.parametrize("args,needles", [
     (["--sequential", "alpha"], ["--sequential takes anytime"]),
-    (["--sequential", "anytime"], ["needs --threat-model transcript"]),
+    (["--sequential", "anytime", "-S", "50", "--first-stage", "50"], ["at least two stages"]),
     (["--sequential", "anytime", "--threat-model", "transcript", "--one-run"],
      ["its own stopping rule"]),
     (["--sequential", "anytime", "--threat-model", "transcript", "--target-width", "0.3"],
@@ -232,3 +232,22 @@ def test_gpate_one_run_transcript_is_refused_before_training(tmp_path):
     _one_line_error(_run("--impl", "gpate", "--threat-model", "transcript", "--one-run",
                          "--canaries", "10", "--out", str(out)), "not split among canaries")
     assert not out.exists()
+
+
+def test_black_box_anytime_audit_stops_on_a_gross_leak(tmp_path):
+    """identity leaks its data: the test martingale rejects eps = 1 at the third look
+    (stage 1 only trains the rule), valid at every look; the CP bound is reported beside."""
+    args = [*FAST, "--attack", "querybased", "--sequential", "anytime", "--first-stage", "10",
+            "-S", "80", "--out", str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["looks"] == 3 and s["eps_anytime"] > 1.0 and s["models_ok"] == 80
+    assert s["stop_reason"].startswith("the anytime-valid eps_lo")
+    assert s["verdict"].startswith("anytime-valid audit: eps >= ") and "VIOLATED" in s["verdict"]
+    assert "VIOLATED" in s["verdict_line"] and s["threat_model"] == "black-box"
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["sequential"]["rule"] == "anytime"
+    again = json.loads(_run(*args).stdout)  # resumes: the same looks, no model trained
+    assert again["eps_anytime"] == s["eps_anytime"] and again["models_run"] == 0
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
