@@ -43,7 +43,7 @@ Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
 Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
-OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
+OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. Black-box: the most outlying rows, scored on the run's synthetic data; transcript: on the mechanism's releases.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
 SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look) that stops as soon as the claim is rejected. Black-box: stages of --first-stage models per world, doubling up to -S (the first stage only trains the attack); transcript: up to 2 x -S trials, a look every 100.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
@@ -115,9 +115,6 @@ def audit(
         if sequential:
             raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
                               "--until-ceiling, -S auto)")
-        if threat_model != "transcript":
-            raise ConfigError("--one-run needs --threat-model transcript (a black-box one-run "
-                              "audit is not built yet)")
         if canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {canaries}")
     if threat_model == "transcript":  # every check before --out is touched
@@ -168,12 +165,18 @@ def audit(
                                  + ("" if threat_model == "black-box" else f"-{threat_model}")
                                  + (f"-onerun{canaries}" if one_run else "")
                                  + ("-anytime" if sequential_rule else ""))
-    if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
+    if one_run and data_only:
+        raise ConfigError("--one-run trains its one run; a data-only audit "
+                          "(--synthetic-in/--synthetic-out) has no canaries")
+    if not data_only and threat_model == "black-box" and not one_run:  # sizes, before --out
         from raudit.runs import limits
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if threat_model == "transcript":
+        if one_run and threat_model == "black-box":
+            from raudit.runs.one_run import run_one_run_audit
+            result = run_one_run_audit(req, out, canaries=canaries)
+        elif threat_model == "transcript":
             from raudit.runs.transcript import run_transcript_audit
             result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
                                           anytime=sequential_rule == "anytime")
