@@ -97,7 +97,8 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
      ["--one-run is one run", "sequential"]),
     (["--one-run", "--threat-model", "transcript", "--until-ceiling"], ["--one-run is one run"]),
     (["--one-run", "--threat-model", "transcript", "-S", "auto"], ["--one-run is one run"]),
-    (["--one-run"], ["--one-run needs --threat-model transcript"]),
+    (["--one-run"], ["--canaries 1000 is more than the 455 training rows"]),  # black-box
+    (["--one-run", "--canaries", "3", "--sequential", "anytime"], ["its own stopping rule"]),
     (["--one-run", "--threat-model", "transcript", "--canaries", "1"], ["at least 2"]),
     # the worst-case table has fewer rows than 100,000 canaries
     (["--one-run", "--threat-model", "transcript", "--canaries", "100000"],
@@ -251,3 +252,27 @@ def test_black_box_anytime_audit_stops_on_a_gross_leak(tmp_path):
     again = json.loads(_run(*args).stdout)  # resumes: the same looks, no model trained
     assert again["eps_anytime"] == s["eps_anytime"] and again["models_run"] == 0
     assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+def test_black_box_one_run_audit_of_identity(tmp_path):
+    args = [*FAST, "--dataset", "breast-cancer", "--one-run", "--canaries", "400", "--out",
+            str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "black-box" and s["canaries"] == 400 and s["models_run"] == 1
+    assert s["eps_one_run"] > 1.0 and "VIOLATED" in s["verdict"] and s["eps_cp"] is None
+    assert s["features"] == "dcr-difference" and "VIOLATED" in s["verdict_line"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["one_run"] == {"canaries": 400, "scorer": "dcr-difference"}
+    assert "shadow_models" not in spec and spec["threat_model"]["level"] == "black-box"
+    again = json.loads(_run(*args).stdout)  # the same run again: same bound, no second row
+    assert again["eps_one_run"] == s["eps_one_run"] and again["audit_id"] == s["audit_id"]
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+def test_black_box_one_run_refuses_a_data_only_audit(tmp_path):
+    out = tmp_path / "x"
+    _one_line_error(_run(*FAST, "--one-run", "--canaries", "3", "--synthetic-in", "a.csv",
+                         "--synthetic-out", "b.csv", "--out", str(out)), "data-only")
+    assert not out.exists()
