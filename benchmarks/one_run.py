@@ -10,6 +10,7 @@ process; bounds are means of ``--repeats`` seeds.
 
     python benchmarks/one_run.py --trials 10000 --canaries 100 1000 --repeats 5
     python benchmarks/one_run.py --impl dpgan --trials 10000 --canaries 100 400 --repeats 5
+    python benchmarks/one_run.py --impl dpgan --dataset epileptic --canaries 1000 5000 --repeats 3
 
 dpgan's DP-SGD schedule is dry-run on breast-cancer (455 rows: at most 455 canaries);
 each canary has a gradient coordinate of its own, so it sees all the steps.
@@ -46,6 +47,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     p.add_argument("--impl", nargs="+", default=["paper", "fixed"])
+    p.add_argument("--dataset", default="breast-cancer", help="dpgan's table (its rate, rows)")
     p.add_argument("--black-box", action="store_true", help="the black-box comparison")
     p.add_argument("--shadow-models", type=int, default=100, help="black-box full game, per world")
     args = p.parse_args()
@@ -53,7 +55,7 @@ def main() -> None:
         return black_box(args)
     print("impl   eps  eps_true | full: eps_lo  s/audit | canaries  q/canary  one-run eps_lo"
           "  s/audit  bound ratio  cost ratio (runs)")
-    ds = data.load("breast-cancer")
+    ds = data.load(args.dataset)
     for impl in args.impl:
         for eps in args.eps:
             sched = schedule_of(impl, {}, eps, DELTA, table=ds.train, columns=ds.columns)
