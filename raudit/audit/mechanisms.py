@@ -1,4 +1,4 @@
-"""The noisy-vote mechanism a generator runs at a budget, without training it.
+"""The privacy mechanism a generator runs at a budget (noisy votes, DP-SGD steps).
 
 A transcript-level audit and the black-box summary's ``eps_true`` need the mechanism,
 not a trained GAN: how many noisy-vote queries the run answers and with which noise.
@@ -9,8 +9,7 @@ options and the budget (a mechanism-only dry run of the schedule):
   data-independent moments accountant allows at eps (the budget fully spent; a run that
   hits ``max_iter`` first releases fewer);
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
-  public bounds (no DP-bounds columns; a dataset without public bounds gets less).
-
+  public bounds (no DP-bounds columns; a dataset without public bounds gets less);
 * ``dpgan``: DP-SGD steps of its critic (:class:`raudit.audit.dpsgd.SubsampledGaussianMechanism`):
   iterations x critic_steps steps at the Poisson rate batch / N with the noise
   multiplier its planner calibrates before training (a function of eps, delta, N and

@@ -15,8 +15,9 @@ trained.
 
 Stopping rules (:func:`should_stop`): the anytime-valid bound of
 :mod:`raudit.audit.anytime_game` exceeds the claim (``--sequential anytime``); the
-interval [eps_lo, eps_hi] is narrower than ``width``; or (``until_ceiling``) the bound fell below its ceiling, so more
-models would not raise it much; or the last stage was reached.
+interval [eps_lo, eps_hi] is narrower than ``width``; or (``until_ceiling``) the bound
+fell below its ceiling, so more models would not raise it much; or the last stage was
+reached.
 """
 
 from __future__ import annotations
