@@ -61,6 +61,8 @@ def main() -> None:
             print(f"{label:22s} {eps:3g} {mech.queries:6d} {true:9.4f} {mu_true:8.4f} | "
                   f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {wall:6.2f}",
                   flush=True)
+            if label.startswith("gpate"):  # its own (data-dependent RDP) charge, beside eps_true
+                print(f"    {sched.source}", flush=True)
 
 
 if __name__ == "__main__":

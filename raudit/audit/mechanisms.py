@@ -91,11 +91,15 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
 
     check_transcript(impl)
     log = EventLog()
-    generators.get(impl)(**dict(options)).fit(table, epsilon=float(epsilon), delta=float(delta),
-                                              seed=int(seed), columns=columns, observer=log)
+    gen = generators.get(impl)(**dict(options))
+    gen.fit(table, epsilon=float(epsilon), delta=float(delta), seed=int(seed), columns=columns,
+            observer=log)
     tr = privacy_events(log.events)
     if impl == "gpate":
         sched = _gpate_schedule(tr, seed)  # eps_true of the audited releases (pld, mu-GDP)
+        charged = float(gen.summary().get("eps_hat", float("nan")))
+        sched = Schedule(sched.mechanism, f"{sched.source}; gpate charged {charged:.4g} "
+                         "(its data-dependent RDP)")
         return sched, schedule_eps_true(sched, delta)
     sens = tr.sensitivity[0] if tr.sensitivity else 1
     counts, gnmax = releases(tr.events, model=0, sensitivity=sens)
