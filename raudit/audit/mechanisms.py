@@ -37,10 +37,11 @@ from raudit.errors import ConfigError
 from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.transcript import VoteMechanism
 
-__all__ = ["SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript", "schedule_eps_true", "schedule_from_run",
+__all__ = ["SCHEDULES", "VOTE_SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript", "schedule_eps_true", "schedule_from_run",
            "schedule_of", "emits_privacy_events"]
 
-SCHEDULES = ("paper", "fixed", "dpgan")
+VOTE_SCHEDULES = ("paper", "fixed")  # dry-run noisy-vote schedules (the active level runs them)
+SCHEDULES = VOTE_SCHEDULES + ("dpgan",)  # every dry-run schedule (dpgan: DP-SGD steps)
 
 
 @dataclass(frozen=True)
