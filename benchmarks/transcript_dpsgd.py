@@ -7,7 +7,8 @@ Gaussian vote releases of ONE training run on ``--gpate-dataset`` (its step coun
 answered queries depend on the votes). eps_true is the PLD of the audited releases;
 the audit draws ``--trials`` runs per world of the worst-case likelihood-ratio statistic
 and reports audited / true in eps (larger of CP and curve) and in mu (GDP bound
-against the mu-equivalent of eps_true), mean of ``--repeats`` seeds.
+against the mu-equivalent of eps_true; and main's GDP fit, raudit.audit.gdp_fit, which
+assumes a Gaussian trade-off), mean of ``--repeats`` seeds.
 
     python benchmarks/transcript_dpsgd.py --trials 10000 --repeats 5
 """
@@ -46,7 +47,7 @@ def main() -> None:
     p.add_argument("--gpate-dataset", default="epileptic")
     args = p.parse_args()
     print("mechanism               eps  steps  eps_true  mu_true | eps_audit  ratio | "
-          "mu_audit  ratio | s/audit")
+          "mu_audit  ratio | mu_fit  ratio | s/audit")
     for eps in args.eps:
         for label, sched in schedules(args, eps):
             mech = sched.mechanism
@@ -58,8 +59,10 @@ def main() -> None:
             wall = (time.perf_counter() - t0) / args.repeats
             e = np.mean([max(r["eps_cp"], r["eps_curve"]) for r in runs])
             m = np.mean([r["mu_gdp"] for r in runs])
+            f = np.mean([r["mu_fit"] for r in runs])  # GDP fit (assumes a Gaussian trade-off)
             print(f"{label:22s} {eps:3g} {mech.queries:6d} {true:9.4f} {mu_true:8.4f} | "
-                  f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {wall:6.2f}",
+                  f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {f:6.4f} "
+                  f"{f / mu_true:6.3f} | {wall:6.2f}",
                   flush=True)
             if label.startswith("gpate"):  # its own (data-dependent RDP) charge, beside eps_true
                 print(f"    {sched.source}", flush=True)
