@@ -304,4 +304,5 @@ def _show(r: dict) -> None:
     if r.get("verdict_line"):
         Console().print(f"[bold]claimed / mechanism / audited:[/bold] {r['verdict_line']}"
                         + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
-                           if r.get("eps_true_source") else ""))
+                           # the line itself names the source where eps_true is n/a
+                           if r.get("eps_true_source") and r.get("eps_true_method") else ""))
