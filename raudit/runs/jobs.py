@@ -114,7 +114,8 @@ class AuditJob(Job):
         specs = [wrap(self.name, kind, s) for s in self._plan["specs"]]
         self._pending_selection = len(specs)
         if self._plan["pooled"] and self.verbose and engine is not None:
-            self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice)
+            self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice,
+                                        self._on_start(engine))
         # The game's models are known in number before its target is: counted now, so
         # the bars and the ETA cover the whole job from the start.
         self._expected = max(0, 2 * self.req.shadow_models - len(self.store.done_ids()))
@@ -154,8 +155,16 @@ class AuditJob(Job):
                         f"train, in {len(chunks)} chunk(s) of up to {self.req.chunk_size}; the "
                         "estimate is refreshed after the first chunk")
         if self.verbose and self.engine is not None:
-            self._estimator = Estimator(pending, self.engine, self.notice)
+            first = not self.selection  # a game after its selection started long ago
+            self._estimator = Estimator(pending, self.engine, self.notice,
+                                        self._on_start(self.engine) if first else None)
         return [wrap(self.name, "audit", c) for c in chunks]
+
+    @staticmethod
+    def _on_start(engine):
+        from raudit.runs.costs import observe_startup
+
+        return lambda seconds: observe_startup(engine, seconds)
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
         self._tick(spec, error)
