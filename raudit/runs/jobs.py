@@ -251,14 +251,24 @@ class AuditJob(Job):
         return {**row, **sel, "models_run": units, "failed_chunks": failed}
 
 
+def utility_work(rows: list[dict]) -> tuple[int, float]:
+    """(fits, seconds per fit) of a utility chunk's rows: a fit's training and its
+    classifiers' scoring (rows: one per fit, sample, setting and classifier)."""
+    fits = {r["trial_id"]: r.get("train_wall_s") or 0.0 for r in rows}
+    first = rows[0].get("metric") if rows else None  # a classifier's row repeats per metric
+    scoring = sum(r.get("score_wall_s") or 0.0 for r in rows if r.get("metric") == first)
+    return len(fits), (sum(fits.values()) + scoring) / max(1, len(fits))
+
+
 class UtilityJob(Job):
     """One utility benchmark (a sweep of configs, F fits each)."""
 
     kind = "utility"
 
     def __init__(self, name: str, req, ds=None, partition: str | None = "job", what=None,
-                 reference: float | None = None):
+                 reference: float | None = None, verbose: bool = False):
         super().__init__(name, partition)
+        self.verbose = verbose  # the single `raudit utility`: refresh its estimate
         self.reference = reference
         self.analysis: dict[str, Any] = {}
         from raudit.utility import plan
@@ -292,6 +302,9 @@ class UtilityJob(Job):
         self.t0 = time.perf_counter()
         wrapped = [wrap(self.name, "utility", s) for s in specs]
         self.total = sum(weight(s) for s in wrapped)
+        self._estimator = (Estimator(self.total, engine, notice, unit="fits",
+                                     work_of=utility_work)
+                           if self.verbose and engine is not None else None)
         return wrapped
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
@@ -299,6 +312,8 @@ class UtilityJob(Job):
 
         self._tick(spec, error)
         self.store.append(ur.TABLE, rows if error is None else failed_rows(spec["chunk"], error))
+        if error is None and self._estimator is not None and not spec["chunk"].get("real"):
+            self._estimator([r for r in rows if r.get("status") == "ok"])
         if spec["chunk"].get("real") and error is None:
             self.real_ok.append(spec["chunk"]["trial_id"])
         return []
