@@ -35,24 +35,27 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
         if r["kind"] == "inspect":
             out.append([r["job"], "inspect", "", "", "", "1", "", "", "", ""])
             continue
-        ge = ">=" if r["lower_bound"] else ""
+        ge = ">=" if r["lower_bound"] else ("<=" if r.get("at_most") else "")
         tot_mi += r["model_iterations"]
         tot_s += r["wall_s"]
         lower |= r["lower_bound"]
         out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
                     f"{r['models']:,}", f"{ge}{r['iterations_per_model']:,}",
                     f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}", r["rate"]])
-    ge = ">=" if lower else ""
+    ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
                 f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}", ""])
     measured = sum(r.get("rate") == "measured now" for r in rows)
-    notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'measured now' "
-             f"({measured} job(s)) by a short calibration in this process. Iterations per "
-             "model: the PATE family's closed form where it applies. "
+    reference = sum(r.get("rate") == "reference" for r in rows)
+    notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
+             f"({reference} job(s)) nothing trained here: a reference machine's calibration "
+             "(raudit/runs/reference-rates.json) scaled by this machine's speed; 'measured "
+             f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
+             "model: the PATE family's closed form where it applies, else where the "
+             "calibration's models stopped by eps. <= : counted at the job's max_iter, a "
+             "cap its models may stop before (at most). "
              ">= : the generator stops by its own eps rule and did not within the "
-             f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. A job's "
-             "max_iter counts in full unless the calibration models stopped before it, "
-             "so it is an upper bound for generators that stop by eps. Utility "
+             f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "
              "estimates count the iteration cap (10,000 by default) and training only "
              "(not the classifiers)."]
     return title, out, notes

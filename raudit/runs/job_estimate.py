@@ -42,21 +42,31 @@ def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
 
 def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, str]:
     """The job's rate and iterations (see the module docstring) and where the rate came
-    from: "cached" or "measured now". ``memo`` shares work between jobs of one plan."""
+    from: "cached", "reference" or "measured now". ``memo`` shares work between jobs of
+    one plan. ``Calibration.iterations`` from the job's ``max_iter`` is a cap: the rows of
+    :func:`plan_table` say so ("at_most")."""
+    from raudit.runs import reference
+
     workers, device = engine.planned_workers(), cb._slot_device(engine)
     fit = cb.job_fit(job)
     impl, opts, dataset, eps, delta, label, bounds = fit
-    fkey = repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
+    fkey = _fkey(fit)
     if fkey not in memo:
         ds = data.load(dataset, label=label, bounds=bounds)
-        memo[fkey] = {"rates": _rates(fit, engine),
-                      "closed": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)}
+        ref = reference.lookup(fit)
+        memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
+                      "closed": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)
+                      or (ref or {}).get("iterations")}
     got = memo[fkey]
     m = _job_m(job, got["rates"], workers, device)
     explicit = opts.get("max_iter") or opts.get("iterations")
     if got["rates"] and (got["closed"] or explicit):
         iters = got["closed"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
+    if got["ref"] and (got["closed"] or explicit):  # nothing trains: the reference machine's
+        iters = got["closed"] or int(explicit)
+        return cb.Calibration(m, 1.0 / reference.scaled_rate(got["ref"]), iters, False), \
+            "reference"
     # calibrate what is missing: the rate only (a few iterations) where the closed form
     # gives the iterations, else CAL_ITERS iterations, so models that stop by their own
     # eps rule within them say how many iterations they take
@@ -74,6 +84,19 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
 
 
+def _fkey(fit: tuple) -> str:
+    impl, opts, dataset, eps, delta, label, bounds = fit
+    return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
+
+
+def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
+    """Iterations counted as the job's max_iter: a cap its models may stop before."""
+    fit = cb.job_fit(job)
+    explicit = fit[1].get("max_iter") or fit[1].get("iterations")
+    closed = memo.get(_fkey(fit), {}).get("closed")
+    return bool(explicit) and not closed and cal.iterations == int(explicit)
+
+
 def plan_table(jobs, engine: EngineConfig) -> list[dict]:
     """One row per job: kind, impl, dataset, models (fits), iterations, estimated time,
     and whether its rate was cached or measured now."""
@@ -88,10 +111,9 @@ def plan_table(jobs, engine: EngineConfig) -> list[dict]:
         cal, source = calibration(job, engine, memo)
         est = cb.estimate(job, cal, workers)
         rows.append({"job": job.name, "kind": job.kind, "impl": impl, "dataset": dataset,
-                     "epsilon": eps, **est, "rate": source})
+                     "epsilon": eps, **est, "rate": source,
+                     "at_most": _at_most(job, cal, memo)})
     return rows
-
-
 
 
 def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
@@ -100,12 +122,13 @@ def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
     the run smaller."""
     runs = [r for r in rows if r["kind"] != "inspect"]
     total = sum(r["wall_s"] for r in runs)
-    ge = ">= " if any(r["lower_bound"] for r in runs) else ""
+    ge = (">= " if any(r["lower_bound"] for r in runs) else
+          "at most " if any(r.get("at_most") for r in runs) else "")
     models = sum(r["models"] for r in runs)
     unit = "fits" if all(r["kind"] == "utility" for r in runs) else "models"
-    measured = sum(r["rate"] == "measured now" for r in runs)
-    how = (f"rates {len(runs) - measured} cached, {measured} measured now" if len(runs) > 1
-           else f"rate {runs[0]['rate']}" if runs else "nothing to train")
+    how = (f"rate {runs[0]['rate']}" if len(runs) == 1 else "rates " + ", ".join(
+        f"{sum(r['rate'] == k for r in runs)} {k}" for k in ("cached", "reference", "measured now")
+        if any(r["rate"] == k for r in runs)) if runs else "nothing to train")
     iters = {r["iterations_per_model"] for r in runs}
     its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1
            else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
