@@ -15,8 +15,9 @@ measured parts, never a constant fitted once:
   scores as the game's test split has, scaled by size).
 
 Costs are per CPU-second of one process (as the chunk rates of :mod:`.chunk_cache`), so
-a loaded machine skews them little, and cached per set-up, attack, chunk size and
-machine beside those rates: a set-up is measured once (a few seconds).
+a loaded machine skews them less than wall time would, and cached per set-up, attack,
+chunk size and machine beside those rates: a set-up is measured once (a few seconds),
+and again when the entry was measured on a much busier machine than now (:func:`cached`).
 """
 
 from __future__ import annotations
@@ -60,13 +61,27 @@ def key(fit: tuple, attack: str, features: str, candidates: int, m: int, device:
 
 
 def cached(k: str) -> Costs | None:
+    """The cached costs of key ``k``, or None: absent, of an older layout, or measured on a
+    machine much busier than it is now (CPU time per step grows when cores are shared, so
+    such an entry would overstate a quiet machine's run: it is measured again)."""
     from raudit.runs import chunk_cache
 
-    got = chunk_cache.lookup_value(k)
+    got = dict(chunk_cache.lookup_value(k) or {})
+    then, now = got.pop("load", None), chunk_cache.load_average()
+    if then is not None and now is not None and then > busy_load(now):
+        return None
     try:
         return Costs(**got) if got else None
     except TypeError:  # an entry of an older layout: measured again
         return None
+
+
+def busy_load(now: float) -> float:
+    """Above this 1-minute load a measurement is from a busier machine than one at ``now``:
+    twice today's load, and at least one task per core."""
+    import os
+
+    return max(2.0 * now, float(os.cpu_count() or 1))
 
 
 def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[Costs, str]:
@@ -84,7 +99,7 @@ def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[C
     # the rate grows with the chunk size: measured again at the run's own M when cheap
     if mm > got.m and (got.model_s + HIGH * got.iter_s) * mm < BUDGET_S:
         got = measure(game, ds, candidates, mm)
-    chunk_cache.store_value(k, asdict(got))
+    chunk_cache.store_value(k, {**asdict(got), "load": chunk_cache.load_average()})
     return got, "measured now"
 
 

@@ -10,7 +10,8 @@ the reference machine's :func:`speed` beside.
 On another machine the rate is scaled by the ratio of the two machines' :func:`speed`:
 steps per CPU-second of a fixed small training loop (the generators' networks are
 small, so their time is mostly per-step overhead, as this loop's is), measured once per
-machine in well under a second and cached. It is a cross-machine estimate, labelled
+machine in well under a second and cached (again when it was measured on a much busier
+machine than now). It is a cross-machine estimate, labelled
 "reference" wherever it is used; a set-up calibrated on this machine uses its own rate.
 """
 
@@ -87,10 +88,15 @@ def speed() -> float:
     """This machine's :func:`measure_speed`, measured once and cached per machine."""
     from raudit.runs import chunk_cache
 
+    from raudit.runs.costs import busy_load
+
     k = json.dumps(["speed", chunk_cache.machine()])
     got = chunk_cache.lookup_value(k)
-    if got and got.get("steps_per_cpu_s"):
+    now = chunk_cache.load_average()
+    busier = got and got.get("load") is not None and now is not None and \
+        got["load"] > busy_load(now)  # measured on a busier machine than now: again
+    if got and got.get("steps_per_cpu_s") and not busier:
         return float(got["steps_per_cpu_s"])
     value = measure_speed()
-    chunk_cache.store_value(k, {"steps_per_cpu_s": value})
+    chunk_cache.store_value(k, {"steps_per_cpu_s": value, "load": now})
     return value

@@ -127,3 +127,15 @@ def test_auto_chunk_is_chosen_before_the_estimate(tmp_path, monkeypatch):
     assert seen == [7]  # the estimate used the chunk the run will use
     assert said[0].startswith("estimate: about ") and said[1] == "chunk size 7"
 
+
+
+def test_costs_measured_on_a_busier_machine_are_measured_again(monkeypatch):
+    from raudit.runs import chunk_cache
+
+    c = cs.Costs(m=8, model_s=0.01, iter_s=0.002, iterations=None, extract_s=0.003,
+                 extract_many_s=0.05, forest_s0=0.1, forest_s1=0.001, bounds_s=0.02)
+    chunk_cache.store_value("k", {**c.__dict__, "load": 20.0})
+    monkeypatch.setattr(chunk_cache, "load_average", lambda: 1.0)
+    assert cs.cached("k") is None  # measured at load 20, the machine is quiet now
+    monkeypatch.setattr(chunk_cache, "load_average", lambda: 15.0)
+    assert cs.cached("k") == c  # as busy then as now: kept
