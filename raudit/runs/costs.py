@@ -113,8 +113,11 @@ def startup_key(engine) -> str:
 def startup_s(engine) -> float | None:
     """Seconds from a run's start to its first chunk's work, as the last run on this
     machine with the same backend and workers measured it (None: never measured)."""
+    from raudit.engine.driver import BACKENDS
     from raudit.runs import chunk_cache
 
+    if BACKENDS.get(engine.backend).in_process:
+        return 0.0  # nothing to start
     got = chunk_cache.lookup_value(startup_key(engine))
     return float(got["startup_s"]) if got and "startup_s" in got else None
 

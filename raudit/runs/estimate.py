@@ -199,10 +199,10 @@ def line(est: Estimate) -> str:
     parts.append(f"game {est.game_models:,} models {d(est.game_s)}")
     parts.append(f"analysis {d(est.analysis_s)}")
     ge = ">= " if est.iterations_how == "lower bound" else ""
+    how = (f"{est.iterations:,} iterations per model ({est.iterations_how}), {est.rate:,.0f} "
+           f"model-iterations/s per worker" if est.iterations else "no training iterations")
     text = (f"estimate: about {ge}{d(est.total_s)} in all ({', '.join(parts)}) on "
-            f"{est.workers} worker(s); {est.iterations:,} iterations per model "
-            f"({est.iterations_how}), {est.rate:,.0f} model-iterations/s per worker "
-            f"({est.rate_how})")
+            f"{est.workers} worker(s); {how} ({est.rate_how})")
     if est.total_s > LONG_S:
         flags = ["fewer shadow models (-S)"]
         if est.selection_models:
@@ -217,4 +217,4 @@ def line(est: Estimate) -> str:
 def cb_duration(s: float) -> str:
     from raudit.audit.guard import duration
 
-    return duration(s)
+    return "< 1 s" if s < 0.5 else duration(s)
