@@ -4,14 +4,16 @@
 Per distinct generator set-up (impl, options, dataset, eps, delta):
 
 * model-iterations per second: the chunk-rate cache (:mod:`raudit.runs.chunk_cache`,
-  what ``chunk_size: auto`` measured on this machine) at the job's chunk size; only a
-  set-up missing from it is measured now, by ``calibrate.fit_rate`` at M = min(8, the
-  job's chunk size), in this process (the plan says which);
+  what ``chunk_size: auto`` measured on this machine) at the job's chunk size; else the
+  reference table (:mod:`raudit.runs.reference`: a reference machine's calibration scaled
+  by this machine's speed, nothing trains); only a set-up missing from both is measured
+  now, by ``calibrate.fit_rate`` at M = min(8, the job's chunk size), in this process.
+  Each row says which ("cached", "reference", "measured now");
 * iterations per model: the PATE family's closed form where it applies
-  (:func:`raudit.runs.estimate.closed_form_iterations`: the calibration then needs only
-  ``AUTO_ITERS`` iterations, for the rate); else a ``CAL_ITERS``-iteration calibration
-  says it (models that stop by eps within it, else the job's ``max_iter``, else a lower
-  bound).
+  (:func:`raudit.runs.estimate.closed_form_iterations`), else where the reference's
+  models stopped by their own eps rule, else the job's ``max_iter`` (a cap: the row says
+  ``at_most``), else a ``CAL_ITERS``-iteration calibration says it (models that stop by
+  eps within it, else a lower bound).
 
 The estimate is for this machine's cores; on a cluster, scale by the slots it has.
 """
@@ -55,22 +57,22 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
         ds = data.load(dataset, label=label, bounds=bounds)
         ref = reference.lookup(fit)
         memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
-                      "closed": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)
+                      "stop": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)
                       or (ref or {}).get("iterations")}
     got = memo[fkey]
     m = _job_m(job, got["rates"], workers, device)
     explicit = opts.get("max_iter") or opts.get("iterations")
-    if got["rates"] and (got["closed"] or explicit):
-        iters = got["closed"] or int(explicit)
+    if got["rates"] and (got["stop"] or explicit):
+        iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
-    if got["ref"] and (got["closed"] or explicit):  # nothing trains: the reference machine's
-        iters = got["closed"] or int(explicit)
+    if got["ref"] and (got["stop"] or explicit):  # nothing trains: the reference machine's
+        iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / reference.scaled_rate(got["ref"]), iters, False), \
             "reference"
     # calibrate what is missing: the rate only (a few iterations) where the closed form
     # gives the iterations, else CAL_ITERS iterations, so models that stop by their own
     # eps rule within them say how many iterations they take
-    cap = cb.AUTO_ITERS if got["closed"] else cb.CAL_ITERS
+    cap = cb.AUTO_ITERS if got["stop"] else cb.CAL_ITERS
     ckey = (fkey, min(CAL_M, m), cap)
     if ckey not in memo:
         memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
@@ -79,8 +81,8 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     per, source = cal.s_per_model_iter, "measured now"
     if got["rates"]:
         per, source = 1.0 / rate_at(got["rates"], m), "cached"
-    if got["closed"]:
-        return cb.Calibration(m, per, got["closed"], False), source
+    if got["stop"]:
+        return cb.Calibration(m, per, got["stop"], False), source
     return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
 
 
@@ -93,8 +95,8 @@ def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
     """Iterations counted as the job's max_iter: a cap its models may stop before."""
     fit = cb.job_fit(job)
     explicit = fit[1].get("max_iter") or fit[1].get("iterations")
-    closed = memo.get(_fkey(fit), {}).get("closed")
-    return bool(explicit) and not closed and cal.iterations == int(explicit)
+    stop = memo.get(_fkey(fit), {}).get("stop")
+    return bool(explicit) and not stop and cal.iterations == int(explicit)
 
 
 def plan_table(jobs, engine: EngineConfig) -> list[dict]:
