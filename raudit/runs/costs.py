@@ -119,14 +119,20 @@ def startup_s(engine) -> float | None:
     if BACKENDS.get(engine.backend).in_process:
         return 0.0  # nothing to start
     got = chunk_cache.lookup_value(startup_key(engine))
-    return float(got["startup_s"]) if got and "startup_s" in got else None
+    if not got or "startup_s" not in got:
+        return None
+    now = chunk_cache.load_average()
+    if got.get("load") is not None and now is not None and got["load"] > busy_load(now):
+        return None  # a busier machine's start-up: measured again by the next run
+    return float(got["startup_s"])
 
 
 def observe_startup(engine, seconds: float) -> None:
     """Keep a run's measured start-up (Ray and its actors) for the next estimate."""
     from raudit.runs import chunk_cache
 
-    chunk_cache.store_value(startup_key(engine), {"startup_s": round(float(seconds), 2)})
+    chunk_cache.store_value(startup_key(engine), {"startup_s": round(float(seconds), 2),
+                                                  "load": chunk_cache.load_average()})
 
 
 def _cpu(fn):
