@@ -86,7 +86,12 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
 def _say_estimate(jobs, engine: EngineConfig, notice) -> list[dict]:
     from raudit.runs.job_estimate import plan_table, total_line
 
-    rows = plan_table(jobs, engine)
+    try:
+        rows = plan_table(jobs, engine)
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run
+        return []
     notice(total_line(rows, engine.planned_workers(), SHRINK))
     return rows
 

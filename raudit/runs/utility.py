@@ -62,9 +62,15 @@ SHRINK = ["fewer fits (-F)", "fewer samples per fit (--samples)", "fewer sweep p
 
 
 def _say_estimate(job, engine, notice) -> None:
+    from raudit.errors import RauditError
     from raudit.runs.job_estimate import plan_table, total_line
 
-    notice(total_line(plan_table([job], engine), engine.planned_workers(), SHRINK))
+    try:
+        notice(total_line(plan_table([job], engine), engine.planned_workers(), SHRINK))
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run
+        pass
 
 
 def _run_locked(job, req, ds, store, out, engine, progress, notice):
