@@ -28,7 +28,7 @@ from raudit.runs import calibrate as cb
 from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
-TRAIN_SHARE = 0.4  # of the game's models, the attack forest's train split (game.split_sizes)
+TRAIN_SHARE = 0.4  # of the game's models, the train split and the test split (game.split_sizes)
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,8 @@ class Estimate:
         c = self.costs
         if c is None:
             return 0.0
-        train = int(TRAIN_SHARE * self.game_models)
-        return c.forest_s(train) + c.bounds_s * self.game_models / 2 / BOUNDS_ROWS
+        share = int(TRAIN_SHARE * self.game_models)  # the train split, and as many in test
+        return c.forest_s(share) + c.bounds_s * share / BOUNDS_ROWS
 
     @property
     def total_s(self) -> float:

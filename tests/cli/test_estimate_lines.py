@@ -85,7 +85,7 @@ def test_estimate_sums_its_measured_parts():
     pool_model = 40 / 500.0 + 0.01 + 0.05
     assert e.selection_s == pytest.approx(200 * pool_model / 2 + 64 * (0.1 + 100 * 0.001))
     assert e.game_s == pytest.approx(2000 * (40 / 500.0 + 0.01 + 0.003) / 2)
-    assert e.analysis_s == pytest.approx(0.1 + 800 * 0.001 + 0.02 * 1000 / 1000)
+    assert e.analysis_s == pytest.approx(0.1 + 800 * 0.001 + 0.02 * 800 / 1000)
     assert e.total_s == pytest.approx(12.0 + e.selection_s + e.game_s + e.analysis_s)
     assert "start-up 12 s" in line(e)
     assert "start-up not measured yet" in line(Estimate(0, 20, 0, 5, "max_iter", 100.0,
