@@ -13,8 +13,8 @@ per set-up), none is a constant fitted once:
 Iterations per model: for the PATE family with a data-independent accountant (lam <=
 1e-3: spec section 10) the closed form of
 :func:`raudit.accountants.closed_form.iterations_to_reach` from the generator's own
-resolved hyperparameters; else the run's ``max_iter`` / ``iterations``; else the
-measurement's models if they stopped by eps within its cap, else a lower bound.
+resolved hyperparameters; else where the measurement's models stopped by eps within
+its cap; else the run's ``max_iter`` / ``iterations``; else a lower bound.
 
 The driver refreshes the total after the first chunk (raudit.audit.guard.Estimator).
 """
@@ -166,10 +166,10 @@ def game_estimate(req, game, ds, engine) -> Estimate:
         iter_s *= rate_at(rates, costs.m) / rate_at(rates, m)
     if iters is None:
         explicit = opts.get("max_iter") or opts.get("iterations")
-        if explicit:
-            iters, how = int(explicit), "max_iter"
-        elif costs.iterations is not None:
+        if costs.iterations is not None:  # stopped by eps before the measurement's cap
             iters, how = costs.iterations, "calibration"
+        elif explicit:
+            iters, how = int(explicit), "max_iter"
         else:
             iters, how = HIGH, "lower bound"
     if game.target != "auto":
