@@ -154,8 +154,11 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     impl, opts, dataset, eps, delta, label, bounds = fit
     n_rows, n_cols = ds.train.shape
     iters, how = closed_form_iterations(impl, opts, n_rows, n_cols, eps, delta), "closed form"
-    m = max(1, min(int(req.chunk_size), 2 * int(req.shadow_models)))
     pooled = req.target_selection == "pool"
+    # chunks of the larger stage (the pool's models are chunked like the game's)
+    largest = max(2 * int(req.shadow_models),
+                  int(req.selection_models) if pooled and game.target == "auto" else 0)
+    m = max(1, min(int(req.chunk_size), largest))
     cands = (tg.candidates_of(ds.train, req.target_candidates)
              if game.target == "auto" else [])
     costs, rate_how = costs_of(game, ds, cands if pooled else cands[:1], m,
