@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -206,8 +205,9 @@ def audit(
 
 
 def _notice(message: str) -> None:
-    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
-          file=sys.stderr, flush=True)
+    from raudit.cli.progress import notice
+
+    notice(message)
 
 
 
