@@ -38,7 +38,7 @@ from scipy import optimize, special
 
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
 
-__all__ = ["rdp_gnss", "smooth_sensitivity", "threshold_rdp_by_top", "ls_threshold",
+__all__ = ["rdp_gnss", "beta_gnmax", "smooth_sensitivity", "threshold_rdp_by_top", "ls_threshold",
            "logq0_gnmax", "ls_gnmax_at", "ls_gnmax", "ls_confident_total", "gnss_release"]
 
 
@@ -81,7 +81,7 @@ def ls_threshold(top: int, k: int, threshold: float, sigma: float, order: float)
 
 # -- GNMax -----------------------------------------------------------------------------
 
-def _beta(logq: float, sigma: float, order: float) -> float:
+def beta_gnmax(logq: float, sigma: float, order: float) -> float:
     """beta(q) of the smooth-sensitivity analysis at one order: Theorem 6's bound below
     q0, the data-independent order / sigma^2 from q0 on (the reference release's definition,
     so beta is monotone in q; it is never below the accountant's ``rdp_gnmax``)."""
@@ -130,10 +130,10 @@ def ls_gnmax_at(logq: float, sigma: float, m: int, order: float) -> float:
     if lq1 <= logq <= lq0:
         logq = lq1  # the worst point of the plateau
     q = math.exp(logq)
-    b = _beta(logq, sigma, order)
-    up = _beta(math.log(_bu(q, sigma, m)), sigma, order) - b
+    b = beta_gnmax(logq, sigma, order)
+    up = beta_gnmax(math.log(_bu(q, sigma, m)), sigma, order) - b
     bl = _bl(q, sigma, m)
-    down = b - (_beta(math.log(bl), sigma, order) if bl > 0 else 0.0)
+    down = b - (beta_gnmax(math.log(bl), sigma, order) if bl > 0 else 0.0)
     return max(up, down)
 
 
