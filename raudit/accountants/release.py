@@ -5,7 +5,7 @@ queries at one Renyi order lambda (chosen before any vote) is a function of the 
 it is released as rdp_dd + SS_beta * N(0, sigma_s^2) (GNSS, :mod:`.smooth`), which is
 itself (lambda, rdp_gnss)-RDP. The released eps at delta is then
 
-    eps = rdp_dd + SS_beta sigma_s Z + rdp_gnss + rdp_other + log(1/delta) / (lambda - 1)
+    eps = max(rdp_dd + SS_beta sigma_s Z, 0) + rdp_gnss + rdp_other + log(1/delta) / (lambda - 1)
 
 with ``rdp_other`` what the run paid data-independently (``fixed``'s bounds histogram).
 
@@ -158,6 +158,7 @@ def release_eps(counts, answered, *, k: int, threshold: float, sigma1: float, si
         ls = ls_total_two(counts[m], np.asarray(answered)[m], k, threshold, sigma1, sigma2, plan.order)
         ss = smooth_sensitivity(ls, plan.beta)
         noise = ss * plan.sigma_s * float(zm)
-        out.append(Release(float(rdp[m] + noise + tail), float(rdp[m]), ss, noise))
+        # RDP is never negative: clipping the noisy value at 0 is post-processing of the release
+        out.append(Release(float(max(rdp[m] + noise, 0.0) + tail), float(rdp[m]), ss, noise))
     return out
 
