@@ -10,8 +10,10 @@ data-dependent RDP of Theorem 6; split votes are mostly dropped and pay only the
 Decided once, before any vote, from (eps, delta, the query count Q, k, the number of
 columns without public bounds) and the options -- never from the records:
 
-* T = ``dd_threshold`` * k; sigma2 = ``dd_sigma2`` * k (a fraction of the gap (2T - k) of a
-  confident vote, so that such a vote's GNMax answer is nearly free);
+* T = ``dd_threshold`` * k; sigma2 = ``dd_sigma2`` * k, a fraction of the gap (2T - k) of a
+  confident vote, so that such a vote's GNMax answer is nearly free; where even an infinite
+  sigma1 cannot pay Q such answers (few teachers or a small eps), sigma2 = sigma1 / 4
+  instead (the plan degrades to noisy answers rather than failing);
 * the release: the Renyi order lambda, beta = ``dd_beta`` / lambda, sigma_s = ``dd_sigma_s``;
 * sigma1, by bisection: the PLANNED eps -- all Q threshold checks at the data-independent
   lambda / (2 sigma1^2), all Q answered at the GNMax bound of a histogram at the threshold
@@ -47,6 +49,9 @@ from raudit.generators.pategan.dp_bounds import bounds_noise
 __all__ = ["ConfidentVotes", "DDPlan", "RecordingGNMax", "plan_dd", "confident_votes", "bounds_rdp"]
 
 
+SIGMA2_MIN = 0.25  # the fallback sigma2 / sigma1 (module docstring)
+
+
 @dataclass(frozen=True)
 class ConfidentVotes:
     """The vote mechanism the loop runs: threshold T and the two noise scales."""
@@ -76,6 +81,8 @@ def _planned(sigma1: float, *, queries: int, k: int, top: int, sigma2: float, be
              sigma_s: float, other: np.ndarray, delta: float) -> tuple[float, float]:
     """(planned eps, its order) at threshold noise ``sigma1``."""
     o = DEFAULT_ORDERS[1:]  # integer orders 2..199 (GNSS at order 1.1 would need beta < 0.45)
+    if sigma2 <= 0:  # the fallback: a fixed ratio to the threshold noise
+        sigma2 = SIGMA2_MIN * sigma1
     lq = logq_gnmax(np.array([top, k - top], dtype=np.float64), sigma2)
     gn = rdp_gnmax(np.array([lq]), sigma2, o)[0]
     beta = beta_order / o
@@ -98,12 +105,13 @@ def plan_dd(epsilon: float, delta: float, queries: int, k: int, dp_columns: int,
     kw = dict(queries=queries, k=k, top=top, sigma2=sigma2, beta_order=beta_order,
               sigma_s=sigma_s, other=other, delta=delta)
     lo, hi = math.log(1e-3), math.log(1e9)
+    if _planned(math.exp(hi), **kw)[0] > epsilon:  # k too small for sigma2 = dd_sigma2 * k
+        kw["sigma2"] = 0.0
     floor, _ = _planned(math.exp(hi), **kw)
     if floor > epsilon:
-        raise ConfigError(f"epsilon {epsilon:g} is below the least this data-dependent plan can "
-                          f"cost ({floor:.4g} at delta={delta:g}: the release and {queries} "
-                          f"confident GNMax answers at sigma2 = {sigma2:.4g}); raise epsilon, "
-                          f"dd_sigma2 or the number of teachers")
+        raise ConfigError(f"epsilon {epsilon:g} is below what the data-dependent release alone "
+                          f"costs ({floor:.4g} at delta={delta:g}: the smooth-sensitivity release "
+                          f"and the RDP-to-(eps, delta) conversion); raise epsilon or dd_sigma_s")
     for _ in range(100):  # bisection on log sigma1: the smallest noise whose plan fits eps
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if _planned(math.exp(mid), **kw)[0] <= epsilon else (mid, hi)
@@ -111,6 +119,7 @@ def plan_dd(epsilon: float, delta: float, queries: int, k: int, dp_columns: int,
             break
     sigma1 = math.exp(hi)
     eps, order = _planned(sigma1, **kw)
+    sigma2 = kw["sigma2"] or SIGMA2_MIN * sigma1
     return DDPlan(ConfidentVotes(threshold * k, sigma1, sigma2),
                   GnssPlan(order, beta_order / order, sigma_s), z_bounds, eps)
 
