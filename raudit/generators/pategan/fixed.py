@@ -256,9 +256,15 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                           "analysis": "data-dependent", "threshold": v.threshold,
                           "sigma1": v.sigma1, "sigma2": v.sigma2, "answered": int(answered[m].sum()),
                           "gnss_order": plan.gnss.order, "gnss_beta": plan.gnss.beta,
-                          "gnss_sigma": plan.gnss.sigma_s, "planned_eps": plan.planned_eps}
+                          "gnss_sigma": plan.gnss.sigma_s, "planned_eps": plan.planned_eps,
+                          "eps_over_note": EPS_OVER}
                          for m in range(batch.models)]
         return trained
+
+
+EPS_OVER = ("the data-dependent eps is released as measured, with smooth-sensitivity noise, "
+            "after a fixed number of iterations: the votes were less confident than the plan "
+            "assumed, or the release's noise was positive")
 
 
 class LabelledNets(PateNets):
