@@ -60,3 +60,25 @@ def test_threshold_local_sensitivity_matches_the_reference(threshold, answer):
     for beta in (0.0, 0.01, 0.1, 1.0):  # the released quantity is the same
         assert smooth_sensitivity(got, beta) == pytest.approx(smooth_sensitivity(exact_d, beta),
                                                               rel=1e-7)
+
+
+# core_test.py of the same release: hand-calculated -log q0 per (sigma, order), sigma-major;
+# below q0 (q halved three times) the bound decreases strictly, above it (q0 + 0.1 .. 0.4)
+# the RDP is the value at q0 (the data-independent one).
+NEG_LOGQ0 = [2.8, 2.6, 427, None, 4.8, 4.0, 4.7, 275, 9.6, 8.8, 6.0, 4, 12, 11.2, 8.6, 6.4]
+
+
+@pytest.mark.parametrize("i", [i for i, v in enumerate(NEG_LOGQ0) if v is not None])
+def test_gnmax_rdp_is_data_dependent_below_the_reference_q0_and_flat_above(i):
+    from raudit.accountants.gnmax import rdp_gnmax
+
+    sigma, order = [1.5, 15, 1500, 15000][i // 4], [1.1, 2.5, 32, 250][i % 4]
+    lq0 = -NEG_LOGQ0[i]
+
+    def rdp(lq):
+        return float(rdp_gnmax(np.array([lq]), sigma, [order])[0, 0])
+
+    below = [rdp(lq0 - np.log(2.0 ** j)) for j in range(4)]
+    assert all(a > b for a, b in zip(below, below[1:]))
+    for extra in (0.1, 0.2, 0.3, 0.4):
+        assert rdp(np.log(np.exp(lq0) + extra)) == rdp(lq0)
