@@ -28,6 +28,11 @@ What it changes against the paper and the ports, each closing a measured leak:
   (the conditional generator's label share is the public ``label_prior``),
   and the last generator is released (no checkpoint picked on real data).
 
+**Data-dependent analysis** (``-o analysis=data-dependent``, :mod:`.fixed_dd`): Confident-
+GNMax votes, only the answered queries label the student, and the data-dependent eps is
+released at the end with smooth sensitivity (the run's eps_hat); the default above is
+unchanged.
+
 Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
 (default: ``batch`` = 64) queries and one generator step (12,800 answers); the
