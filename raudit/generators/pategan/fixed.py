@@ -120,8 +120,10 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
     capabilities = Capabilities(device=True, progress=True,
-                                events=("teacher_batch", "votes", "accountant_step"),
-                                privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
+                                events=("teacher_batch", "votes", "gradient_votes",
+                                        "accountant_step"),
+                                privacy_events=("GNMaxAnswer", "GaussianStep", "ConfidentGNMax"),
+                                controls=CONTROLS)
 
     Options = FixedOptions
 
