@@ -62,10 +62,13 @@ class AuditRequest:
     target_width: float | None = None
     until_ceiling: bool = False
     first_stage: int = 50
+    # ``anytime``: the stopping rule is the test martingale of raudit.audit.anytime_game
+    # (valid at every look), instead of the alpha-spending rules above
+    anytime: bool = False
 
     @property
     def sequential(self) -> bool:
-        return self.target_width is not None or self.until_ceiling
+        return self.target_width is not None or self.until_ceiling or self.anytime
 
     def __post_init__(self) -> None:
         """Check what needs no data, so that a config file or the Python API fails at once,
@@ -79,9 +82,15 @@ class AuditRequest:
             raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
         if self.target_width is not None and not self.target_width > 0:
             raise ConfigError(f"--target-width must be positive, got {self.target_width!r}")
+        if self.anytime and (self.target_width is not None or self.until_ceiling):
+            raise ConfigError("--sequential anytime is its own stopping rule: drop "
+                              "--target-width / --until-ceiling")
         if self.sequential:
             from raudit.audit.sequential import stages
             stages(self.first_stage, self.shadow_models)  # first stage in [5, shadow models]
+            if self.anytime and self.first_stage == self.shadow_models:
+                raise ConfigError("--sequential anytime needs at least two stages (the first "
+                                  "one only trains the attack): -S must exceed --first-stage")
         split_sizes(self.shadow_models)
         _synthetic_rows(self.synthetic_rows)
         if self.neighbours not in NEIGHBOURS:
@@ -137,6 +146,8 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     if req.sequential:  # the same trials as the fixed audit; stopping makes it another run
         manifest["sequential"] = {"first_stage": req.first_stage, "target_width": req.target_width,
                                   "until_ceiling": req.until_ceiling}
+        if req.anytime:  # only then: the ids of the alpha-spending audits stay as they were
+            manifest["sequential"]["rule"] = "anytime"
     if target == "auto":
         manifest.update(target_candidates=req.target_candidates, target_pairs=req.target_pairs)
         if req.target_selection != "per-candidate":  # absent for the protocol older stores used
@@ -235,10 +246,12 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
                          models_per_hour=rate)
     row["synthetic_protocol"] = game.synthetic_protocol
-    row["verdict"] = verdict(row)
-    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
+    if "eps_anytime" in result:
+        row["eps_anytime"] = float(result["eps_anytime"])
+    row["verdict"] = verdict(row)
+    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     row.update(mechanism_columns(game))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
@@ -262,7 +275,12 @@ def mechanism_columns(game: Game) -> dict[str, Any]:
                                    "schedule; --threat-model transcript reads one run's events)")
     if game.impl in SCHEDULES and game.delta:
         try:
-            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
+            table = columns = None
+            if game.impl == "dpgan":  # its sampling rate and DP-bounds columns: the table's
+                ds = data.load(game.dataset, label=game.label, bounds=game.bounds)
+                table, columns = ds.train, ds.columns
+            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta, table=table,
+                                columns=columns)
         except ConfigError as exc:  # an option the dry run does not model: no eps_true
             return {**cols, "eps_true_source": f"not computed: {exc}"}
         true = schedule_eps_true(sched, game.delta)

@@ -37,7 +37,7 @@ from raudit.errors import ConfigError
 __all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
            "transcript_audit", "transcript_scores"]
 
-THREAT_MODELS = ("black-box", "transcript")
+THREAT_MODELS = ("black-box", "transcript", "active")
 
 
 @dataclass(frozen=True)
@@ -56,21 +56,86 @@ class ThreatModel:
                               f"got {self.level!r}")
 
     @classmethod
-    def transcript(cls) -> "ThreatModel":
+    def transcript(cls, aggregation: str = "argmax") -> "ThreatModel":
+        """The transcript level for a mechanism of this ``aggregation`` (vote histograms by
+        default; "dp-sgd"; G-PATE's "confident-gnmax")."""
+        if aggregation == "dp-sgd":
+            return cls("transcript", "every noisy clipped gradient sum DP-SGD releases",
+                       "worst case: the target's gradient of norm C alone in its direction, "
+                       "the other records' gradients known, in or out of each Poisson sample",
+                       "one gradient canary",
+                       "the mechanism alone, step by step (no network trained per trial)")
+        if aggregation == "confident-gnmax":
+            return cls("transcript", "every noisy top count and noisy gradient-vote histogram "
+                       "G-PATE's aggregation draws", "worst case: the target alone moves one "
+                       "teacher's vote on every query", "none (the run's queries)",
+                       "exact sufficient statistic of the likelihood ratio, no training per trial")
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "worst case: the target alone changes one teacher's vote on every query",
                    "none (the generator's queries; base counts cancel in the likelihood ratio)",
                    "exact sufficient statistic of the likelihood ratio, no training per trial")
 
     @classmethod
-    def transcript_one_run(cls, canaries: int) -> "ThreatModel":
+    def transcript_one_run(cls, canaries: int, aggregation: str = "argmax") -> "ThreatModel":
+        if aggregation == "dp-sgd":
+            return cls("transcript", "every noisy clipped gradient sum DP-SGD releases",
+                       "each canary's gradient of norm C in a direction of its own",
+                       f"{canaries} gradient canaries, each in with probability 1/2",
+                       "one run of the mechanism (all steps, one coordinate per canary)")
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "each canary moves one teacher's vote on its own share of the queries",
                    f"{canaries} canaries, each in with probability 1/2",
                    "one run of the mechanism (exact sufficient statistic per canary)")
 
+    @classmethod
+    def active(cls) -> "ThreatModel":
+        """The auditor also chooses what the mechanism answers (raudit.audit.active)."""
+        return cls("active", "every noisy vote histogram the teachers release, on the "
+                   "auditor's canary queries",
+                   "worst case built by the auditor: the target alone in one teacher's partition "
+                   "(replace-one: the target or a record of the other label), so that teacher's "
+                   "vote flips on every canary query",
+                   "canary queries REPLACE all the student's queries (the accountant is "
+                   "data-independent, so the run answers as many either way)",
+                   "exact sufficient statistic of the likelihood ratio, no training per trial "
+                   "(checked against the generator's own noisy aggregation)")
+
+    @classmethod
+    def active_one_run(cls, canaries: int, teachers: int) -> "ThreatModel":
+        return cls("active", "every noisy vote histogram the teachers release, on the "
+                   "auditor's canary queries",
+                   f"each canary in one of {teachers} teachers (alone when canaries <= teachers): "
+                   "it flips that teacher's vote on its share of the canary queries, in a "
+                   "direction of its own per query",
+                   f"{canaries} canary records, each in with probability 1/2, and canary queries "
+                   "replacing all the student's queries",
+                   "one run of the mechanism, every query simulated")
+
     def spec(self) -> dict:
         return asdict(self)
+
+    # The threat model owns the sampling (as in TAPAS): the runs layer asks it for trials.
+
+    def scores(self, mech: "VoteMechanism", *, trials: int, seed: int) -> dict:
+        """``trials`` runs per world of the worst case (:func:`transcript_scores`): the same
+        law at both levels -- assumed at ``transcript``, built by the auditor at ``active``."""
+        if self.level not in ("transcript", "active"):
+            raise ConfigError(f"{self.level} trials are trained shadow models, not a mechanism")
+        return transcript_scores(mech, trials=trials, seed=seed)
+
+    def one_run(self, mech: "VoteMechanism", *, canaries: int, seed: int,
+                teachers: int | None = None) -> dict:
+        """One run with ``canaries`` canaries: the queries split among them (transcript) or
+        each flipping its own teacher on every canary query (active, over ``teachers``)."""
+        if self.level == "active":
+            from raudit.audit.active import one_run_active
+
+            if teachers is None:
+                raise ConfigError("an active one-run audit needs the generator's teacher count")
+            return one_run_active(mech, canaries=canaries, teachers=teachers, seed=seed)
+        if self.level != "transcript":
+            raise ConfigError(f"no one-run audit at the {self.level} level")
+        return one_run_transcript(mech, canaries=canaries, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -94,6 +159,17 @@ class VoteMechanism:
     def coords(self) -> int:
         """Released coordinates that the target shifts by 1: 2 per argmax query."""
         return self.queries * (2 if self.aggregation == "argmax" else 1)
+
+    def per_canary(self, canaries: int) -> "VoteMechanism":
+        """One canary's share of a one-run audit: its own Q // m queries (a histogram has
+        no coordinate per record; :func:`one_run_transcript`)."""
+        if canaries > self.queries:
+            raise ConfigError(f"--canaries {canaries} is more than the {self.queries} queries "
+                              "the mechanism answers: each canary needs queries of its own")
+        return VoteMechanism(self.noise, self.scale, self.queries // canaries, self.aggregation)
+
+    def describe(self) -> str:
+        return f"{self.queries:,} {self.noise} ({self.aggregation}) votes of scale {self.scale:.4g}"
 
     def statistic(self, rng: np.random.Generator, n: int, world: int) -> np.ndarray:
         """The log-likelihood ratio (in vs out) of ``n`` runs of world ``world`` (1 = in)."""
@@ -138,11 +214,12 @@ def mu_equivalent(eps: float, delta: float) -> float:
 
 def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share: float = 0.3
                       ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{"val", "test"}: (scores, labels) of ``trials`` runs per world of ``mech``.
+    """{"val", "test", "statistic"}: (scores, labels) of ``trials`` runs per world of ``mech``.
 
     ``val_share`` of them choose the threshold; the rest are the test split. Scores are
     the likelihood ratio mapped monotonically into [0, 1] by the normal CDF of its value
-    standardised on validation (the curve bound reads a grid there)."""
+    standardised on validation (the curve bound reads a grid there); "statistic" is the raw
+    likelihood ratio of all trials (:mod:`raudit.audit.gdp_fit` reads it)."""
     if trials < 20:
         raise ConfigError(f"trials must be >= 20 per world, got {trials!r}")
     rng = np.random.default_rng(seed)
@@ -154,27 +231,36 @@ def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share:
         parts[name] = (np.concatenate([out, inn]), np.repeat([0, 1], n))
     ref = parts["val"][0]  # standardise on validation only
     centre, spread = float(np.median(ref)), float(np.std(ref)) or 1.0
-    return {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    scored = {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    # the raw statistic of every trial, for estimators that choose no threshold
+    scored["statistic"] = (np.concatenate([parts["val"][0], parts["test"][0]]),
+                           np.concatenate([parts["val"][1], parts["test"][1]]))
+    return scored
 
 
 def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
                      alpha: float = 0.1, val_share: float = 0.3) -> dict:
     """A transcript-level audit of ``mech`` with ``trials`` runs per world
-    (scores: :func:`transcript_scores`): CP, the curve bound and GDP."""
+    (scores: :func:`transcript_scores`): CP, the curve bound, GDP and the GDP fit."""
     from raudit.audit.epsilon import audit_bound
-    from raudit.audit.fdp import tradeoff_bounds
+    from raudit.audit.fdp import eps_from_mu, tradeoff_bounds
+    from raudit.audit.gdp_fit import mu_fit
 
     scored = transcript_scores(mech, trials=trials, seed=seed, val_share=val_share)
     r = audit_bound(*scored["val"], *scored["test"], delta=delta, alpha=alpha)
     r.update(tradeoff_bounds(*scored["val"], *scored["test"], delta=delta, alpha=alpha))
+    mu = mu_fit(*scored["statistic"], alpha=alpha)
     return {"eps_cp": r["eps_cp"], "eps_curve": r["eps_curve"], "mu_gdp": r["mu_gdp"],
-            "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"],
+            "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"], "mu_fit": mu,
+            "eps_fit": eps_from_mu(mu, delta) if delta > 0 else float("nan"),
             "trials_per_world": trials}
 
 
-def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: float = 0.05
+def one_run_transcript(mech, *, canaries: int, seed: int, beta: float = 0.05
                        ) -> dict:
-    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level.
+    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level
+    (a VoteMechanism here; DP-SGD in :mod:`raudit.audit.dpsgd` gives every canary a
+    coordinate of its own and all the steps).
 
     A noisy vote histogram has no coordinate per record: canaries that each move one
     teacher's vote on every query only move the histogram's total, and which of them
@@ -187,10 +273,7 @@ def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: f
 
     if canaries < 2:
         raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
-    if canaries > mech.queries:
-        raise ConfigError(f"--canaries {canaries} is more than the {mech.queries} queries the "
-                          "mechanism answers: each canary needs queries of its own")
-    per = VoteMechanism(mech.noise, mech.scale, mech.queries // canaries, mech.aggregation)
+    per = mech.per_canary(canaries)  # DP-SGD: each canary has a coordinate, all the steps
     rng = np.random.default_rng(seed)
     inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
     out, inn = per.statistic(rng, canaries, 0), per.statistic(rng, canaries, 1)

@@ -36,6 +36,14 @@ def no_signal(row: Mapping[str, Any]) -> bool:
 
 def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
     """The audit's conclusion in one sentence (see the module docstring)."""
+    anytime = _num(row.get("eps_anytime"))
+    if not math.isnan(anytime):  # a black-box audit stopped by the test martingale
+        eps = _num(row.get("epsilon"))
+        state = "the claim is VIOLATED" if anytime > eps else "within the claim"
+        return (f"anytime-valid audit: eps >= {anytime:.2f} at {100 * (1 - alpha):.0f}% "
+                f"confidence (valid at every look), {state}; {row.get('looks')} look(s), "
+                f"stopped: {row.get('stop_reason')}; the CP bound at the last look, at its own "
+                f"level: {_num(row.get('eps_cp')):.2f}")
     eps = _num(row.get("epsilon"))
     lo, ceiling, auc = _num(row.get("eps_cp")), _num(row.get("eps_max")), _num(row.get("auc"))
     conf = f"{100 * (1 - alpha):.0f}% confidence"
@@ -68,8 +76,12 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
 
 
 def audited_eps(row: Mapping[str, Any]) -> float:
-    """The audit's eps lower bound: the larger of the distribution-free CP and curve
-    bounds, or a one-run audit's eps_one_run."""
+    """The audit's eps lower bound: an anytime-valid audit's eps_anytime (its stopping
+    rule; the CP bound beside it holds at its own level), else the larger of the
+    distribution-free CP and curve bounds, or a one-run audit's eps_one_run."""
+    anytime = _num(row.get("eps_anytime"))
+    if not math.isnan(anytime):
+        return anytime
     vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
     if not vals:  # a one-run or anytime audit has its own bound
         one = _num(row.get("eps_one_run"))
@@ -93,7 +105,8 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     ceiling = _num(row.get("eps_max"))
     if math.isnan(lo):
         return f"claimed {eps:.2f}: no audited bound (too few models finished)"
-    power = "" if math.isnan(ceiling) else f"; the audit could show at most {ceiling:.2f}"
+    power = "" if math.isnan(ceiling) or not math.isnan(_num(row.get("eps_anytime"))) \
+        else f"; the audit could show at most {ceiling:.2f}"  # (the CP ceiling: not anytime's)
     if math.isnan(true):
         mech = f"mechanism n/a ({row.get('eps_true_source') or 'no privacy events'})"
     elif math.isinf(true):

@@ -211,12 +211,23 @@ class AuditJob(Job):
         look = prefix_bounds(self.store.read("shadow"), s, seed=self.game.seed,
                              delta=self.game.delta or 0.0, alpha=look_alpha(0.1, k),
                              trial_ids=ids)
+        if self.req.anytime:  # the test martingale decides; the CP bound is reported beside it
+            from raudit.audit.anytime_game import anytime_look
+
+            look.update(anytime_look(self.store.read("shadow"), self.stages, k,
+                                     seed=self.game.seed, delta=self.game.delta or 0.0,
+                                     alpha=0.1, claimed=self.game.epsilon, trial_ids=ids))
         reason = should_stop(look, width=self.req.target_width,
                              until_ceiling=self.req.until_ceiling, last=k == len(self.stages),
-                             previous=self.looks[-1] if self.looks else None)
+                             previous=self.looks[-1] if self.looks else None,
+                             claimed=self.game.epsilon if self.req.anytime else None)
         look.update(looks=k, stop_reason=reason)
         self.looks.append(look)
-        if self.verbose:
+        if self.verbose and self.req.anytime:
+            self.notice(f"look {k} ({s} models per world): anytime-valid eps_lo "
+                        f"{look['eps_anytime']:.3f} from {look['anytime_pairs']} pairs"
+                        + (f"; stop: {reason}" if reason else "; going on"))
+        elif self.verbose:
             self.notice(f"look {k} ({s} models per world, level {look_alpha(0.1, k):.3g}): "
                         f"eps_cp {look['eps_cp']:.3f}, interval up to {look['eps_hi']:.3f}"
                         + (f"; stop: {reason}" if reason else "; going on"))

@@ -27,3 +27,18 @@ def test_no_mechanism_and_no_bound():
                                         "audited >= 0.00;")
     assert "unbounded" in verdict_line({**row, "eps_true": math.inf})
     assert "no audited bound" in verdict_line({"epsilon": 1.0, "eps_cp": math.nan})
+
+
+def test_an_anytime_black_box_audit_reads_its_own_bound():
+    """A black-box audit stopped by the test martingale: eps_anytime is the audited bound
+    (the CP bound beside it holds at its own level), and CP's ceiling is not its power."""
+    from raudit.audit.verdict import verdict
+
+    row = {"epsilon": 1.0, "eps_true": None, "eps_cp": 0.0, "eps_curve": 0.1, "eps_max": 0.71,
+           "eps_anytime": 2.25, "looks": 3, "stop_reason": "the anytime-valid eps_lo 2.25 ..."}
+    assert audited_eps(row) == 2.25
+    line = verdict_line(row)
+    assert line.endswith("audited >= 2.25: VIOLATED") and "could show" not in line
+    v = verdict(row)
+    assert v.startswith("anytime-valid audit: eps >= 2.25") and "VIOLATED" in v and "3 look(s)" in v
+    assert "within the claim" in verdict({**row, "eps_anytime": 0.4})
