@@ -25,21 +25,31 @@ coordinate of a "threshold" release at the scale over the record's sensitivity).
 depend on the votes, so one run's gradient-vote events give its Gaussian releases
 (:class:`raudit.audit.dpsgd.GaussianReleases`). Generators that emit no privacy events
 (gan, identity, exec: generators) cannot be audited at transcript level at all.
+
+The summary's eps_true (:func:`mechanism_columns`) comes from the dry run where one
+exists, else from the events one shadow model's chunk kept while it trained
+(:func:`event_trial` picks that model).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from raudit import generators
 from raudit.errors import ConfigError
 from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.transcript import VoteMechanism
 
-__all__ = ["SCHEDULES", "VOTE_SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript", "schedule_eps_true", "schedule_from_run",
-           "schedule_of", "emits_privacy_events"]
+if TYPE_CHECKING:
+    from raudit.audit.game import Game
+
+__all__ = ["SCHEDULES", "VOTE_SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript",
+           "event_trial", "mechanism_columns", "schedule_eps_true", "schedule_from_run", "schedule_of",
+           "emits_privacy_events"]
 
 VOTE_SCHEDULES = ("paper", "fixed")  # dry-run noisy-vote schedules (the active level runs them)
 SCHEDULES = VOTE_SCHEDULES + ("dpgan",)  # every dry-run schedule (dpgan: DP-SGD steps)
@@ -207,3 +217,64 @@ def schedule_eps_true(sched: Schedule, delta: float):
         return eps_true(evs, delta=float(delta))
     ev = PateVote(np.zeros((1, m.queries), dtype=np.int64), 2, m.noise, m.scale, m.aggregation)
     return eps_true([ev], delta=float(delta))
+
+
+def mechanism_columns(game: Game, kept: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary's threat model, eps_true and where it came from (schema 11).
+
+    eps_true comes from a dry run of the generator's vote schedule (no training,
+    :mod:`raudit.audit.mechanisms`) where one exists; else from the events one shadow
+    model's chunk kept while it trained (``kept``: the audit's shadow rows; the row
+    that carries ``eps_true``, see :func:`event_trial`); else it is left empty."""
+    cols: dict[str, Any] = {"threat_model": "white-box" if getattr(game, "white_box", None)
+                            else "black-box", "eps_true": None,
+                            "eps_true_method": None, "eps_true_source": None}
+    why = None
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            sched = _dry_run(game)
+        except ConfigError as exc:  # an option the dry run does not model: the events, or none
+            why = f"not computed: {exc}"
+        else:
+            true = schedule_eps_true(sched, game.delta)
+            return {**cols, "eps_true": float(true.eps), "eps_true_method": true.method,
+                    "eps_true_source": sched.source}
+    elif emits_privacy_events(game.impl):
+        why = ("not computed: its votes depend on training (no dry-run schedule) and no "
+               "shadow model's events were kept (an audit resumed from an older store)")
+    if why is not None and kept is not None and "eps_true_source" in kept:
+        rows = kept[kept["eps_true_source"].notna()]
+        if len(rows):
+            r = rows.sort_values(["world", "shadow_index"]).iloc[0]
+            value = r["eps_true"]
+            return {**cols, "eps_true": None if pd.isna(value) else float(value),
+                    "eps_true_method": r["eps_true_method"], "eps_true_source": r["eps_true_source"]}
+    return {**cols, "eps_true_source": why}
+
+
+def event_trial(game: Game, per_world: dict[str, list[dict]]) -> str | None:
+    """The trial whose chunk keeps its privacy events for the summary's eps_true: the
+    first in-world model, for a generator that emits privacy events and whose schedule
+    no dry run gives (:func:`mechanism_columns`); None otherwise."""
+    if not emits_privacy_events(game.impl) or not per_world.get("in"):
+        return None
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            _dry_run(game)
+            return None  # the dry run gives it, without watching any training
+        except ConfigError:
+            pass
+    return per_world["in"][0]["trial_id"]
+
+
+def _dry_run(game) -> Schedule:
+    """The schedule of ``game``'s generator (dpgan: on the game's table, whose size fixes
+    its sampling rate and whose columns its DP-bounds share)."""
+    table = columns = None
+    if game.impl == "dpgan":
+        from raudit import data
+
+        ds = data.load(game.dataset, label=game.label, bounds=game.bounds)
+        table, columns = ds.train, ds.columns
+    return schedule_of(game.impl, game.options, game.epsilon, game.delta, table=table,
+                       columns=columns)

@@ -37,7 +37,7 @@ from raudit.errors import ConfigError
 __all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
            "transcript_audit", "transcript_scores"]
 
-THREAT_MODELS = ("black-box", "transcript", "active")
+THREAT_MODELS = ("black-box", "white-box", "transcript", "active")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,17 @@ class ThreatModel:
         if self.level not in THREAT_MODELS:
             raise ConfigError(f"threat model must be one of {', '.join(THREAT_MODELS)}, "
                               f"got {self.level!r}")
+
+    @classmethod
+    def white_box(cls, critic: bool) -> "ThreatModel":
+        """The trained model too (raudit.audit.whitebox): unlimited sampling, and the
+        student/discriminator's score where the training loop keeps it."""
+        sees = ("the synthetic data, the trained generator (unlimited sampling: density "
+                "near the target)" + (" and the trained student/discriminator (its score "
+                                      "at the target)" if critic else
+                                      "; its student/discriminator is not kept"))
+        return cls("white-box", sees, cls.neighbours, cls.canaries,
+                   "trained shadow models; white-box features computed in the chunk")
 
     @classmethod
     def transcript(cls, aggregation: str = "argmax") -> "ThreatModel":

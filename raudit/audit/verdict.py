@@ -112,9 +112,15 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     elif math.isinf(true):
         mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
     else:
-        mech = f"mechanism {true:.2f}" + (": the accountant under-counts" if true > eps else "")
+        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 4.04e+07, not 8 digits
+        mech = f"mechanism {shown}" + (": the accountant under-counts" if true > eps else "")
+    # an audit above eps_true measures a leak the mechanism's events do not carry (e.g.
+    # smartnoise's bounds="data" pre-pass): say so, or "mechanism 0.00" reads as a contradiction
+    outside = ("; the audit exceeds the mechanism: the leak is outside the privacy events "
+               "(non-private preprocessing or a released value the accountant never saw)"
+               if 0 <= true < lo else "")
     if lo > eps:
-        return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{power}"
-    ratio = tightness(row)
+        return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{outside}{power}"
+    ratio = None if outside else tightness(row)
     share = "" if ratio is None else f" ({100 * ratio:.0f} % of what it spends)"
-    return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}{share}{power}"
+    return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}{share}{outside}{power}"

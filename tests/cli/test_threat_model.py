@@ -64,7 +64,7 @@ def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, need
 
 
 @pytest.mark.parametrize("args,needles", [
-    (["--threat-model", "white"], ["--threat-model must be one of black-box, transcript"]),
+    (["--threat-model", "white"], ["--threat-model must be one of black-box, white-box, transcript"]),
     (["--threat-model", "transcript", "--target-width", "0.5"], ["fixed number of trials"]),
     (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
 ])
@@ -288,3 +288,43 @@ def test_black_box_one_run_refuses_a_data_only_audit(tmp_path):
     _one_line_error(_run(*FAST, "--one-run", "--canaries", "3", "--synthetic-in", "a.csv",
                          "--synthetic-out", "b.csv", "--out", str(out)), "data-only")
     assert not out.exists()
+
+
+def test_white_box_audit_end_to_end(tmp_path):
+    r = _run("--backend", "local", "--impl", "gan", "--max-iter", "2", "--attack", "querybased",
+             "-S", "5", "--threat-model", "white-box", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "white-box" and s["models_ok"] == 10
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["threat_model"]["level"] == "white-box" and spec["white_box"] == {"samples": 1000}
+    shadow = pd.read_parquet(tmp_path / "shadow")
+    # querybased on the worst case: 8 black-box features, 7 density and 4 critic features
+    assert {len(v) for v in shadow["features_vec"]} == {8 + 7 + 4}
+
+
+@pytest.mark.parametrize("impl,args,needle", [
+    ("identity", [], "'identity' keeps none"),
+    ("exec:/nonexistent/gen", [], "an exec: generator"),
+    ("gan", ["--synthetic-in", "a", "--synthetic-out", "b"], "a data-only audit"),
+    ("gan", ["--one-run", "--canaries", "5"], "not built for it"),
+    ("gan", ["--sequential", "anytime"], "not built for it"),
+])
+def test_white_box_refuses_what_has_no_model(tmp_path, impl, args, needle):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", impl, "--threat-model", "white-box", "--out", str(out), *args),
+                    "--threat-model white-box", needle)
+    assert not out.exists()
+
+
+def test_black_box_summary_of_a_port_reads_eps_true_off_one_kept_model(tmp_path):
+    r = _run("--backend", "local", "--impl", "smartnoise", "--max-iter", "3", "--attack",
+             "querybased", "-S", "5", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "black-box" and s["eps_true_method"] == "pld"
+    assert s["eps_true_source"].startswith("events of shadow model in/0 (fit seed ")
+    shadow = pd.read_parquet(tmp_path / "shadow")
+    kept = shadow[shadow["eps_true_source"].notna()]
+    assert len(kept) == 1 and kept.iloc[0]["world"] == "in" and kept.iloc[0]["shadow_index"] == 0
+    assert s["eps_true"] == kept.iloc[0]["eps_true"]

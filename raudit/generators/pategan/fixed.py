@@ -119,7 +119,7 @@ class FixedOptions(OptionsObject):
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
-    capabilities = Capabilities(device=True, progress=True,
+    capabilities = Capabilities(device=True, progress=True, critic=True,
                                 events=("teacher_batch", "votes", "gradient_votes",
                                         "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep", "ConfidentGNMax"),
@@ -212,11 +212,11 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control)
         nets = self.nets(batch.dim)
-        gen, it, eps_hat = train_pate_gan(
+        gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
             accountant=acct)
-        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"])
+        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained
@@ -247,7 +247,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          noise="gaussian", student_batch=o["query_batch"], control=control,
                          confident=v)
         nets = self.nets(batch.dim)
-        gen, it, _ = train_pate_gan(
+        gen, it, _, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
             progress=progress, accountant=acct,
             source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)))
@@ -257,7 +257,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         rel = release_eps(counts, answered, k=k, threshold=v.threshold, sigma1=v.sigma1,
                           sigma2=v.sigma2, plan=plan.gnss, delta=float(deltas[0]), z=z,
                           rdp_other=float(bounds_rdp(plan.z_bounds, [plan.gnss.order])[0]))
-        trained = to_trained(gen, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"])
+        trained = to_trained(gen, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"],
+                             student=student)
         trained.extra = [{"sigma": v.sigma2, "bounds_noise_multiplier": plan.z_bounds,
                           "dp_bounds_columns": self._n_dp, "queries": self.queries(),
                           "analysis": "data-dependent", "threshold": v.threshold,
