@@ -7,7 +7,12 @@ dozen integer passes of a hash one tensor at a time; inductor fuses them into on
 5-10x faster per draw. Floating-point network arithmetic is left eager: fusing it
 reorders sums and would move the pinned regression runs (see docs/performance.md).
 
-``RAUDIT_COMPILE=1`` compiles; ``0`` or unset is the eager reference, the default by
+``RAUDIT_COMPILE=fused`` also compiles the teachers' step (real-batch gather, forward,
+loss and its backward, :mod:`raudit.generators.pategan.teachers`), which fuses and reorders
+floating-point sums: its gradients agree with eager to about 1e-6 relative (float32), not
+bit for bit, so votes and stopping points may differ from the pinned runs.
+
+``RAUDIT_COMPILE=1`` compiles the bit-exact kernels; ``0`` or unset is the eager reference, the default by
 measurement: the compiled hash gives `paper` 15-25 % more model-iterations per CPU-second
 at M = 128 and nothing at M <= 32 or for `smartnoise`, while each process pays about 5
 CPU-seconds to load the kernels from the cache (18 to compile them the first time), which
@@ -38,12 +43,22 @@ def _has_compiler() -> bool:
     return any(shutil.which(c) for c in (os.environ.get("CXX", ""), "g++", "c++", "clang++") if c)
 
 
-def enabled() -> bool:
-    """Whether the compiled kernels are used (``RAUDIT_COMPILE``; see the module docstring)."""
-    value = os.environ.get("RAUDIT_COMPILE", "").strip()
-    if value not in ("", "0", "1"):
-        raise ValueError(f"RAUDIT_COMPILE must be 0 or 1, got {value!r}")
-    return value == "1" and hasattr(torch, "compile") and _has_compiler()
+MODES = ("0", "1", "fused")
+
+
+def mode() -> str:
+    """``RAUDIT_COMPILE``: "0" (or unset) eager, "1" bit-exact kernels, "fused" those and the
+    teachers' step (see the module docstring)."""
+    value = os.environ.get("RAUDIT_COMPILE", "").strip() or "0"
+    if value not in MODES:
+        raise ValueError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
+    return value if value == "0" or (hasattr(torch, "compile") and _has_compiler()) else "0"
+
+
+def enabled(exact: bool = True) -> bool:
+    """Whether compiled kernels of this kind are used: bit-exact ones under "1" and "fused",
+    the ones that reorder floating point (``exact=False``) under "fused" only."""
+    return mode() in (("1", "fused") if exact else ("fused",))
 
 
 def _cache_dir() -> None:
@@ -52,18 +67,20 @@ def _cache_dir() -> None:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir().parent / "inductor")
 
 
-def kernel(fn: Callable) -> Callable:
-    """``fn`` (a pure tensor function) compiled once per process, used for CPU tensors
-    when :func:`enabled`; otherwise, and for other devices, ``fn`` itself."""
+def kernel(fn: Callable, *, exact: bool = True) -> Callable:
+    """``fn`` (a pure function of tensors and constants) compiled once per process, used for
+    CPU tensors when :func:`enabled` (``exact``: whether compiling keeps its bits);
+    otherwise, and for other devices, ``fn`` itself."""
     name = f"{fn.__module__}.{fn.__qualname__}"
 
-    def run(*args: torch.Tensor) -> torch.Tensor:
-        if name in _BROKEN or args[0].device.type != "cpu" or not enabled():
+    def run(*args):
+        if name in _BROKEN or args[0].device.type != "cpu" or not enabled(exact):
             return fn(*args)
         compiled = _KERNELS.get(name)
         if compiled is None:
             _cache_dir()
-            compiled = _KERNELS[name] = torch.compile(fn, dynamic=True, fullgraph=True)
+            compiled = _KERNELS[name] = torch.compile(fn, dynamic=True if exact else None,
+                                                      fullgraph=True)
         try:
             return compiled(*args)
         except Exception as exc:  # no working compiler after all: eager from now on
