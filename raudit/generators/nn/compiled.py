@@ -79,7 +79,7 @@ def kernel(fn: Callable, *, exact: bool = True) -> Callable:
         compiled = _KERNELS.get(name)
         if compiled is None:
             _cache_dir()
-            compiled = _KERNELS[name] = torch.compile(fn, dynamic=True if exact else None,
+            compiled = _KERNELS[name] = torch.compile(fn, dynamic=True if exact else False,
                                                       fullgraph=True)
         try:
             return compiled(*args)
