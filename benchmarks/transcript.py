@@ -7,7 +7,11 @@ data-independent moments accountant allows, accountants.closed_form.queries_to_r
 bounds). eps_true is the PLD of those votes (raudit.accountants.true_curve); the audit
 draws ``--trials`` runs per world of the worst-case likelihood-ratio statistic
 (raudit.audit.transcript) and reports the ratios audited / true in eps (larger of CP and
-curve) and in mu (GDP bound against the mu-equivalent of eps_true), mean of ``--repeats``.
+curve) and in mu (GDP bound against the mu-equivalent of eps_true), mean of ``--repeats``;
+then the GDP fit of all trials' likelihood ratios (raudit.audit.gdp_fit: mu_fit and its
+eps at delta, eps_fit) against mu_true and eps_true, and the share of repeats whose mu_fit
+exceeded mu_true. The worst case is the same statistic at the transcript and active levels
+(the active auditor builds it: raudit.audit.active).
 
     python benchmarks/transcript.py --trials 10000 --repeats 5
 """
@@ -38,7 +42,8 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--eps", type=float, nargs="+", default=[1.0, 2.0, 4.0])
     args = p.parse_args()
-    print("impl   eps  queries  eps_true  mu_true | eps_audit  ratio | mu_audit  ratio |  s/audit")
+    print("impl   eps  queries  eps_true  mu_true | eps_audit  ratio | mu_audit  ratio | "
+          "mu_fit  ratio  over | eps_fit  ratio |  s/audit")
     for impl in ("paper", "fixed"):
         for eps in args.eps:
             mech = mechanism(impl, eps)
@@ -51,8 +56,13 @@ def main() -> None:
             wall = (time.perf_counter() - t0) / args.repeats
             e = np.mean([max(r["eps_cp"], r["eps_curve"]) for r in runs])
             m = np.mean([r["mu_gdp"] for r in runs])
+            f = np.mean([r["mu_fit"] for r in runs])
+            over = np.mean([r["mu_fit"] > mu_true for r in runs])
+            ef = np.mean([r["eps_fit"] for r in runs])
             print(f"{impl:6s} {eps:3g} {mech.queries:8d} {true:9.4f} {mu_true:8.4f} | "
-                  f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {wall:7.2f}")
+                  f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | "
+                  f"{f:6.4f} {f / mu_true:6.3f} {over:5.2f} | {ef:7.4f} {ef / true:6.3f} | "
+                  f"{wall:7.2f}")
 
 
 if __name__ == "__main__":

@@ -105,19 +105,24 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
     return out
 
 
-def bounds(val, test, *, delta: float, alpha: float, multi=lambda: {}) -> dict[str, Any]:
+def bounds(val, test, *, delta: float, alpha: float, multi=lambda: {}, statistic=None
+           ) -> dict[str, Any]:
     """Threshold on validation, counts on test, then every registered estimator
     (:mod:`raudit.audit.estimators`): their summary columns, ``estimates`` (name ->
     eps_lo or None), mu_gdp, saturated and best_estimator. ``multi``: the multi-sample
-    bound's keys, computed if an estimator asks."""
+    bound's keys, computed if an estimator asks. ``statistic``: (raw statistic, labels) of
+    every trial where the attack's statistic is known (transcript, active levels)."""
     out = threshold_counts(*val, *test, delta=delta, alpha=alpha)
-    ev = Evidence(val, test, (out["tp"], out["fn"], out["tn"], out["fp"]), delta, alpha, multi)
+    ev = Evidence(val, test, (out["tp"], out["fn"], out["tn"], out["fp"]), delta, alpha, multi,
+                  statistic)
     values = estimate(ev)
     for name, value in values.items():
         column = ESTIMATORS.get(name).column
         if column is not None and value is not None:
             out[column] = value
     out["mu_gdp"] = ev.tradeoff["mu_gdp"]  # a bound on mu, not an eps estimate
+    if ev.mu_fit is not None:
+        out["mu_fit"] = ev.mu_fit
     out["saturated"] = bool(out["eps_cp"] >= out["eps_max"] - 1e-9)
     # The assumption-free candidates (CP, curve) hold with >= 1 - alpha/2 each, so the
     # larger holds with >= 1 - alpha: the audit's stated confidence.

@@ -54,11 +54,21 @@ class Evidence:
     delta: float
     alpha: float
     multi: Callable[[], dict[str, Any]] = field(default=lambda: {})  # the multi-sample bound
+    #: (statistic, labels) of every trial where the attack's raw statistic is known (the
+    #: transcript and active levels' likelihood ratio); None for trained attacks
+    statistic: tuple[np.ndarray, np.ndarray] | None = None
 
     @cached_property
     def tradeoff(self) -> dict[str, float]:
         """eps_curve, mu_gdp, eps_gdp (:func:`raudit.audit.fdp.tradeoff_bounds`)."""
         return tradeoff_bounds(*self.val, *self.test, delta=self.delta, alpha=self.alpha)
+
+    @cached_property
+    def mu_fit(self) -> float | None:
+        """mu_lo of the binormal fit of the raw statistic (:mod:`raudit.audit.gdp_fit`)."""
+        from raudit.audit.gdp_fit import mu_fit
+
+        return None if self.statistic is None else mu_fit(*self.statistic, alpha=self.alpha)
 
     @cached_property
     def multi_sample(self) -> dict[str, Any]:
@@ -122,6 +132,20 @@ register(Estimator("gdp", lambda ev: ev.tradeoff["eps_gdp"], "eps_emp GDP",
                    "eps at delta of the mu-GDP the attack rules out (confidence >= 1 - alpha/2); "
                    "a bound on eps only if the mechanism's trade-off curve is Gaussian",
                    "gaussian-tradeoff", column="eps_gdp"))
+
+
+def _eps_fit(ev: Evidence) -> float | None:
+    from raudit.audit.fdp import eps_from_mu
+
+    mu = ev.mu_fit
+    return None if mu is None or not 0.0 < ev.delta < 1.0 else eps_from_mu(mu, ev.delta)
+
+
+register(Estimator("gdp_fit", _eps_fit, "eps_emp GDP fit",
+                   "eps at delta of the mu-GDP that a binormal equal-variance fit of the raw "
+                   "statistic of ALL trials rules out (noncentral-t bound, confidence >= "
+                   "1 - alpha/2 under that model); only where the statistic is known "
+                   "(transcript, active)", "gaussian-tradeoff"))
 register(Estimator("bayes_multi", lambda ev: ev.multi_sample.get("eps_bayes_multi"),
                    "eps_emp Bayes, all samples",
                    "as bayes, on every (model, synthetic dataset) pair: holds only if a model's "

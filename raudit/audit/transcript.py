@@ -37,7 +37,7 @@ from raudit.errors import ConfigError
 __all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
            "transcript_audit", "transcript_scores"]
 
-THREAT_MODELS = ("black-box", "transcript")
+THREAT_MODELS = ("black-box", "transcript", "active")
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,55 @@ class ThreatModel:
                    f"{canaries} canaries, each in with probability 1/2",
                    "one run of the mechanism (exact sufficient statistic per canary)")
 
+    @classmethod
+    def active(cls) -> "ThreatModel":
+        """The auditor also chooses what the mechanism answers (raudit.audit.active)."""
+        return cls("active", "every noisy vote histogram the teachers release, on the "
+                   "auditor's canary queries",
+                   "worst case built by the auditor: the target alone in one teacher's partition "
+                   "(replace-one: the target or a record of the other label), so that teacher's "
+                   "vote flips on every canary query",
+                   "canary queries REPLACE all the student's queries (the accountant is "
+                   "data-independent, so the run answers as many either way)",
+                   "exact sufficient statistic of the likelihood ratio, no training per trial "
+                   "(checked against the generator's own noisy aggregation)")
+
+    @classmethod
+    def active_one_run(cls, canaries: int, teachers: int) -> "ThreatModel":
+        return cls("active", "every noisy vote histogram the teachers release, on the "
+                   "auditor's canary queries",
+                   f"each canary in one of {teachers} teachers (alone when canaries <= teachers): "
+                   "it flips that teacher's vote on its share of the canary queries, in a "
+                   "direction of its own per query",
+                   f"{canaries} canary records, each in with probability 1/2, and canary queries "
+                   "replacing all the student's queries",
+                   "one run of the mechanism, every query simulated")
+
     def spec(self) -> dict:
         return asdict(self)
+
+    # The threat model owns the sampling (as in TAPAS): the runs layer asks it for trials.
+
+    def scores(self, mech: "VoteMechanism", *, trials: int, seed: int) -> dict:
+        """``trials`` runs per world of the worst case (:func:`transcript_scores`): the same
+        law at both levels -- assumed at ``transcript``, built by the auditor at ``active``."""
+        if self.level not in ("transcript", "active"):
+            raise ConfigError(f"{self.level} trials are trained shadow models, not a mechanism")
+        return transcript_scores(mech, trials=trials, seed=seed)
+
+    def one_run(self, mech: "VoteMechanism", *, canaries: int, seed: int,
+                teachers: int | None = None) -> dict:
+        """One run with ``canaries`` canaries: the queries split among them (transcript) or
+        each flipping its own teacher on every canary query (active, over ``teachers``)."""
+        if self.level == "active":
+            from raudit.audit.active import one_run_active
+
+            if teachers is None:
+                raise ConfigError("an active one-run audit needs the generator's teacher count")
+            return one_run_active(mech, canaries=canaries, teachers=teachers, seed=seed)
+        if self.level != "transcript":
+            raise ConfigError(f"no one-run audit at the {self.level} level")
+        return one_run_transcript(mech, canaries=canaries, seed=seed)
 
 
 @dataclass(frozen=True)
@@ -138,11 +185,12 @@ def mu_equivalent(eps: float, delta: float) -> float:
 
 def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share: float = 0.3
                       ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{"val", "test"}: (scores, labels) of ``trials`` runs per world of ``mech``.
+    """{"val", "test", "statistic"}: (scores, labels) of ``trials`` runs per world of ``mech``.
 
     ``val_share`` of them choose the threshold; the rest are the test split. Scores are
     the likelihood ratio mapped monotonically into [0, 1] by the normal CDF of its value
-    standardised on validation (the curve bound reads a grid there)."""
+    standardised on validation (the curve bound reads a grid there); "statistic" is the raw
+    likelihood ratio of all trials (:mod:`raudit.audit.gdp_fit` reads it)."""
     if trials < 20:
         raise ConfigError(f"trials must be >= 20 per world, got {trials!r}")
     rng = np.random.default_rng(seed)
@@ -154,21 +202,28 @@ def transcript_scores(mech: VoteMechanism, *, trials: int, seed: int, val_share:
         parts[name] = (np.concatenate([out, inn]), np.repeat([0, 1], n))
     ref = parts["val"][0]  # standardise on validation only
     centre, spread = float(np.median(ref)), float(np.std(ref)) or 1.0
-    return {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    scored = {k: (special.ndtr((v - centre) / spread), y) for k, (v, y) in parts.items()}
+    # the raw statistic of every trial, for estimators that choose no threshold
+    scored["statistic"] = (np.concatenate([parts["val"][0], parts["test"][0]]),
+                           np.concatenate([parts["val"][1], parts["test"][1]]))
+    return scored
 
 
 def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: float = 1e-5,
                      alpha: float = 0.1, val_share: float = 0.3) -> dict:
     """A transcript-level audit of ``mech`` with ``trials`` runs per world
-    (scores: :func:`transcript_scores`): CP, the curve bound and GDP."""
+    (scores: :func:`transcript_scores`): CP, the curve bound, GDP and the GDP fit."""
     from raudit.audit.epsilon import audit_bound
-    from raudit.audit.fdp import tradeoff_bounds
+    from raudit.audit.fdp import eps_from_mu, tradeoff_bounds
+    from raudit.audit.gdp_fit import mu_fit
 
     scored = transcript_scores(mech, trials=trials, seed=seed, val_share=val_share)
     r = audit_bound(*scored["val"], *scored["test"], delta=delta, alpha=alpha)
     r.update(tradeoff_bounds(*scored["val"], *scored["test"], delta=delta, alpha=alpha))
+    mu = mu_fit(*scored["statistic"], alpha=alpha)
     return {"eps_cp": r["eps_cp"], "eps_curve": r["eps_curve"], "mu_gdp": r["mu_gdp"],
-            "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"],
+            "eps_gdp": r["eps_gdp"], "eps_max": r["eps_max"], "auc": r["auc"], "mu_fit": mu,
+            "eps_fit": eps_from_mu(mu, delta) if delta > 0 else float("nan"),
             "trials_per_world": trials}
 
 

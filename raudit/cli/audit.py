@@ -42,10 +42,10 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
-Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run).")]
-OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript.")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run); active: the auditor also chooses the queries (canary queries replace the student's) and builds the worst-case neighbours (the target alone in one teacher's partition), paper and fixed.")]
+OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript or active.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
-SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript.")]
+SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript or active.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -108,8 +108,8 @@ def audit(
         if sequential_rule != "anytime":
             raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
                               "spending: --target-width / --until-ceiling)")
-        if threat_model != "transcript":
-            raise ConfigError("--sequential anytime needs --threat-model transcript (a "
+        if threat_model not in ("transcript", "active"):
+            raise ConfigError("--sequential anytime needs --threat-model transcript or active (a "
                               "black-box anytime audit is not built yet)")
         if sequential or one_run:
             raise ConfigError("--sequential anytime is its own stopping rule: drop "
@@ -118,19 +118,20 @@ def audit(
         if sequential:
             raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
                               "--until-ceiling, -S auto)")
-        if threat_model != "transcript":
-            raise ConfigError("--one-run needs --threat-model transcript (a black-box one-run "
+        if threat_model not in ("transcript", "active"):
+            raise ConfigError("--one-run needs --threat-model transcript or active (a black-box one-run "
                               "audit is not built yet)")
         if canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {canaries}")
-    if threat_model == "transcript":  # every check before --out is touched
+    if threat_model in ("transcript", "active"):  # every check before --out is touched
+        from raudit.audit.active import check_active
         from raudit.audit.mechanisms import check_transcript
-        check_transcript(impl)
+        check_active(impl) if threat_model == "active" else check_transcript(impl)
         if synthetic_in is not None or synthetic_out is not None:
-            raise ConfigError("--threat-model transcript audits the mechanism; a data-only "
+            raise ConfigError(f"--threat-model {threat_model} audits the mechanism; a data-only "
                               "audit (--synthetic-in/--synthetic-out) is black-box")
         if sequential:
-            raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+            raise ConfigError(f"--threat-model {threat_model} runs a fixed number of trials; drop "
                               "--target-width / --until-ceiling / -S auto")
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
@@ -173,10 +174,11 @@ def audit(
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if threat_model == "transcript":
+        if threat_model in ("transcript", "active"):
             from raudit.runs.transcript import run_transcript_audit
             result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
-                                          anytime=sequential_rule == "anytime")
+                                          anytime=sequential_rule == "anytime",
+                                          level=threat_model)
         elif data_only:
             from raudit.audit.external import run_external
             result = run_external(req, synthetic_in, synthetic_out, out)

@@ -21,10 +21,11 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
+from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
                                      schedule_from_run, schedule_of)
-from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_scores
+from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -37,18 +38,22 @@ LOOK_EVERY = 100  # trials between two looks of an anytime audit (any schedule s
 
 
 def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int | None = None,
-                         anytime: bool = False) -> dict[str, Any]:
+                         anytime: bool = False, level: str = "transcript") -> dict[str, Any]:
     """Run the transcript-level audit of ``req`` (``shadow_models`` = trials per world),
     or with ``canaries`` a one-run audit of that many canaries
     (:func:`raudit.audit.transcript.one_run_transcript`), or (``anytime``) an
     anytime-valid sequential audit of at most 2 x ``shadow_models`` trials
-    (:func:`raudit.audit.anytime.anytime_transcript`)."""
+    (:func:`raudit.audit.anytime.anytime_transcript`). ``level="active"``: the auditor's
+    canary queries and neighbours (:mod:`raudit.audit.active`; its one run spreads the
+    canaries over the teachers)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
-    check_transcript(req.impl)
+    if level not in ("transcript", "active"):
+        raise ConfigError(f"run_transcript_audit runs transcript or active, got {level!r}")
+    check_active(req.impl) if level == "active" else check_transcript(req.impl)
     if req.sequential:
-        raise ConfigError("--threat-model transcript runs a fixed number of trials; drop "
+        raise ConfigError(f"--threat-model {level} runs a fixed number of trials; drop "
                           "--target-width / --until-ceiling / -S auto")
     game, _, ds = ar.prepare(req)
     if canaries is not None and canaries > len(ds.train):
@@ -61,13 +66,21 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
                                         game.epsilon, game.delta,
                                         seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
-    threat = ThreatModel.transcript() if canaries is None else \
-        ThreatModel.transcript_one_run(canaries)
+    teachers = teachers_of(req.impl, game.options, len(ds.train), len(ds.columns)) \
+        if level == "active" and canaries is not None else None
+    if level == "active":
+        threat = ThreatModel.active() if canaries is None else \
+            ThreatModel.active_one_run(canaries, teachers)
+    else:
+        threat = ThreatModel.transcript() if canaries is None else \
+            ThreatModel.transcript_one_run(canaries)
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "mechanism": dataclasses.asdict(sched.mechanism)}
     if canaries is not None:
-        if canaries > sched.mechanism.queries:  # one line before --out is touched
-            one_run_transcript(sched.mechanism, canaries=canaries, seed=0)
+        # more canaries than the design has queries for: its one line, before --out
+        need = canaries if level == "transcript" else -(-canaries // teachers)
+        if need > sched.mechanism.queries:
+            threat.one_run(sched.mechanism, canaries=canaries, teachers=teachers, seed=0)
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
     if anytime:
@@ -85,21 +98,23 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                                   look_every=LOOK_EVERY)
         result, n, one = {"estimates": {}}, any_["trials_used"], {}
     elif canaries is None:
-        scored = transcript_scores(sched.mechanism, trials=game.shadow_models, seed=seed)
-        result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA)
+        scored = threat.scores(sched.mechanism, trials=game.shadow_models, seed=seed)
+        result = an.bounds(scored["val"], scored["test"], delta=game.delta or 0.0, alpha=ALPHA,
+                           statistic=scored["statistic"])
         n, one = 2 * game.shadow_models, {}
     else:
         result, n = {"estimates": {}}, 1
-        one = one_run_transcript(sched.mechanism, canaries=canaries, seed=seed)
+        one = threat.one_run(sched.mechanism, canaries=canaries, teachers=teachers, seed=seed)
     wall = time.perf_counter() - t0
     row = an.summary_row(game.spec(), {**result, "models_ok": n, "missing": 0},
-                         audit_id=audit_id, target_label="worst-case (transcript)",
+                         audit_id=audit_id, target_label=f"worst-case ({level})",
                          models_per_hour=n / wall * 3600 if wall > 0 else None)
     if one:
         row.update(canaries=int(canaries), eps_one_run=float(one["eps_lo"]),
                    one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]),
                    shadow_models=0)
-    row.update(attack="likelihood-ratio", features="vote-transcript",
+    row.update(attack="likelihood-ratio",
+               features="vote-transcript" if level == "transcript" else "canary-votes",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
                eps_true_method=true.method, eps_true_source=sched.source)
@@ -116,6 +131,9 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         f"{100 * (1 - one['beta']):.0f}% confidence, assuming pure DP")
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
+    fit = _fit_clause(result.get("mu_fit"), true.eps, game.delta)
+    if fit:  # the tight number beside the assumption-free one, its assumption named
+        row["verdict_line"] += f"; GDP fit {fit}"
     values = ar.estimates_of(result)
     with store.lock():
         store.ensure_manifest(manifest)
@@ -124,10 +142,36 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
              f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
              f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
-    if one:
+    if level == "active":
+        notes.append("active: the auditor's canary queries replace all the student's "
+                     f"{mech.queries:,} queries (its accountant is data-independent: the run "
+                     "answers as many either way); the GAN is not trained")
+    if fit:
+        notes.append(f"GDP fit of all {2 * game.shadow_models:,} trials' likelihood ratios: "
+                     f"{fit} (one threshold: mu >= {result['mu_gdp']:.4f})")
+    if one and level == "active":
+        notes.append(f"one run: {canaries} canaries over {teachers} teachers, each flipping "
+                     f"its teacher's vote on its own {one['queries_per_canary']:,} queries "
+                     "(two coordinates per query, shared by all teachers), so the bound "
+                     "measures those queries' privacy")
+    elif one:
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "
                      "coordinate per record), so the bound measures those queries' privacy")
-    return {**row, "estimates": values, "out": str(out), "models_run": n, "failed_chunks": 0,
+    extra = {"mu_fit": float(result["mu_fit"])} if result.get("mu_fit") is not None else {}
+    return {**row, **extra, "estimates": values, "out": str(out), "models_run": n, "failed_chunks": 0,
             "wall_s": wall, "placement": "in-process (numpy)", "notes": notes,
             "target_row": "worst-case"}
+
+
+def _fit_clause(mu_fit: float | None, eps_true: float, delta: float | None) -> str | None:
+    """"mu >= a of the mechanism's b (r %; assumes a Gaussian trade-off)" for the GDP fit."""
+    if mu_fit is None:
+        return None
+    try:
+        mu_true = mu_equivalent(eps_true, delta) if delta else float("nan")
+    except ValueError:  # beyond mu = 50 (updated's eps_true 4e7): no useful mu
+        mu_true = float("nan")
+    share = f"{mu_fit / mu_true:.0%}" if mu_true == mu_true and mu_true > 0 else "n/a"
+    return (f"mu >= {mu_fit:.3f} of the mechanism's {mu_true:.3f} ({share}; assumes a "
+            "Gaussian trade-off)")
