@@ -13,10 +13,11 @@ floating-point sums: its gradients agree with eager to about 1e-6 relative (floa
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
 ``RAUDIT_COMPILE=1`` compiles the bit-exact kernels; ``0`` or unset is the eager reference, the default by
-measurement: the compiled hash gives `paper` 15-25 % more model-iterations per CPU-second
-at M = 128 and nothing at M <= 32 or for `smartnoise`, while each process pays about 5
-CPU-seconds to load the kernels from the cache (18 to compile them the first time), which
-an audit's chunks only win back on long runs (docs/performance-2026-11.md, section 5).
+measurement: the compiled hash gives `paper` 1.15-1.45x and `original` about 1.2x the
+model-iterations per CPU-second at M = 128 and nothing for `smartnoise`, while each process
+pays about 5 CPU-seconds to load the kernels from the cache (18 to compile them the first
+time), which an audit's chunks win back only over several chunks
+(docs/performance-2026-11.md, section 5).
 ``1`` needs a C++ compiler (inductor's CPU code generation); without one, eager. Compiled
 kernels are used on CPU only. A kernel that fails to compile falls back to eager for the
 rest of the process, with one warning. Inductor's cache lives under raudit's cache
