@@ -105,7 +105,7 @@ class FixedOptions(OptionsObject):
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
-    capabilities = Capabilities(device=True, progress=True,
+    capabilities = Capabilities(device=True, progress=True, critic=True,
                                 events=("teacher_batch", "votes", "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
 
@@ -185,11 +185,11 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control)
         nets = self.nets(batch.dim)
-        gen, it, eps_hat = train_pate_gan(
+        gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
             accountant=acct)
-        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"])
+        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained

@@ -20,7 +20,7 @@ import torch
 
 from raudit.accountants import Accountant, GNMaxAnswer, PateVote, create
 from raudit.errors import ConfigError
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batched import Critic, TrainBatch, Trained
 from raudit.generators.events import AccountantStep, Observer, TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -116,8 +116,9 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None,
                    source: TeacherSource = TeacherSource(), accountant: Accountant | None = None,
-                   ) -> tuple[Stacked, list[int], list[float]]:
-    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+                   ) -> tuple[Stacked, list[int], list[float], Stacked]:
+    """Train every model of ``batch``; returns generator params, iterations, eps_hat and
+    the student's params (kept for the white-box threat model only).
 
     ``source`` says how the teachers are drawn and built (:class:`TeacherSource`).
     ``delta`` may hold one value per model. ``accountant`` may come already charged
@@ -212,11 +213,17 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             progress(it)
         if cfg.check == "after":
             active &= torch.as_tensor(eps_hat < epsilon, device=dev)
-    return gen, iters.tolist(), [float(e) for e in eps_hat]
+    return gen, iters.tolist(), [float(e) for e in eps_hat], student
 
 
-def to_trained(gen: Stacked, nets: PateNets, cfg: LoopConfig, iters, eps_hat, z_sample: str) -> Trained:
-    """Wrap the loop's output; generation may draw z from another distribution (a port's bug)."""
+def to_trained(gen: Stacked, nets: PateNets, cfg: LoopConfig, iters, eps_hat, z_sample: str,
+               student: Stacked | None = None) -> Trained:
+    """Wrap the loop's output; generation may draw z from another distribution (a port's bug).
+    ``student``: the trained student, the critic a white-box attacker reads."""
     def sample_fn(p: Stacked, rng: CounterRNG, n: int) -> torch.Tensor:
         return nets.generate(p, draw_z(rng, z_sample, n, cfg.z_dim))
-    return Trained(gen, sample_fn, iters, eps_hat)
+
+    def score(p: Stacked, x: torch.Tensor) -> torch.Tensor:
+        return nets.student(p, x, logits=True)
+    critic = None if student is None else Critic(student, score)
+    return Trained(gen, sample_fn, iters, eps_hat, critic=critic)
