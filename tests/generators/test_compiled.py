@@ -72,7 +72,8 @@ def test_compiled_uniforms_have_the_eager_bits(compile_on):
 
 @needs_compiler
 @pytest.mark.slow
-@pytest.mark.parametrize("cid", ["paper", "smartnoise"])
+# paper only: smartnoise gains nothing compiled and its f64 kernels cost minutes of CI compile
+@pytest.mark.parametrize("cid", ["paper"])
 def test_pinned_runs_do_not_move_when_compiled(compile_on, cid):
     sys.path.insert(0, str(Path(__file__).parents[1] / "regression"))
     from pinned_cases import CASES, run
