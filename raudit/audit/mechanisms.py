@@ -10,6 +10,7 @@ options and the budget (a mechanism-only dry run of the schedule):
   hits ``max_iter`` first releases fewer);
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
   public bounds (no DP-bounds columns; a dataset without public bounds gets less);
+  refused for ``analysis=data-dependent``, whose answered queries depend on the votes.
 * ``dpgan``: DP-SGD steps of its critic (:class:`raudit.audit.dpsgd.SubsampledGaussianMechanism`):
   iterations x critic_steps steps at the Poisson rate batch / N with the noise
   multiplier its planner calibrates before training (a function of eps, delta, N and
@@ -189,6 +190,11 @@ def schedule_of(impl: str, options: dict, epsilon: float, delta: float, *, table
                         "dry run of the schedule: the queries its accountant allows at eps")
     from raudit.generators.pategan.fixed import plan
 
+    if o["analysis"] == "data-dependent":
+        raise ConfigError("fixed with analysis=data-dependent answers the queries its noisy "
+                          "threshold check lets through (Confident-GNMax): no dry-run schedule "
+                          "models it; its eps_true is the data-dependent RDP bound of a run's "
+                          "votes (raudit train --events)")
     _, sigma = plan(float(epsilon), float(delta), gen.queries(), 0, o["bounds_share"])
     return Schedule(VoteMechanism("gaussian", sigma, gen.queries()),
                     "dry run of the schedule: its planner's sigma, public bounds")

@@ -57,7 +57,9 @@ class Costs:
 def key(fit: tuple, attack: str, features: str, candidates: int, m: int, device: str) -> str:
     from raudit.runs import chunk_cache
 
-    return json.dumps(["costs", chunk_cache.key(fit, device), attack, features, candidates, m])
+    # "costs/2": entries measured before the attack forests were built directly (11x
+    # cheaper, raudit/attacks/forest.py) would overstate selection: they are not read
+    return json.dumps(["costs/2", chunk_cache.key(fit, device), attack, features, candidates, m])
 
 
 def cached(k: str) -> Costs | None:

@@ -90,6 +90,18 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
     cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
     assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
+    dd = types.SimpleNamespace(impl="fixed", options={"analysis": "data-dependent"}, epsilon=1.0,
+                               delta=1e-5)
+    cols = mechanism_columns(dd)  # the answered set depends on the votes: no dry run
+    assert cols["eps_true"] is None and "analysis=data-dependent" in cols["eps_true_source"]
+
+
+def test_transcript_refuses_data_dependent_fixed_before_any_work(tmp_path):
+    out = tmp_path / "x"
+    _one_line_error(_run("--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
+                         "transcript", "--out", str(out)), "analysis=data-dependent",
+                    "no dry-run schedule")
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("args,needles", [
