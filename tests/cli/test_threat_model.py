@@ -10,7 +10,7 @@ import pytest
 
 from raudit.audit.runner import mechanism_columns
 from raudit.results.schema import SCHEMA_VERSION
-from test_audit_cli import FAST, _one_line_error, _run  # the audit CLI's test helpers
+from test_audit_cli import FAST, _refused, _run  # the audit CLI's test helpers
 
 
 def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):
@@ -57,10 +57,8 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     ("exec:/nonexistent/gen", "emits none"),
 ])
 def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", impl, "--threat-model", "transcript", "--out", str(out)),
-                    "--threat-model transcript", needle)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", impl, "--threat-model", "transcript"],
+             "--threat-model transcript", needle)
 
 
 @pytest.mark.parametrize("args,needles", [
@@ -69,9 +67,7 @@ def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, need
     (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
 ])
 def test_threat_model_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
@@ -97,11 +93,8 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
 
 
 def test_transcript_refuses_data_dependent_fixed_before_any_work(tmp_path):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
-                         "transcript", "--out", str(out)), "analysis=data-dependent",
-                    "no dry-run schedule")
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
+                        "transcript"], "analysis=data-dependent", "no dry-run schedule")
 
 
 @pytest.mark.parametrize("args,needles", [
@@ -117,9 +110,7 @@ def test_transcript_refuses_data_dependent_fixed_before_any_work(tmp_path):
      ["--canaries 100000 is more than the", "training rows"]),
 ])
 def test_one_run_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_one_run_transcript_audit_records_its_canaries(tmp_path):
@@ -145,9 +136,7 @@ def test_one_run_transcript_audit_records_its_canaries(tmp_path):
      ["its own stopping rule"]),
 ])
 def test_anytime_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_anytime_transcript_audit_end_to_end(tmp_path):
@@ -241,10 +230,8 @@ def test_transcript_audit_of_gpate_reads_one_runs_gradient_votes(tmp_path):
 
 
 def test_gpate_one_run_transcript_is_refused_before_training(tmp_path):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "gpate", "--threat-model", "transcript", "--one-run",
-                         "--canaries", "10", "--out", str(out)), "not split among canaries")
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "gpate", "--threat-model", "transcript", "--one-run",
+                        "--canaries", "10"], "not split among canaries")
 
 
 def test_black_box_anytime_audit_stops_on_a_gross_leak(tmp_path):
@@ -284,10 +271,8 @@ def test_black_box_one_run_audit_of_identity(tmp_path):
 
 
 def test_black_box_one_run_refuses_a_data_only_audit(tmp_path):
-    out = tmp_path / "x"
-    _one_line_error(_run(*FAST, "--one-run", "--canaries", "3", "--synthetic-in", "a.csv",
-                         "--synthetic-out", "b.csv", "--out", str(out)), "data-only")
-    assert not out.exists()
+    _refused(tmp_path, [*FAST, "--one-run", "--canaries", "3", "--synthetic-in", "a.csv",
+                        "--synthetic-out", "b.csv"], "data-only")
 
 
 def test_white_box_audit_end_to_end(tmp_path):
@@ -311,10 +296,8 @@ def test_white_box_audit_end_to_end(tmp_path):
     ("gan", ["--sequential", "anytime"], "not built for it"),
 ])
 def test_white_box_refuses_what_has_no_model(tmp_path, impl, args, needle):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", impl, "--threat-model", "white-box", "--out", str(out), *args),
-                    "--threat-model white-box", needle)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", impl, "--threat-model", "white-box", *args],
+             "--threat-model white-box", needle)
 
 
 def test_black_box_summary_of_a_port_reads_eps_true_off_one_kept_model(tmp_path):
