@@ -129,9 +129,10 @@ def fmt_delta(value: Any) -> str:
 
 
 def training_notes(iterations: Any, eps_hat: Any, epsilon: Any, *,
-                   steps_expected: bool) -> list[str]:
+                   steps_expected: bool, why_over: str | None = None) -> list[str]:
     """What a reader of one training run must not miss, in words: no step taken (where
-    the generator trains by steps), and a final eps_hat above the eps it was given."""
+    the generator trains by steps), and a final eps_hat above the eps it was given (why:
+    ``why_over`` where the generator says, else the stopping rule's overshoot)."""
     notes = []
     if steps_expected and not iterations:
         notes.append("0 training iterations were applied: the released generator is the "
@@ -142,7 +143,7 @@ def training_notes(iterations: Any, eps_hat: Any, epsilon: Any, *,
     except (TypeError, ValueError):
         over = False
     if over:
-        notes.append(f"final eps_hat {fmt_eps(eps_hat)} is above eps = {float(epsilon):g}: "
-                     "its stopping rule checks the budget after a step, so the last step ran "
-                     "past eps")
+        notes.append(f"final eps_hat {fmt_eps(eps_hat)} is above eps = {float(epsilon):g}: " + (
+            why_over or "its stopping rule checks the budget after a step, so the last step "
+                        "ran past eps"))
     return notes

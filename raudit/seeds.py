@@ -18,9 +18,13 @@ UTILITY   6      the utility benchmark: (UTILITY, purpose, ...), purposes in
                  raudit.utility.plan (fits, samples, classifiers, Setting C splits)
 INSPECT   7      `raudit inspect`'s probes and extra samples: (INSPECT, probe, FIT|SAMPLE, i),
                  probes in raudit.inspect.runner (its main run is train_seeds(root))
+ONE_RUN   2901   black-box one-run audits (raudit.runs.one_run): the canaries' coins, the fit
+                 and the sample of the one run (29: the issue; clear of the small values)
 CROSSCHK  19     `raudit crosscheck`: (CROSSCHECK, i, FIT|SAMPLE) model i of both sides,
                  (CROSSCHECK, 1_000_000) the utility permutations, (CROSSCHECK, 2_000_000, i)
                  model i's classifiers (19: the issue's number, clear of the small values)
+WHITE_BOX 29     the white-box threat model's extra samples of model i: (WHITE_BOX, world, i)
+                 (raudit.audit.whitebox; 29: the issue's number)
 ========  =====  ==============================================================
 
 The pooled target selection draws its in/out design from the key
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["AUC", "ATTACK", "CONTEXT", "CROSSCHECK", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "TRANSCRIPT", "UTILITY",
+__all__ = ["AUC", "ATTACK", "CONTEXT", "CROSSCHECK", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "TRANSCRIPT", "ONE_RUN", "UTILITY", "WHITE_BOX",
            "WORLDS", "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
 
 GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
@@ -44,7 +48,9 @@ POOL_DESIGN = 5
 UTILITY = 6
 INSPECT = 7
 TRANSCRIPT = 8  # transcript-level trials (raudit.runs.transcript)
+ONE_RUN = 2901  # black-box one-run audits: (ONE_RUN,) the canaries' inclusion, fit and sample
 CROSSCHECK = 19
+WHITE_BOX = 29  # the white-box threat model's samples (raudit.audit.whitebox)
 FIT, SAMPLE = 0, 1
 WORLDS = {"out": 0, "in": 1}
 

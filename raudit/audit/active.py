@@ -43,7 +43,7 @@ __all__ = ["canary_releases", "check_active", "coordinate_llr", "one_run_active"
 
 def check_active(impl: str) -> None:
     """Raise a one-line ConfigError unless ``impl``'s mechanism runs without training."""
-    from raudit.audit.mechanisms import SCHEDULES
+    from raudit.audit.mechanisms import VOTE_SCHEDULES as SCHEDULES  # dpgan's is DP-SGD
 
     if impl.startswith("exec:"):
         raise ConfigError(f"--threat-model active runs the generator's mechanism on the "

@@ -36,10 +36,14 @@ MAX_BET = 0.9
 
 def bets(correct) -> np.ndarray:
     """Predictable bets: lam_t = 2 p_{t-1} - 1 clipped to [0, MAX_BET], p_{t-1} the
-    smoothed accuracy of the trials before t ((1/2 + hits) / (1 + trials))."""
+    smoothed accuracy of the trials before t ((1/2 + hits) / (1 + trials)).
+
+    Outcomes may be fractions in [0, 1] (a black-box pair of one "in" and one "out"
+    model scores half a point per right guess, raudit.audit.anytime_game): the wealth
+    stays a supermartingale for any outcome in [0, 1] whose mean is at most q0."""
     c = np.asarray(correct, dtype=float)
-    if c.ndim != 1 or not np.all((c == 0) | (c == 1)):
-        raise ConfigError("correct must be a 1-d sequence of 0/1 outcomes")
+    if c.ndim != 1 or not np.all((c >= 0) & (c <= 1)):
+        raise ConfigError("correct must be a 1-d sequence of outcomes in [0, 1]")
     past = np.concatenate([[0.0], np.cumsum(c)[:-1]])
     p = (0.5 + past) / (1.0 + np.arange(c.size))
     return np.clip(2.0 * p - 1.0, 0.0, MAX_BET)

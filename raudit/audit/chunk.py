@@ -10,7 +10,14 @@ size and a batched generator trains them in one ``fit_many`` call. The spec::
       "world": "in" | "out",
       "trials": [{"trial_id", "shadow_index", "seed", "sample_seed", "split"}, ...],
       "device": "cpu" | "cuda",        # set by the engine for the slot it runs on
+      "events_of": "9c1e...",          # optional: keep this trial's privacy events
     }
+
+With ``events_of`` the chunk keeps that one model's privacy events while it trains
+(:class:`raudit.generators.transcript.ModelEvents`, an observer: the models are the
+same with or without it) and writes the eps_true of that model's mechanism as
+implemented on its row (``eps_true``, ``eps_true_method``, ``eps_true_source``):
+the black-box summary's eps_true for generators whose votes depend on training.
 
 It returns one ``shadow`` row per trial (see :mod:`raudit.results.schema`), every
 row with status "ok"; an exception means the whole chunk failed (the engine
@@ -95,7 +102,7 @@ def synthesize(spec: Mapping[str, Any]):
     return _synthesize(spec)[:3]
 
 
-def _synthesize(spec: Mapping[str, Any]):
+def _synthesize(spec: Mapping[str, Any], observer=None):
     """:func:`synthesize` plus the CPU seconds of the chunk's training (this process's)."""
     gs, world, trials = spec["game"], spec["world"], list(spec["trials"])
     ds = load_train(gs)
@@ -103,7 +110,8 @@ def _synthesize(spec: Mapping[str, Any]):
     gen = build_generator(gs, spec.get("device"))
     c0 = time.process_time()
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
-                          seeds=[t["seed"] for t in trials], columns=ds.columns)
+                          seeds=[t["seed"] for t in trials], columns=ds.columns,
+                          **({} if observer is None else {"observer": observer}))
     train_cpu = time.process_time() - c0
     n_rows = g.sample_size(gs, table)
     return ds, models, sample_models(models, n_rows, [t["sample_seed"] for t in trials]), train_cpu
@@ -115,10 +123,16 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     gs, trials = spec["game"], list(spec["trials"])
     if not trials:
         return []
-    ds, models, synths, train_cpu = _synthesize(spec)
+    kept = _event_log(spec)
+    ds, models, synths, train_cpu = _synthesize(spec, None if kept is None else kept[1])
     n_rows = len(synths[0])
     ctx = verified_context(ds.train, gs)
     X = extract(gs["features"], synths, ctx)
+    if gs.get("white_box"):  # the attacker also reads the trained models, here in the chunk
+        from raudit.audit.whitebox import features as white_box_features
+
+        X = [np.concatenate([np.asarray(x, dtype=float), w])
+             for x, w in zip(X, white_box_features(models, ctx, spec))]
     extra = _extra_features(spec, models, n_rows, ctx)
     wall = (time.perf_counter() - t0) / len(trials)
     base = {**row_base(spec), "synthetic_rows": n_rows}
@@ -133,7 +147,38 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "delta": as_float(s.get("delta", gs.get("delta"))),
                      "train_cpu_s": train_cpu / len(trials),
                      **({"features_extra": next(extra)} if extra is not None else {})})
+    if kept is not None:
+        j, log = kept
+        rows[j].update(_eps_true_columns(log, rows[j], gs))
     return rows
+
+
+def _event_log(spec: Mapping[str, Any]):
+    """(position, observer) of the trial whose events the chunk keeps, or None."""
+    wanted = spec.get("events_of")
+    ids = [t["trial_id"] for t in spec["trials"]]
+    if wanted is None or wanted not in ids:
+        return None
+    from raudit.generators.transcript import ModelEvents
+
+    j = ids.index(wanted)
+    return j, ModelEvents(j)
+
+
+def _eps_true_columns(log, row: Mapping[str, Any], gs: Mapping[str, Any]) -> dict[str, Any]:
+    """The kept model's eps_true (at the delta it trained with) and where it came from."""
+    from raudit.errors import RauditError
+
+    source = (f"events of shadow model {row['world']}/{row['shadow_index']} (fit seed "
+              f"{row['seed']}), kept by the chunk that trained it")
+    try:
+        true = log.eps_true(delta=float(row["delta"]), neighbours=gs.get("neighbours", "add-remove"))
+    except RauditError as exc:  # e.g. the model released nothing the accountants model
+        return {"eps_true": None, "eps_true_method": None,
+                "eps_true_source": f"not computed: {exc}"}
+    note = f"; {true.sensitivity} teacher(s) per row" + (f"; {true.note}" if true.note else "")
+    return {"eps_true": float(true.eps), "eps_true_method": true.method,
+            "eps_true_source": source + note}
 
 
 def _extra_features(spec: Mapping[str, Any], models, n_rows: int, ctx):

@@ -25,11 +25,10 @@ statement about that whole curve (Dong, Roth & Su 2022). Two readings of it:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import optimize, special
 
+from raudit.accountants.vote_budget import gdp_delta  # one definition, below audit
 from raudit.audit.epsilon import (_DIRECTIONS, _check, _eps_from_upper, _oriented, _prepare,
                                   _scan, _upper_cp, evaluate_threshold)
 from raudit.errors import ConfigError
@@ -50,15 +49,6 @@ def mu_from_upper(a, b):
     with np.errstate(divide="ignore", invalid="ignore"):
         mu = -special.ndtri(a) - special.ndtri(b)
     return np.where(np.isfinite(mu), np.maximum(mu, 0.0), 0.0)
-
-
-def gdp_delta(eps: float, mu: float) -> float:
-    """delta(eps) of mu-GDP (Dong, Roth & Su 2022, corollary 2.13), in log space."""
-    if mu <= 0.0:
-        return 0.0
-    first = special.ndtr(-eps / mu + mu / 2.0)
-    second = math.exp(eps + special.log_ndtr(-eps / mu - mu / 2.0))
-    return float(max(first - second, 0.0))
 
 
 def eps_from_mu(mu: float, delta: float) -> float:

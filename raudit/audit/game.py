@@ -78,6 +78,8 @@ class Game:
     # synthetic datasets each model samples (1: the study's game); the extra ones feed
     # the multi-sample Bayesian bound only (raudit.audit.analyse)
     samples_per_model: int = 1
+    # the white-box threat model's settings (raudit.audit.whitebox.settings); None: black-box
+    white_box: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.samples_per_model, bool) or not isinstance(self.samples_per_model, int) \
@@ -97,14 +99,16 @@ class Game:
     def spec(self) -> dict[str, Any]:
         """The audit's identity (the store's manifest; the base of every trial id).
 
-        ``synthetic_protocol`` and ``samples_per_model`` appear only when they are not
-        the default, so that the
+        ``synthetic_protocol``, ``samples_per_model`` and ``white_box`` appear only when
+        they are not the default, so that the
         ids of audits written before it existed stay the same.
         """
         extra = ({"synthetic_protocol": self.synthetic_protocol}
                  if self.synthetic_protocol != "same" else {})
         if self.samples_per_model != 1:
             extra["samples_per_model"] = self.samples_per_model
+        if self.white_box is not None:  # absent for black-box: its ids stay as they were
+            extra["white_box"] = dict(self.white_box)
         return {**extra, "impl": self.impl, "options": dict(self.options), "dataset": self.dataset,
                 "label": self.label, "bounds": self.bounds, "data_digest": self.data_digest,
                 "target": self.target, "neighbours": self.neighbours, "epsilon": self.epsilon,

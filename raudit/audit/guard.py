@@ -89,22 +89,38 @@ def headline(error: str) -> str:
 class Estimator:
     """Prints, once the first chunk has finished, the run's estimated total time."""
 
-    def __init__(self, total_models: int, engine: EngineConfig, notice):
+    def __init__(self, total_models: int, engine: EngineConfig, notice, on_start=None,
+                 unit: str = "models", work_of=None):
         self.total, self.notice, self.t0, self.done = total_models, notice, time.perf_counter(), False
         self.workers = engine.planned_workers()
+        # on_start(seconds): the time before the first chunk's own work (starting Ray and
+        # its actors), measured as the wait for the first chunk less the chunk's work
+        self.on_start = on_start
+        # work_of(rows) -> (units in the chunk, seconds of work per unit)
+        self.unit, self.work_of = unit, work_of or shadow_work
 
     def __call__(self, rows: list[dict]) -> None:
-        models = len({r["shadow_index"] for r in rows})  # pool chunks: a row per candidate
-        if self.done or not rows or self.total <= models:
+        if self.done or not rows:
             return
         self.done = True
-        per_model = sum(r.get("wall_s") or 0.0 for r in rows) / len(rows)
+        models, per_model = self.work_of(rows)
+        if self.on_start is not None:
+            self.on_start(max(0.0, time.perf_counter() - self.t0 - per_model * models))
+        if self.total <= models:
+            return
         secs = per_model * self.total / self.workers
         if secs < 30:  # a short run: the bar says enough
             return
-        self.notice(f"refreshed estimate: the first chunk trained {models} models at "
-                    f"{per_model:.2f} s each: the {self.total:,} models should take about "
+        self.notice(f"refreshed estimate: the first chunk trained {models} {self.unit} at "
+                    f"{per_model:.2f} s each: the {self.total:,} {self.unit} should take about "
                     f"{duration(secs)} on {self.workers} worker(s)")
+
+
+def shadow_work(rows: list[dict]) -> tuple[int, float]:
+    """(models, seconds per model) of a chunk's shadow rows (a pool chunk has a row per
+    model and candidate)."""
+    models = len({r["shadow_index"] for r in rows})
+    return models, sum(r.get("wall_s") or 0.0 for r in rows) / len(rows)
 
 
 def duration(s: float) -> str:

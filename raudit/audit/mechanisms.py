@@ -1,4 +1,4 @@
-"""The noisy-vote mechanism a generator runs at a budget, without training it.
+"""The privacy mechanism a generator runs at a budget (noisy votes, DP-SGD steps).
 
 A transcript-level audit and the black-box summary's ``eps_true`` need the mechanism,
 not a trained GAN: how many noisy-vote queries the run answers and with which noise.
@@ -9,35 +9,55 @@ options and the budget (a mechanism-only dry run of the schedule):
   data-independent moments accountant allows at eps (the budget fully spent; a run that
   hits ``max_iter`` first releases fewer);
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
-  public bounds (no DP-bounds columns; a dataset without public bounds gets less).
+  public bounds (no DP-bounds columns; a dataset without public bounds gets less);
+  refused for ``analysis=data-dependent``, whose answered queries depend on the votes.
+* ``dpgan``: DP-SGD steps of its critic (:class:`raudit.audit.dpsgd.SubsampledGaussianMechanism`):
+  iterations x critic_steps steps at the Poisson rate batch / N with the noise
+  multiplier its planner calibrates before training (a function of eps, delta, N and
+  how many columns lack public bounds: no record is read). The DP-bounds pre-pass
+  (a Gaussian histogram, only for columns without public bounds) is not audited; the
+  source says so.
 
 The other ports emit noisy votes whose count depends on training: their mechanism is
 read off the events of ONE training run (:func:`schedule_from_run`, each vote one
 coordinate of a "threshold" release at the scale over the record's sensitivity).
-gpate and dpgan (no vote histograms) are refused with one line; generators that emit
-no privacy events (gan, identity, exec: generators) cannot be audited at transcript
-level at all.
+``gpate`` too: how many steps it takes and which queries Confident-GNMax answers
+depend on the votes, so one run's gradient-vote events give its Gaussian releases
+(:class:`raudit.audit.dpsgd.GaussianReleases`). Generators that emit no privacy events
+(gan, identity, exec: generators) cannot be audited at transcript level at all.
+
+The summary's eps_true (:func:`mechanism_columns`) comes from the dry run where one
+exists, else from the events one shadow model's chunk kept while it trained
+(:func:`event_trial` picks that model).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
 from raudit import generators
 from raudit.errors import ConfigError
+from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.transcript import VoteMechanism
 
-__all__ = ["SCHEDULES", "Schedule", "check_transcript", "schedule_eps_true", "schedule_from_run",
-           "schedule_of", "emits_privacy_events"]
+if TYPE_CHECKING:
+    from raudit.audit.game import Game
 
-SCHEDULES = ("paper", "fixed")
+__all__ = ["SCHEDULES", "VOTE_SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript",
+           "event_trial", "mechanism_columns", "schedule_eps_true", "schedule_from_run", "schedule_of",
+           "emits_privacy_events"]
+
+VOTE_SCHEDULES = ("paper", "fixed")  # dry-run noisy-vote schedules (the active level runs them)
+SCHEDULES = VOTE_SCHEDULES + ("dpgan",)  # every dry-run schedule (dpgan: DP-SGD steps)
 
 
 @dataclass(frozen=True)
 class Schedule:
-    mechanism: VoteMechanism
+    mechanism: VoteMechanism | SubsampledGaussianMechanism | GaussianReleases
     source: str  # how it was obtained, printed beside eps_true
 
 
@@ -48,7 +68,9 @@ def emits_privacy_events(impl: str) -> bool:
 
 
 def _emits_votes(impl: str) -> bool:
-    return "votes" in generators.get(impl).capabilities.events
+    """Noisy votes (the ports) or G-PATE's gradient votes: one run's events give them."""
+    events = generators.get(impl).capabilities.events
+    return "votes" in events or "gradient_votes" in events
 
 
 def check_transcript(impl: str) -> None:
@@ -60,6 +82,13 @@ def check_transcript(impl: str) -> None:
         raise ConfigError(f"--threat-model transcript: mechanism-only trials exist for "
                           f"{', '.join(SCHEDULES)}; {impl!r} emits events but its schedule "
                           "depends on training (not built yet)")
+
+
+def check_one_run_transcript(impl: str) -> None:
+    """Raise a one-line ConfigError unless a transcript one-run audit of ``impl`` exists."""
+    if impl == "gpate":
+        raise ConfigError("--one-run at transcript level is built for vote histograms and "
+                          "DP-SGD; gpate's gradient votes are not split among canaries yet")
 
 
 def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, delta: float,
@@ -74,9 +103,16 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
 
     check_transcript(impl)
     log = EventLog()
-    generators.get(impl)(**dict(options)).fit(table, epsilon=float(epsilon), delta=float(delta),
-                                              seed=int(seed), columns=columns, observer=log)
+    gen = generators.get(impl)(**dict(options))
+    gen.fit(table, epsilon=float(epsilon), delta=float(delta), seed=int(seed), columns=columns,
+            observer=log)
     tr = privacy_events(log.events)
+    if impl == "gpate":
+        sched = _gpate_schedule(tr, seed)  # eps_true of the audited releases (pld, mu-GDP)
+        charged = float(gen.summary().get("eps_hat", float("nan")))
+        sched = Schedule(sched.mechanism, f"{sched.source}; gpate charged {charged:.4g} "
+                         "(its data-dependent RDP)")
+        return sched, schedule_eps_true(sched, delta)
     sens = tr.sensitivity[0] if tr.sensitivity else 1
     counts, gnmax = releases(tr.events, model=0, sensitivity=sens)
     kinds = {(kind, scale) for kind, scale, rate in counts if rate == 1.0}
@@ -90,11 +126,55 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
             run_eps_true(log.events, delta=float(delta)))
 
 
-def schedule_of(impl: str, options: dict, epsilon: float, delta: float) -> Schedule:
-    """The vote mechanism ``impl`` runs with ``options`` at (epsilon, delta)."""
+def _gpate_schedule(tr, seed: int) -> Schedule:
+    """G-PATE's releases in one run: every query of an applied step pays the threshold
+    check (noisy top count, sigma1); the answered ones release a noisy histogram (sigma2)."""
+    from raudit.accountants.events import ConfidentGNMax
+
+    steps = [e for e in tr.events if isinstance(e, ConfidentGNMax)
+             and (e.mask is None or e.mask[0])]
+    if not steps:
+        raise ConfigError("--threat-model transcript: gpate took no step in its training run "
+                          "(it released nothing to audit); raise eps or the table size")
+    if len({(e.sigma1, e.sigma2) for e in steps}) != 1:
+        raise ConfigError("--threat-model transcript: gpate's steps used several noise scales")
+    asked = sum(int(e.counts.shape[1]) for e in steps)
+    answered = sum(int(np.sum(e.answered[0])) for e in steps)
+    mech = GaussianReleases(steps[0].sigma1, asked, steps[0].sigma2, answered)
+    return Schedule(mech, f"events of one training run (seed {seed}; {len(steps)} steps "
+                    f"applied, {answered:,} of {asked:,} queries answered): the noisy vote "
+                    "histograms G-PATE post-processes (each answer is their noisy argmax), "
+                    "a stronger release than its answers, so eps_true is of these releases")
+
+
+def _dpgan_schedule(options: dict, epsilon: float, delta: float, table, columns) -> Schedule:
+    from raudit.generators.gan.dpgan import plan
+    from raudit.generators.pategan.dp_bounds import private_columns
+
+    if table is None:
+        raise ConfigError("dpgan's DP-SGD schedule needs the training table's size and columns")
+    gen = generators.get("dpgan")(**dict(options))
+    iters, rate = gen.resolve(len(table), len(table.columns))
+    n_dp = len(private_columns(list(table.columns), tuple(columns) if columns else None))
+    steps = iters * gen.options["critic_steps"]
+    z_bounds, z = plan(float(epsilon), float(delta), steps, rate, n_dp,
+                       gen.options["bounds_share"])
+    pre = ("no DP-bounds pre-pass (public bounds)" if z_bounds is None else
+           f"the DP-bounds pre-pass (noise multiplier {z_bounds:.4g}, {n_dp} columns) is "
+           "released too and not audited")
+    return Schedule(SubsampledGaussianMechanism(z, rate, steps),
+                    f"dry run of the schedule: {steps:,} critic steps at its planner's noise; {pre}")
+
+
+def schedule_of(impl: str, options: dict, epsilon: float, delta: float, *, table=None,
+                columns=None) -> Schedule:
+    """The mechanism ``impl`` runs with ``options`` at (epsilon, delta) (dpgan: on
+    ``table`` with ``columns``, which fix its sampling rate and DP-bounds columns)."""
     check_transcript(impl)
     if impl not in SCHEDULES:
         raise ConfigError(f"no dry-run schedule for {impl!r}: its votes depend on training")
+    if impl == "dpgan":
+        return _dpgan_schedule(options, epsilon, delta, table, columns)
     gen = generators.get(impl)(**dict(options))
     o = gen.options
     if impl == "paper":
@@ -110,16 +190,91 @@ def schedule_of(impl: str, options: dict, epsilon: float, delta: float) -> Sched
                         "dry run of the schedule: the queries its accountant allows at eps")
     from raudit.generators.pategan.fixed import plan
 
+    if o["analysis"] == "data-dependent":
+        raise ConfigError("fixed with analysis=data-dependent answers the queries its noisy "
+                          "threshold check lets through (Confident-GNMax): no dry-run schedule "
+                          "models it; its eps_true is the data-dependent RDP bound of a run's "
+                          "votes (raudit train --events)")
     _, sigma = plan(float(epsilon), float(delta), gen.queries(), 0, o["bounds_share"])
     return Schedule(VoteMechanism("gaussian", sigma, gen.queries()),
                     "dry run of the schedule: its planner's sigma, public bounds")
 
 
 def schedule_eps_true(sched: Schedule, delta: float):
-    """eps_true (raudit.accountants.true_curve) of a schedule's votes, one teacher per row."""
-    from raudit.accountants.events import PateVote
+    """eps_true (raudit.accountants.true_curve) of a schedule's releases, one teacher per row."""
+    from raudit.accountants.events import GaussianStep, PateVote
     from raudit.accountants.true_curve import eps_true
 
     m = sched.mechanism
+    if isinstance(m, SubsampledGaussianMechanism):
+        return eps_true([GaussianStep(m.scale, m.sampling_rate, m.queries)], delta=float(delta))
+    if isinstance(m, GaussianReleases):
+        evs = [PateVote(np.zeros((1, m.threshold_queries), dtype=np.int64), 2, "gaussian",
+                        m.threshold_sigma, "threshold")]
+        if m.histogram_queries:
+            evs.append(PateVote(np.zeros((1, m.histogram_queries), dtype=np.int64), 2,
+                                "gaussian", m.histogram_sigma, "argmax"))
+        return eps_true(evs, delta=float(delta))
     ev = PateVote(np.zeros((1, m.queries), dtype=np.int64), 2, m.noise, m.scale, m.aggregation)
     return eps_true([ev], delta=float(delta))
+
+
+def mechanism_columns(game: Game, kept: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary's threat model, eps_true and where it came from (schema 11).
+
+    eps_true comes from a dry run of the generator's vote schedule (no training,
+    :mod:`raudit.audit.mechanisms`) where one exists; else from the events one shadow
+    model's chunk kept while it trained (``kept``: the audit's shadow rows; the row
+    that carries ``eps_true``, see :func:`event_trial`); else it is left empty."""
+    cols: dict[str, Any] = {"threat_model": "white-box" if getattr(game, "white_box", None)
+                            else "black-box", "eps_true": None,
+                            "eps_true_method": None, "eps_true_source": None}
+    why = None
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            sched = _dry_run(game)
+        except ConfigError as exc:  # an option the dry run does not model: the events, or none
+            why = f"not computed: {exc}"
+        else:
+            true = schedule_eps_true(sched, game.delta)
+            return {**cols, "eps_true": float(true.eps), "eps_true_method": true.method,
+                    "eps_true_source": sched.source}
+    elif emits_privacy_events(game.impl):
+        why = ("not computed: its votes depend on training (no dry-run schedule) and no "
+               "shadow model's events were kept (an audit resumed from an older store)")
+    if why is not None and kept is not None and "eps_true_source" in kept:
+        rows = kept[kept["eps_true_source"].notna()]
+        if len(rows):
+            r = rows.sort_values(["world", "shadow_index"]).iloc[0]
+            value = r["eps_true"]
+            return {**cols, "eps_true": None if pd.isna(value) else float(value),
+                    "eps_true_method": r["eps_true_method"], "eps_true_source": r["eps_true_source"]}
+    return {**cols, "eps_true_source": why}
+
+
+def event_trial(game: Game, per_world: dict[str, list[dict]]) -> str | None:
+    """The trial whose chunk keeps its privacy events for the summary's eps_true: the
+    first in-world model, for a generator that emits privacy events and whose schedule
+    no dry run gives (:func:`mechanism_columns`); None otherwise."""
+    if not emits_privacy_events(game.impl) or not per_world.get("in"):
+        return None
+    if game.impl in SCHEDULES and game.delta:
+        try:
+            _dry_run(game)
+            return None  # the dry run gives it, without watching any training
+        except ConfigError:
+            pass
+    return per_world["in"][0]["trial_id"]
+
+
+def _dry_run(game) -> Schedule:
+    """The schedule of ``game``'s generator (dpgan: on the game's table, whose size fixes
+    its sampling rate and whose columns its DP-bounds share)."""
+    table = columns = None
+    if game.impl == "dpgan":
+        from raudit import data
+
+        ds = data.load(game.dataset, label=game.label, bounds=game.bounds)
+        table, columns = ds.train, ds.columns
+    return schedule_of(game.impl, game.options, game.epsilon, game.delta, table=table,
+                       columns=columns)

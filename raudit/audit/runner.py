@@ -20,17 +20,20 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
+from raudit.audit import whitebox as wb
 from raudit.audit.chunk import run_chunk  # noqa: F401 - the audit chunk kind names it here
 from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import check_models, first_error, validate_generator
+from raudit.audit.mechanisms import event_trial, mechanism_columns  # noqa: F401 - jobs and tests
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
 
 DEFAULT_CHUNK = 100
+TRAINED_LEVELS = ("black-box", "white-box")  # threat models whose trials are trained models
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,16 @@ class AuditRequest:
     target_width: float | None = None
     until_ceiling: bool = False
     first_stage: int = 50
+    # ``anytime``: the stopping rule is the test martingale of raudit.audit.anytime_game
+    # (valid at every look), instead of the alpha-spending rules above
+    anytime: bool = False
+    # black-box (the synthetic data) | white-box (the trained models too, raudit.audit.whitebox);
+    # transcript audits have their own runner (raudit.runs.transcript)
+    threat_model: str = "black-box"
 
     @property
     def sequential(self) -> bool:
-        return self.target_width is not None or self.until_ceiling
+        return self.target_width is not None or self.until_ceiling or self.anytime
 
     def __post_init__(self) -> None:
         """Check what needs no data, so that a config file or the Python API fails at once,
@@ -79,9 +88,15 @@ class AuditRequest:
             raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
         if self.target_width is not None and not self.target_width > 0:
             raise ConfigError(f"--target-width must be positive, got {self.target_width!r}")
+        if self.anytime and (self.target_width is not None or self.until_ceiling):
+            raise ConfigError("--sequential anytime is its own stopping rule: drop "
+                              "--target-width / --until-ceiling")
         if self.sequential:
             from raudit.audit.sequential import stages
             stages(self.first_stage, self.shadow_models)  # first stage in [5, shadow models]
+            if self.anytime and self.first_stage == self.shadow_models:
+                raise ConfigError("--sequential anytime needs at least two stages (the first "
+                                  "one only trains the attack): -S must exceed --first-stage")
         split_sizes(self.shadow_models)
         _synthetic_rows(self.synthetic_rows)
         if self.neighbours not in NEIGHBOURS:
@@ -94,6 +109,10 @@ class AuditRequest:
             raise ConfigError(f"options must be a mapping of option names to values, got "
                               f"{type(self.options).__name__}")
         generators.base.check_privacy(self.epsilon, self.delta)
+        if self.threat_model not in TRAINED_LEVELS:
+            raise ConfigError(f"an audit of trained shadow models takes the threat model "
+                              f"{' or '.join(TRAINED_LEVELS)}, got {self.threat_model!r} "
+                              "(transcript: raudit audit --threat-model transcript)")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
@@ -110,6 +129,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     """Validate the request; return the game (target unresolved if auto), the store's
     manifest spec, and the loaded dataset."""
     attack, features = resolve_attack(req.attack, req.features)
+    threat = wb.threat_model(req.impl) if req.threat_model == "white-box" else None
     cls = generators.get(req.impl)
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or attack.default_dataset
@@ -131,12 +151,17 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
                 synthetic_rows=int(fixed_rows or len(ds.train)), synthetic_protocol=protocol,
                 data_digest=data_digest(ds.train), label=req.label,
                 bounds=None if req.bounds is None else str(req.bounds), neighbours=req.neighbours,
-                context=default_context(req.seed), samples_per_model=req.samples_per_model)
+                context=default_context(req.seed), samples_per_model=req.samples_per_model,
+                white_box=None if threat is None else wb.settings(fixed_rows or len(ds.train)))
     manifest = {**game.spec(), "target": "auto" if target == "auto" else target,
                 "target_request": req.target or "default"}
+    if threat is not None:  # absent for black-box: its manifests and ids stay as they were
+        manifest["threat_model"] = threat.spec()
     if req.sequential:  # the same trials as the fixed audit; stopping makes it another run
         manifest["sequential"] = {"first_stage": req.first_stage, "target_width": req.target_width,
                                   "until_ceiling": req.until_ceiling}
+        if req.anytime:  # only then: the ids of the alpha-spending audits stay as they were
+            manifest["sequential"]["rule"] = "anytime"
     if target == "auto":
         manifest.update(target_candidates=req.target_candidates, target_pairs=req.target_pairs)
         if req.target_selection != "per-candidate":  # absent for the protocol older stores used
@@ -164,14 +189,18 @@ def _synthetic_rows(value: int | str | None) -> tuple[str, int | None]:
 
 
 def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], done: set[str],
-                chunk_size: int) -> list[dict]:
-    """Pending trials as chunks of at most ``chunk_size``, one world each, worlds alternating."""
+                chunk_size: int, events_of: str | None = None) -> list[dict]:
+    """Pending trials as chunks of at most ``chunk_size``, one world each, worlds alternating.
+    ``events_of``: the trial whose chunk keeps its privacy events (:func:`event_trial`)."""
     chunks: dict[str, list[dict]] = {}
     for world, ts in per_world.items():
         pending = [t for t in ts if t["trial_id"] not in done]
         chunks[world] = [{"audit_id": audit_id, "game": game.spec(), "world": world,
                           "trials": pending[i:i + chunk_size]}
                          for i in range(0, len(pending), chunk_size)]
+        for c in chunks[world]:
+            if events_of is not None and any(t["trial_id"] == events_of for t in c["trials"]):
+                c["events_of"] = events_of
     out, worlds = [], list(chunks)
     for i in range(max((len(c) for c in chunks.values()), default=0)):
         out += [chunks[w][i] for w in worlds if i < len(chunks[w])]
@@ -235,40 +264,18 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
                          models_per_hour=rate)
     row["synthetic_protocol"] = game.synthetic_protocol
-    row["verdict"] = verdict(row)
-    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
-    row.update(mechanism_columns(game))
+    if "eps_anytime" in result:
+        row["eps_anytime"] = float(result["eps_anytime"])
+    row["verdict"] = verdict(row)
+    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
+    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     values = estimates_of(result)
     append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
     return {**row, "estimates": values}
-
-
-def mechanism_columns(game: Game) -> dict[str, Any]:
-    """The black-box summary's threat model, eps_true and verdict line (schema 11).
-
-    eps_true comes from a dry run of the generator's vote schedule (no training,
-    :mod:`raudit.audit.mechanisms`) where one exists, else it is left empty."""
-    from raudit.audit.mechanisms import (SCHEDULES, emits_privacy_events, schedule_eps_true,
-                                         schedule_of)
-
-    cols: dict[str, Any] = {"threat_model": "black-box", "eps_true": None,
-                            "eps_true_method": None, "eps_true_source": None}
-    if game.impl not in SCHEDULES and emits_privacy_events(game.impl):
-        cols["eps_true_source"] = ("not computed: its votes depend on training (no dry-run "
-                                   "schedule; --threat-model transcript reads one run's events)")
-    if game.impl in SCHEDULES and game.delta:
-        try:
-            sched = schedule_of(game.impl, game.options, game.epsilon, game.delta)
-        except ConfigError as exc:  # an option the dry run does not model: no eps_true
-            return {**cols, "eps_true_source": f"not computed: {exc}"}
-        true = schedule_eps_true(sched, game.delta)
-        cols.update(eps_true=float(true.eps), eps_true_method=true.method,
-                    eps_true_source=sched.source)
-    return cols
 
 
 def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:

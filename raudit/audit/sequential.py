@@ -13,9 +13,11 @@ the stage (:func:`raudit.seeds.model_seeds`), so look k re-splits the first s_k
 models of each world 40/20/40 (:func:`prefix_bounds`) and only the new models are
 trained.
 
-Stopping rules (:func:`should_stop`): the interval [eps_lo, eps_hi] is narrower
-than ``width``; or (``until_ceiling``) the bound fell below its ceiling, so more
-models would not raise it much; or the last stage was reached.
+Stopping rules (:func:`should_stop`): the anytime-valid bound of
+:mod:`raudit.audit.anytime_game` exceeds the claim (``--sequential anytime``); the
+interval [eps_lo, eps_hi] is narrower than ``width``; or (``until_ceiling``) the bound
+fell below its ceiling, so more models would not raise it much; or the last stage was
+reached.
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ PLATEAU = 0.05
 
 def should_stop(look: dict[str, Any], *, width: float | None = None,
                 until_ceiling: bool = False, last: bool = False,
-                previous: dict[str, Any] | None = None) -> str | None:
+                previous: dict[str, Any] | None = None,
+                claimed: float | None = None) -> str | None:
     """Why to stop after this look (a sentence), or None to train the next stage.
 
     ``width``: stop once eps_hi - eps_lo <= width. ``until_ceiling``: go on while the
@@ -104,7 +107,12 @@ def should_stop(look: dict[str, Any], *, width: float | None = None,
     going to the last stage); stop at the first look after the first whose bound is
     below its ceiling and grew less than PLATEAU since ``previous`` (the attack's
     errors limit it now, and more models would not raise it much).
+    ``claimed`` (``--sequential anytime``): stop once the look's anytime-valid
+    ``eps_anytime`` (:mod:`raudit.audit.anytime_game`) exceeds the claim.
     """
+    if claimed is not None and look.get("eps_anytime", 0.0) > claimed:
+        return (f"the anytime-valid eps_lo {look['eps_anytime']:.2f} exceeds the claimed "
+                f"{claimed:g} (valid at every look)")
     if last:
         return "reached the last stage"
     lo, hi = look.get("eps_cp", math.nan), look.get("eps_hi", math.nan)

@@ -37,7 +37,7 @@ from raudit.errors import ConfigError
 __all__ = ["THREAT_MODELS", "ThreatModel", "VoteMechanism", "mu_equivalent", "one_run_transcript",
            "transcript_audit", "transcript_scores"]
 
-THREAT_MODELS = ("black-box", "transcript", "active")
+THREAT_MODELS = ("black-box", "white-box", "transcript", "active")
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,43 @@ class ThreatModel:
                               f"got {self.level!r}")
 
     @classmethod
-    def transcript(cls) -> "ThreatModel":
+    def white_box(cls, critic: bool) -> "ThreatModel":
+        """The trained model too (raudit.audit.whitebox): unlimited sampling, and the
+        student/discriminator's score where the training loop keeps it."""
+        sees = ("the synthetic data, the trained generator (unlimited sampling: density "
+                "near the target)" + (" and the trained student/discriminator (its score "
+                                      "at the target)" if critic else
+                                      "; its student/discriminator is not kept"))
+        return cls("white-box", sees, cls.neighbours, cls.canaries,
+                   "trained shadow models; white-box features computed in the chunk")
+
+    @classmethod
+    def transcript(cls, aggregation: str = "argmax") -> "ThreatModel":
+        """The transcript level for a mechanism of this ``aggregation`` (vote histograms by
+        default; "dp-sgd"; G-PATE's "confident-gnmax")."""
+        if aggregation == "dp-sgd":
+            return cls("transcript", "every noisy clipped gradient sum DP-SGD releases",
+                       "worst case: the target's gradient of norm C alone in its direction, "
+                       "the other records' gradients known, in or out of each Poisson sample",
+                       "one gradient canary",
+                       "the mechanism alone, step by step (no network trained per trial)")
+        if aggregation == "confident-gnmax":
+            return cls("transcript", "every noisy top count and noisy gradient-vote histogram "
+                       "G-PATE's aggregation draws", "worst case: the target alone moves one "
+                       "teacher's vote on every query", "none (the run's queries)",
+                       "exact sufficient statistic of the likelihood ratio, no training per trial")
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "worst case: the target alone changes one teacher's vote on every query",
                    "none (the generator's queries; base counts cancel in the likelihood ratio)",
                    "exact sufficient statistic of the likelihood ratio, no training per trial")
 
     @classmethod
-    def transcript_one_run(cls, canaries: int) -> "ThreatModel":
+    def transcript_one_run(cls, canaries: int, aggregation: str = "argmax") -> "ThreatModel":
+        if aggregation == "dp-sgd":
+            return cls("transcript", "every noisy clipped gradient sum DP-SGD releases",
+                       "each canary's gradient of norm C in a direction of its own",
+                       f"{canaries} gradient canaries, each in with probability 1/2",
+                       "one run of the mechanism (all steps, one coordinate per canary)")
         return cls("transcript", "every noisy vote histogram the teachers release",
                    "each canary moves one teacher's vote on its own share of the queries",
                    f"{canaries} canaries, each in with probability 1/2",
@@ -141,6 +170,17 @@ class VoteMechanism:
     def coords(self) -> int:
         """Released coordinates that the target shifts by 1: 2 per argmax query."""
         return self.queries * (2 if self.aggregation == "argmax" else 1)
+
+    def per_canary(self, canaries: int) -> "VoteMechanism":
+        """One canary's share of a one-run audit: its own Q // m queries (a histogram has
+        no coordinate per record; :func:`one_run_transcript`)."""
+        if canaries > self.queries:
+            raise ConfigError(f"--canaries {canaries} is more than the {self.queries} queries "
+                              "the mechanism answers: each canary needs queries of its own")
+        return VoteMechanism(self.noise, self.scale, self.queries // canaries, self.aggregation)
+
+    def describe(self) -> str:
+        return f"{self.queries:,} {self.noise} ({self.aggregation}) votes of scale {self.scale:.4g}"
 
     def statistic(self, rng: np.random.Generator, n: int, world: int) -> np.ndarray:
         """The log-likelihood ratio (in vs out) of ``n`` runs of world ``world`` (1 = in)."""
@@ -227,9 +267,11 @@ def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: floa
             "trials_per_world": trials}
 
 
-def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: float = 0.05
+def one_run_transcript(mech, *, canaries: int, seed: int, beta: float = 0.05
                        ) -> dict:
-    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level.
+    """A one-run audit (:mod:`raudit.audit.one_run`) of ``mech`` at transcript level
+    (a VoteMechanism here; DP-SGD in :mod:`raudit.audit.dpsgd` gives every canary a
+    coordinate of its own and all the steps).
 
     A noisy vote histogram has no coordinate per record: canaries that each move one
     teacher's vote on every query only move the histogram's total, and which of them
@@ -242,10 +284,7 @@ def one_run_transcript(mech: VoteMechanism, *, canaries: int, seed: int, beta: f
 
     if canaries < 2:
         raise ConfigError(f"--canaries must be at least 2, got {canaries!r}")
-    if canaries > mech.queries:
-        raise ConfigError(f"--canaries {canaries} is more than the {mech.queries} queries the "
-                          "mechanism answers: each canary needs queries of its own")
-    per = VoteMechanism(mech.noise, mech.scale, mech.queries // canaries, mech.aggregation)
+    per = mech.per_canary(canaries)  # DP-SGD: each canary has a coordinate, all the steps
     rng = np.random.default_rng(seed)
     inclusion = np.where(rng.random(canaries) < 0.5, 1, -1)
     out, inn = per.statistic(rng, canaries, 0), per.statistic(rng, canaries, 1)

@@ -36,6 +36,14 @@ def no_signal(row: Mapping[str, Any]) -> bool:
 
 def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
     """The audit's conclusion in one sentence (see the module docstring)."""
+    anytime = _num(row.get("eps_anytime"))
+    if not math.isnan(anytime):  # a black-box audit stopped by the test martingale
+        eps = _num(row.get("epsilon"))
+        state = "the claim is VIOLATED" if anytime > eps else "within the claim"
+        return (f"anytime-valid audit: eps >= {anytime:.2f} at {100 * (1 - alpha):.0f}% "
+                f"confidence (valid at every look), {state}; {row.get('looks')} look(s), "
+                f"stopped: {row.get('stop_reason')}; the CP bound at the last look, at its own "
+                f"level: {_num(row.get('eps_cp')):.2f}")
     eps = _num(row.get("epsilon"))
     lo, ceiling, auc = _num(row.get("eps_cp")), _num(row.get("eps_max")), _num(row.get("auc"))
     conf = f"{100 * (1 - alpha):.0f}% confidence"
@@ -68,8 +76,12 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
 
 
 def audited_eps(row: Mapping[str, Any]) -> float:
-    """The audit's eps lower bound: the larger of the distribution-free CP and curve
-    bounds, or a one-run audit's eps_one_run."""
+    """The audit's eps lower bound: an anytime-valid audit's eps_anytime (its stopping
+    rule; the CP bound beside it holds at its own level), else the larger of the
+    distribution-free CP and curve bounds, or a one-run audit's eps_one_run."""
+    anytime = _num(row.get("eps_anytime"))
+    if not math.isnan(anytime):
+        return anytime
     vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
     if not vals:  # a one-run or anytime audit has its own bound
         one = _num(row.get("eps_one_run"))
@@ -93,15 +105,22 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     ceiling = _num(row.get("eps_max"))
     if math.isnan(lo):
         return f"claimed {eps:.2f}: no audited bound (too few models finished)"
-    power = "" if math.isnan(ceiling) else f"; the audit could show at most {ceiling:.2f}"
+    power = "" if math.isnan(ceiling) or not math.isnan(_num(row.get("eps_anytime"))) \
+        else f"; the audit could show at most {ceiling:.2f}"  # (the CP ceiling: not anytime's)
     if math.isnan(true):
         mech = f"mechanism n/a ({row.get('eps_true_source') or 'no privacy events'})"
     elif math.isinf(true):
         mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
     else:
-        mech = f"mechanism {true:.2f}" + (": the accountant under-counts" if true > eps else "")
+        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 4.04e+07, not 8 digits
+        mech = f"mechanism {shown}" + (": the accountant under-counts" if true > eps else "")
+    # an audit above eps_true measures a leak the mechanism's events do not carry (e.g.
+    # smartnoise's bounds="data" pre-pass): say so, or "mechanism 0.00" reads as a contradiction
+    outside = ("; the audit exceeds the mechanism: the leak is outside the privacy events "
+               "(non-private preprocessing or a released value the accountant never saw)"
+               if 0 <= true < lo else "")
     if lo > eps:
-        return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{power}"
-    ratio = tightness(row)
+        return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{outside}{power}"
+    ratio = None if outside else tightness(row)
     share = "" if ratio is None else f" ({100 * ratio:.0f} % of what it spends)"
-    return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}{share}{power}"
+    return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}{share}{outside}{power}"

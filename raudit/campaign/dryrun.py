@@ -1,95 +1,17 @@
 """`raudit campaign --dry-run`: the plan, with estimates in seconds, not minutes.
 
-Per distinct generator set-up (impl, options, dataset, eps, delta):
-
-* model-iterations per second: the chunk-rate cache (:mod:`raudit.runs.chunk_cache`,
-  what ``chunk_size: auto`` measured on this machine) at the job's chunk size; only a
-  set-up missing from it is measured now, by ``calibrate.fit_rate`` at M = min(8, the
-  job's chunk size), in this process (the plan says which);
-* iterations per model: the PATE family's closed form where it applies
-  (:func:`raudit.runs.estimate.closed_form_iterations`: the calibration then needs only
-  ``AUTO_ITERS`` iterations, for the rate); else a ``CAL_ITERS``-iteration calibration
-  says it as before (models that stop by eps within it, else the job's ``max_iter``,
-  else a lower bound).
-
-The estimate is for this machine's cores; on a cluster, scale by the slots it has.
+The rates and iterations of each job come from :mod:`raudit.runs.job_estimate` (cached
+rates, the PATE family's closed form, a short calibration only for what is missing),
+the same machinery that says the total before `raudit campaign` and `raudit utility`
+train. This module lays the plan out as a table.
 """
 
 from __future__ import annotations
 
-from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import closed_form_iterations, rate_at
-
-CAL_M = 8
-
-
-def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
-    from raudit.runs import chunk_cache
-
-    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
-
-
-def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
-    if job.kind == "utility":
-        return CAL_M
-    if getattr(job, "auto_chunk", False) and rates:
-        return cb.choose_m(rates, device, 2 * job.req.shadow_models, workers)
-    return int(job.req.chunk_size)
-
-
-def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, str]:
-    """The job's rate and iterations (see the module docstring) and where the rate came
-    from: "cached" or "measured now". ``memo`` shares work between jobs of one plan."""
-    workers, device = engine.planned_workers(), cb._slot_device(engine)
-    fit = cb.job_fit(job)
-    impl, opts, dataset, eps, delta, label, bounds = fit
-    fkey = repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
-    if fkey not in memo:
-        ds = data.load(dataset, label=label, bounds=bounds)
-        memo[fkey] = {"rates": _rates(fit, engine),
-                      "closed": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)}
-    got = memo[fkey]
-    m = _job_m(job, got["rates"], workers, device)
-    explicit = opts.get("max_iter") or opts.get("iterations")
-    if got["rates"] and (got["closed"] or explicit):
-        iters = got["closed"] or int(explicit)
-        return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
-    # calibrate what is missing: the rate only (a few iterations) where the closed form
-    # gives the iterations, else CAL_ITERS iterations, so models that stop by their own
-    # eps rule within them say how many iterations they take
-    cap = cb.AUTO_ITERS if got["closed"] else cb.CAL_ITERS
-    ckey = (fkey, min(CAL_M, m), cap)
-    if ckey not in memo:
-        memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
-                                 bounds, cap=cap)
-    cal = memo[ckey]
-    per, source = cal.s_per_model_iter, "measured now"
-    if got["rates"]:
-        per, source = 1.0 / rate_at(got["rates"], m), "cached"
-    if got["closed"]:
-        return cb.Calibration(m, per, got["closed"], False), source
-    return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
-
-
-def plan_table(jobs, engine: EngineConfig) -> list[dict]:
-    """One row per job: kind, impl, dataset, models (fits), iterations, estimated time,
-    and whether its rate was cached or measured now."""
-    workers = engine.planned_workers()
-    memo: dict = {}
-    rows = []
-    for job in jobs:
-        if job.kind == "inspect":
-            rows.append({"job": job.name, "kind": "inspect", "models": 1})
-            continue
-        impl, _, dataset, eps, _, _, _ = cb.job_fit(job)
-        cal, source = calibration(job, engine, memo)
-        est = cb.estimate(job, cal, workers)
-        rows.append({"job": job.name, "kind": job.kind, "impl": impl, "dataset": dataset,
-                     "epsilon": eps, **est, "rate": source})
-    return rows
-
+from raudit.runs.estimate import closed_form_iterations, rate_at  # noqa: F401 - the plan's parts
+from raudit.runs.job_estimate import calibration, plan_table  # noqa: F401 - moved to runs/
 
 def _dur(s: float) -> str:
     if s < 90:
@@ -113,24 +35,27 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
         if r["kind"] == "inspect":
             out.append([r["job"], "inspect", "", "", "", "1", "", "", "", ""])
             continue
-        ge = ">=" if r["lower_bound"] else ""
+        ge = ">=" if r["lower_bound"] else ("<=" if r.get("at_most") else "")
         tot_mi += r["model_iterations"]
         tot_s += r["wall_s"]
         lower |= r["lower_bound"]
         out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
                     f"{r['models']:,}", f"{ge}{r['iterations_per_model']:,}",
                     f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}", r["rate"]])
-    ge = ">=" if lower else ""
+    ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
                 f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}", ""])
     measured = sum(r.get("rate") == "measured now" for r in rows)
-    notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'measured now' "
-             f"({measured} job(s)) by a short calibration in this process. Iterations per "
-             "model: the PATE family's closed form where it applies. "
+    reference = sum(r.get("rate") == "reference" for r in rows)
+    notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
+             f"({reference} job(s)) nothing trained here: a reference machine's calibration "
+             "(raudit/runs/reference-rates.json) scaled by this machine's speed; 'measured "
+             f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
+             "model: the PATE family's closed form where it applies, else where the "
+             "calibration's models stopped by eps. <= : counted at the job's max_iter, a "
+             "cap its models may stop before (at most). "
              ">= : the generator stops by its own eps rule and did not within the "
-             f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. A job's "
-             "max_iter counts in full unless the calibration models stopped before it, "
-             "so it is an upper bound for generators that stop by eps. Utility "
+             f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "
              "estimates count the iteration cap (10,000 by default) and training only "
              "(not the classifiers)."]
     return title, out, notes

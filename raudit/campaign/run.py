@@ -44,11 +44,12 @@ def load_jobs(path: Path | str, only: list[str] | None = None,
 
 def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = EngineConfig(),
                  progress=None, notice: Callable[[str], None] | None = None,
-                 only: list[str] | None = None) -> dict[str, Any]:
+                 only: list[str] | None = None, estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the campaign; returns {"name", "out", "jobs": {name: result}, ...}.
 
     Each job's result is its summary (an audit's summary row, a utility run's points)
-    with ``status`` "ok", or ``status`` "failed" and ``error``."""
+    with ``status`` "ok", or ``status`` "failed" and ``error``. ``estimate``: say the
+    total time first, before anything trains, and refresh it after the first chunk."""
     from raudit.runs.schedule import quiet
 
     progress, notice = progress or quiet, notice or (lambda m: None)
@@ -66,22 +67,64 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
             except ConfigError as exc:
                 raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
     check_writable(out)
+    plan = _say_estimate(jobs, engine, notice) if estimate else None
     root = ResultStore(out, notice=notice)
     with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
         resolve_auto_chunks(jobs, engine, notice)
-        result = _run_locked(header, jobs, out, engine, progress, notice)
+        result = _run_locked(header, jobs, out, engine, progress, notice, plan)
         from raudit.runs.calibrate import observe_jobs
         observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
         return result
 
 
-def _run_locked(header, jobs, out, engine, progress, notice) -> dict[str, Any]:
+#: what makes a long campaign smaller, named by the estimate past 15 minutes
+SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the file",
+          "more workers (--workers, or a cluster via RAY_ADDRESS)"]
+
+
+def _say_estimate(jobs, engine: EngineConfig, notice) -> list[dict]:
+    from raudit.runs.job_estimate import plan_table, total_line
+
+    try:
+        rows = plan_table(jobs, engine)
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run
+        return []
+    notice(total_line(rows, engine.planned_workers(), SHRINK))
+    return rows
+
+
+def _refresh(plan: list[dict], engine: EngineConfig, notice):
+    """on_first for the scheduler: the campaign's total again, every job's time scaled by
+    how the first chunk's work per model compared with its own job's planned pace."""
+    from raudit.audit.guard import duration, shadow_work
+    from raudit.runs.jobs import utility_work
+
+    planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
+
+    def on_first(job, rows) -> None:
+        row = planned.get(job.name)
+        if not row or not row["models"] or not row["wall_s"]:
+            return
+        units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
+        pace = row["wall_s"] * engine.planned_workers() / row["models"]  # planned s per model
+        if units and per_unit > 0:
+            total = sum(r["wall_s"] for r in planned.values()) * per_unit / pace
+            notice(f"refreshed estimate: the first chunk ({job.name}, {units} model(s)) ran at "
+                   f"{per_unit / pace:.2f}x the planned time per model: the campaign should take "
+                   f"about {duration(total)} in all")
+    return on_first
+
+
+def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[str, Any]:
     pool_jobs = [j for j in jobs if j.kind != "inspect"]
     total = sum(j.planned_models() for j in pool_jobs)
     notice(f"{len(pool_jobs)} job(s) of {total:,} models (before resuming) on one pool")
     done = schedule(pool_jobs, out, engine, progress, notice,
-                    overall=f"campaign {header['name']}")
+                    overall=f"campaign {header['name']}",
+                    on_first=_refresh(plan, engine, notice) if plan else None)
     results: dict[str, dict] = {}
     for job in pool_jobs:
         if job.name in done.errors:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -42,10 +41,10 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
-Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper and fixed by a dry run of their vote schedule, the other vote-releasing ports from the events of one training run); active: the auditor also chooses the queries (canary queries replace the student's) and builds the worst-case neighbours (the target alone in one teacher's partition), paper and fixed.")]
-OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. With --threat-model transcript or active.")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); white-box: it also reads each trained model (unlimited sampling: density near the target; the student/discriminator's score at the target where kept), same shadow models; transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed and dpgan by a dry run of their schedule, the other vote-releasing ports and gpate from the events of one training run); active: the auditor also chooses the queries (canary queries replace the student's) and builds the worst-case neighbours (the target alone in one teacher's partition), paper and fixed.")]
+OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. Black-box: the most outlying rows, scored on the run's synthetic data; transcript or active: on the mechanism's releases.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
-SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look): up to 2 x -S trials, a look every 100, stop as soon as the claim is rejected. With --threat-model transcript or active.")]
+SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look) that stops as soon as the claim is rejected. Black-box: stages of --first-stage models per world, doubling up to -S (the first stage only trains the attack); transcript or active: up to 2 x -S trials, a look every 100.")]
 SynthOut = Annotated[Optional[Path], typer.Option("--synthetic-out", help="Data-only audit: the same from D_out (the data without the target), as many files as --synthetic-in.")]
 
 
@@ -108,9 +107,6 @@ def audit(
         if sequential_rule != "anytime":
             raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
                               "spending: --target-width / --until-ceiling)")
-        if threat_model not in ("transcript", "active"):
-            raise ConfigError("--sequential anytime needs --threat-model transcript or active (a "
-                              "black-box anytime audit is not built yet)")
         if sequential or one_run:
             raise ConfigError("--sequential anytime is its own stopping rule: drop "
                               "--target-width / --until-ceiling / -S auto / --one-run")
@@ -118,15 +114,23 @@ def audit(
         if sequential:
             raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
                               "--until-ceiling, -S auto)")
-        if threat_model not in ("transcript", "active"):
-            raise ConfigError("--one-run needs --threat-model transcript or active (a black-box one-run "
-                              "audit is not built yet)")
         if canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {canaries}")
+    if threat_model == "white-box":  # every check before --out is touched
+        from raudit.audit.whitebox import check_white_box
+        check_white_box(impl)
+        if synthetic_in is not None or synthetic_out is not None:
+            raise ConfigError("--threat-model white-box reads the trained models; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) has none")
+        if one_run or sequential_rule is not None:
+            raise ConfigError("--threat-model white-box runs the shadow-model game: --one-run and "
+                              "--sequential anytime are not built for it (use black-box)")
     if threat_model in ("transcript", "active"):  # every check before --out is touched
         from raudit.audit.active import check_active
-        from raudit.audit.mechanisms import check_transcript
+        from raudit.audit.mechanisms import check_one_run_transcript, check_transcript
         check_active(impl) if threat_model == "active" else check_transcript(impl)
+        if one_run and threat_model == "transcript":
+            check_one_run_transcript(impl)
         if synthetic_in is not None or synthetic_out is not None:
             raise ConfigError(f"--threat-model {threat_model} audits the mechanism; a data-only "
                               "audit (--synthetic-in/--synthetic-out) is black-box")
@@ -158,7 +162,10 @@ def audit(
                        target_pairs=target_pairs, target_selection=target_selection,
                        selection_models=selection_models, samples_per_model=samples_per_model,
                        target_width=target_width, until_ceiling=until_ceiling,
-                       first_stage=first_stage)
+                       first_stage=first_stage,
+                       anytime=sequential_rule == "anytime" and threat_model == "black-box",
+                       threat_model=threat_model if threat_model in ("black-box", "white-box")
+                       else "black-box")
     ds_name = dataset or get_attack(attack).default_dataset
     if (synthetic_in is None) != (synthetic_out is None):
         raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
@@ -169,12 +176,18 @@ def audit(
                                  + ("" if threat_model == "black-box" else f"-{threat_model}")
                                  + (f"-onerun{canaries}" if one_run else "")
                                  + ("-anytime" if sequential_rule else ""))
-    if not data_only and threat_model == "black-box":  # sizes it can hold, before --out
+    if one_run and data_only:
+        raise ConfigError("--one-run trains its one run; a data-only audit "
+                          "(--synthetic-in/--synthetic-out) has no canaries")
+    if not data_only and threat_model in ("black-box", "white-box") and not one_run:  # sizes
         from raudit.runs import limits
         limits.check_audit(req, engine)
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if threat_model in ("transcript", "active"):
+        if one_run and threat_model == "black-box":
+            from raudit.runs.one_run import run_one_run_audit
+            result = run_one_run_audit(req, out, canaries=canaries)
+        elif threat_model in ("transcript", "active"):
             from raudit.runs.transcript import run_transcript_audit
             result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
                                           anytime=sequential_rule == "anytime",
@@ -192,8 +205,9 @@ def audit(
 
 
 def _notice(message: str) -> None:
-    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
-          file=sys.stderr, flush=True)
+    from raudit.cli.progress import notice
+
+    notice(message)
 
 
 
@@ -290,4 +304,5 @@ def _show(r: dict) -> None:
     if r.get("verdict_line"):
         Console().print(f"[bold]claimed / mechanism / audited:[/bold] {r['verdict_line']}"
                         + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
-                           if r.get("eps_true_source") else ""))
+                           # the line itself names the source where eps_true is n/a
+                           if r.get("eps_true_source") and r.get("eps_true_method") else ""))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -57,7 +56,8 @@ def campaign(
     out = out or Path("runs") / f"campaign-{header['name']}"
     # bars per job and for the whole campaign, each with its ETA (nothing off a terminal)
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        result = run_campaign(config, out, engine, progress, notice=_notice, only=only)
+        result = run_campaign(config, out, engine, progress, notice=_notice, only=only,
+                              estimate=True)  # the total first, before anything trains
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=_plain))
     else:
@@ -69,8 +69,9 @@ def campaign(
 
 
 def _notice(message: str) -> None:
-    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
-          file=sys.stderr, flush=True)
+    from raudit.cli.progress import notice
+
+    notice(message)
 
 
 def _plain(v):

@@ -17,6 +17,12 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
 DEFAULT_EVERY = 30.0  # seconds between two progress lines off a terminal
 
 
+def notice(message: str) -> None:
+    """One raudit line on stderr (warnings and errors say so themselves)."""
+    print(message if message.startswith(("warning", "error")) else f"raudit: {message}",
+          file=sys.stderr, flush=True)
+
+
 def make_progress(*, transient: bool = False) -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                     MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),

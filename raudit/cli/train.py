@@ -108,7 +108,8 @@ def train(
         if s.get("no_step"):  # 0 iterations is never reported silently: the generator's why
             typer.echo(f"warning: {s['no_step']}", err=True)
         for note in training_notes(summary["iterations"], summary["eps_hat"], epsilon,
-                                   steps_expected=bool(total) and not s.get("no_step")):
+                                   steps_expected=bool(total) and not s.get("no_step"),
+                                   why_over=s.get("eps_over_note")):
             typer.echo(f"warning: {note}", err=True)
 
 

@@ -96,7 +96,10 @@ def utility(
     name = "real" if real_only else folder_name(impl)
     out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
     with phase_bars(quiet=as_json) as progress:
-        result = run_utility(req, out, engine, progress, reference=reference)
+        from raudit.cli.progress import notice
+        # the total first, on stderr, before anything trains
+        result = run_utility(req, out, engine, progress, reference=reference, notice=notice,
+                             estimate=True)
     png = None if real_only else utility_vs_eps(result, Path(out) / "utility_vs_eps.png")
     result["plot"] = None if png is None else str(png)
     if control and not real_only:

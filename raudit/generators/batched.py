@@ -78,6 +78,16 @@ class TrainBatch:
         return self.x.shape[2]
 
 
+@dataclass(frozen=True)
+class Critic:
+    """A trained student/discriminator of M models: ``score(params, x)`` -> (M, n) logits
+    at encoded rows ``x`` (M, n, d). Kept only so the white-box threat model
+    (:mod:`raudit.audit.whitebox`) can read it inside the chunk; it never leaves the worker."""
+
+    params: Stacked
+    score: Callable[[Stacked, torch.Tensor], torch.Tensor]
+
+
 @dataclass
 class Trained:
     """What one batched training call produced for its M models."""
@@ -87,6 +97,18 @@ class Trained:
     iterations: list[int]
     eps_hat: list[float]
     extra: list[dict] = field(default_factory=list)
+    critic: Critic | None = None  # the student/discriminator where the loop keeps it
+
+
+@dataclass(frozen=True)
+class WhiteBoxView:
+    """What a white-box attacker reads off one trained model (:meth:`BatchedGenerator.white_box_many`):
+    ``samples`` decoded rows, and where the critic is reachable its logit at the target
+    and at each sample (both in the model's own encoding)."""
+
+    samples: pd.DataFrame
+    target_logit: float | None = None
+    sample_logits: np.ndarray | None = None
 
 
 class FittedBatch:
@@ -98,11 +120,26 @@ class FittedBatch:
 
     @torch.no_grad()
     def sample(self, index: Sequence[int], n: int, seeds: Sequence[int]) -> list[pd.DataFrame]:
+        x = self.sample_encoded(index, n, seeds).cpu().numpy()
+        return [self.encoders[i].inverse(x[j]) for j, i in enumerate(index)]
+
+    @torch.no_grad()
+    def sample_encoded(self, index: Sequence[int], n: int, seeds: Sequence[int]) -> torch.Tensor:
+        """(len(index), n, d) rows in the models' encoding (what the critic reads)."""
         idx = torch.as_tensor(list(index), dtype=torch.long, device=self.device)
         params = self.trained.generator.select(idx)
         rng = CounterRNG(seeds, purpose="sample", device=self.device, dtype=self.dtype)
-        x = self.trained.sample_fn(params, rng, n).detach().cpu().numpy()
-        return [self.encoders[i].inverse(x[j]) for j, i in enumerate(index)]
+        return self.trained.sample_fn(params, rng, n).detach()
+
+    @torch.no_grad()
+    def critic_logits(self, index: Sequence[int], x: torch.Tensor) -> np.ndarray | None:
+        """The critic's logits (len(index), n) at encoded rows ``x``; None without a critic."""
+        critic = self.trained.critic
+        if critic is None:
+            return None
+        idx = torch.as_tensor(list(index), dtype=torch.long, device=self.device)
+        out = critic.score(critic.params.select(idx), x.to(self.device, self.dtype))
+        return out.detach().reshape(len(index), x.shape[1]).cpu().numpy().astype(float)
 
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -240,6 +277,37 @@ class BatchedGenerator(Generator):
             dfs = batch.sample([models[i]._index for i in members], n, [seeds[i] for i in members])
             for i, df in zip(members, dfs):
                 out[i] = df
+        return out  # type: ignore[return-value]
+
+
+    @staticmethod
+    def white_box_many(models: Sequence["BatchedGenerator"], target: pd.DataFrame, n: int,
+                       seeds: Sequence[int]) -> list[WhiteBoxView]:
+        """Each model's white-box view: ``n`` fresh samples (seeded by ``seeds``) and, where
+        its training loop kept the critic, the critic's logits at ``target`` (one row, the
+        table's columns, encoded by the model's own encoder) and at the samples.
+        One forward pass per training batch."""
+        out: list[WhiteBoxView | None] = [None] * len(models)
+        by_batch: dict[int, list[int]] = {}
+        for i, g in enumerate(models):
+            by_batch.setdefault(id(g._batch), []).append(i)
+        for members in by_batch.values():
+            batch = models[members[0]]._batch
+            index = [models[i]._index for i in members]
+            x = batch.sample_encoded(index, n, [seeds[i] for i in members])
+            s_logits = batch.critic_logits(index, x)
+            t_logits = None
+            if s_logits is not None:
+                enc = np.stack([batch.encoders[i].transform(target) for i in index])
+                # a target outside a model's encoded range (its encoder never saw it)
+                # is still a point the critic can score; only non-numbers are cleared
+                enc = np.nan_to_num(enc, nan=0.0, posinf=1e6, neginf=-1e6)
+                t_logits = batch.critic_logits(index, torch.as_tensor(enc))
+            xs = x.cpu().numpy()
+            for j, i in enumerate(members):
+                out[i] = WhiteBoxView(batch.encoders[index[j]].inverse(xs[j]),
+                                      None if t_logits is None else float(t_logits[j, 0]),
+                                      None if s_logits is None else s_logits[j])
         return out  # type: ignore[return-value]
 
 

@@ -108,7 +108,8 @@ class Capabilities:
     events its accountant consumes (``PateVote``, ...); ``controls``: the data-free
     controls its ``train`` takes as ``control=`` (``coin``: every released answer replaced
     by a uniform draw, the accounting unchanged; :mod:`raudit.utility` runs them beside
-    the real fits); ``options``: None until :meth:`Generator.describe` fills them, None
+    the real fits); ``critic``: its training loop keeps the trained student/discriminator
+    (``Trained.critic``) for the white-box threat model; ``options``: None until :meth:`Generator.describe` fills them, None
     afterwards too if it takes any keyword."""
 
     device: bool = False
@@ -119,6 +120,7 @@ class Capabilities:
     options: tuple[OptionSpec, ...] | None = None
     notes: tuple[str, ...] = ()  # known issues a reader of its eps must know (shown by inspect)
     controls: tuple[str, ...] = ()  # data-free controls ``train`` takes as ``control=`` (coin)
+    critic: bool = False  # the trained student/discriminator is reachable (white-box audits)
 
     def accepts(self, option: str) -> bool:
         return self.options is None or any(o.name == option for o in self.options)

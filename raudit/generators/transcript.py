@@ -31,7 +31,7 @@ from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
 from raudit.accountants.true_curve import TrueEps, eps_true
 from raudit.generators.events import DpSgdStep, GradientVotes, LabelNoise, TeacherBatch, Votes
 
-__all__ = ["Transcript", "privacy_events", "run_eps_true", "teachers_per_record"]
+__all__ = ["ModelEvents", "Transcript", "privacy_events", "run_eps_true", "teachers_per_record"]
 
 
 @dataclass(frozen=True)
@@ -100,14 +100,79 @@ def run_eps_true(observed, *, delta: float, model: int = 0,
     are; the number then applies)."""
     tr = privacy_events(observed)
     sens = tr.sensitivity[model] if tr.sensitivity else 1
-    if tr.unsupported:
-        return TrueEps(math.inf, delta, "none", sens, {}, "; ".join(tr.unsupported))
-    out = eps_true(tr.events, delta=delta, model=model, sensitivity=sens, neighbours=neighbours)
     per_it = tr.sensitivity_per_iteration[model] if tr.sensitivity_per_iteration else sens
+    return _eps_true(tr.events, tr.unsupported, (sens, per_it), delta=delta, model=model,
+                     neighbours=neighbours)
+
+
+def _eps_true(events, unsupported, sensitivity: tuple[int, int], *, delta: float, model: int,
+              neighbours: str) -> TrueEps:
+    sens, per_it = sensitivity
+    if unsupported:
+        return TrueEps(math.inf, delta, "none", sens, {}, "; ".join(unsupported))
+    out = eps_true(events, delta=delta, model=model, sensitivity=sens, neighbours=neighbours)
     if per_it < sens and out.method == "pld":
-        fresh = eps_true(tr.events, delta=delta, model=model, sensitivity=per_it,
+        fresh = eps_true(events, delta=delta, model=model, sensitivity=per_it,
                          neighbours=neighbours)
         out = dataclasses.replace(out, note=(
             f"rows reach {sens} teachers over the run but {per_it} within an iteration: with "
             f"teachers refit each iteration eps_true = {fresh.eps:.6g}"))
     return out
+
+
+class ModelEvents:
+    """An observer that keeps what eps_true needs of ONE model of a batched run, so that a
+    chunk can keep one shadow model's log while it trains (no retraining): that model's
+    privacy events (every array cut to its row, translated as :func:`privacy_events`
+    does) and, instead of every :class:`TeacherBatch`, the most teachers one of its rows
+    entered, over the run and within an iteration. Memory grows with the model's votes,
+    never with the chunk's size."""
+
+    def __init__(self, model: int) -> None:
+        self.model = int(model)
+        self.events: list = []
+        self.unsupported: set[str] = set()
+        self._owners: dict[int, set[int]] = {}  # row -> teachers over the run
+        self._iteration, self._now = None, {}  # the current iteration's row -> teachers
+        self._per_it = 1
+
+    def __call__(self, event) -> None:
+        m, active = self.model, getattr(event, "active", None)
+        if active is not None and not bool(np.asarray(active)[m]):
+            return
+        if isinstance(event, TeacherBatch):
+            if event.teacher >= 0:
+                self._rows(event)
+            return
+        if not isinstance(event, (Votes, DpSgdStep, GradientVotes, LabelNoise)):
+            return  # accountant states and losses say nothing about what was released
+        tr = privacy_events([_one_model(event, m, len(active))])
+        self.events += tr.events
+        self.unsupported |= set(tr.unsupported)
+
+    def _rows(self, e: TeacherBatch) -> None:
+        if e.iteration != self._iteration:
+            self._fold()
+            self._iteration = e.iteration
+        for r in np.unique(np.asarray(e.rows[self.model]).ravel()):
+            if r >= 0:
+                self._owners.setdefault(int(r), set()).add(int(e.teacher))
+                self._now.setdefault(int(r), set()).add(int(e.teacher))
+
+    def _fold(self) -> None:
+        self._per_it = max([self._per_it, *(len(v) for v in self._now.values())])
+        self._now = {}
+
+    def eps_true(self, *, delta: float, neighbours: str = "add-remove") -> TrueEps:
+        """eps_true of the model (as :func:`run_eps_true` of its full log would give)."""
+        self._fold()
+        sens = max((len(v) for v in self._owners.values()), default=1)
+        return _eps_true(self.events, tuple(sorted(self.unsupported)), (sens, self._per_it),
+                         delta=delta, model=0, neighbours=neighbours)
+
+
+def _one_model(event, m: int, models: int):
+    """``event`` with every per-model array cut to model ``m`` (a leading axis of one)."""
+    cut = {f.name: v[m:m + 1] for f in dataclasses.fields(event)
+           if isinstance(v := getattr(event, f.name), np.ndarray) and v.ndim and v.shape[0] == models}
+    return dataclasses.replace(event, **cut)

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 11  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 12  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
@@ -40,6 +40,7 @@ SCHEMA_VERSION = 11  # 2: shadow target..device, summary eps_jeffreys..models_pe
 # 10: shadow train_cpu_s (the chunk's training CPU time, per model)
 # 11: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
 #     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
+# 12: shadow eps_true, eps_true_method, eps_true_source (one kept model's events, issue 29)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -75,6 +76,11 @@ SHADOW: dict[str, pa.DataType] = {
     # version 10: CPU seconds of the chunk's training (its fit_many, in the process that ran
     # it) per model, so a run's rate per CPU-second can be checked against the calibration
     "train_cpu_s": _F64,
+    # version 12: eps_true of ONE model per audit (the chunk kept its privacy events while it
+    # trained: raudit.generators.transcript.ModelEvents); null on every other row
+    "eps_true": _F64,
+    "eps_true_method": _STR,
+    "eps_true_source": _STR,
 }
 
 SUMMARY: dict[str, pa.DataType] = {

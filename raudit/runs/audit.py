@@ -54,9 +54,14 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     limits.check_audit(req, engine, ds)
     if estimate:
         ResultStore(out).check_manifest(manifest)  # refuse another audit's folder first
+    said: list[str] = []  # with an estimate, -M auto's line follows it
+    if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
+        req = dataclasses.replace(req, chunk_size=audit_chunk_size(
+            req, engine, said.append if estimate else notice, game))
+    if estimate:
         _say_estimate(req, game, ds, engine, notice)
-    if auto_chunk:
-        req = dataclasses.replace(req, chunk_size=audit_chunk_size(req, engine, notice, game))
+    for message in said:
+        notice(message)
     audit_id = spec_hash(manifest)[:16]
     ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()

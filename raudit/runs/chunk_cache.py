@@ -107,6 +107,22 @@ def store(k: str, rates: dict[int, float], *, load: float | None = None,
                 "load": load, "threads": threads, "measured_at": when})
 
 
+def lookup_value(k: str) -> dict | None:
+    """Another measurement kept beside the rates (an audit's part costs,
+    :mod:`raudit.runs.costs`): its dict, or None."""
+    got = _read(cache_dir() / NAME).get(k)
+    if not isinstance(got, dict) or got.get("clock") != "cpu":
+        return None
+    value = got.get("value")
+    return value if isinstance(value, dict) else None
+
+
+def store_value(k: str, value: dict) -> None:
+    """Keep one measurement in CPU seconds under ``k`` (best effort, as :func:`store`)."""
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    _update(k, {"clock": "cpu", "value": value, "load": load_average(), "measured_at": when})
+
+
 def drop(k: str) -> None:
     """Forget one key, so its next use measures again."""
     _update(k, None)

@@ -1,16 +1,20 @@
 """How long a run will take, said before anything trains.
 
-total = models x iterations per model / (model-iterations per second x workers), per
-stage (target selection, the game), plus an allowance for the analysis.
+Every term is measured on this machine (:mod:`raudit.runs.costs`, CPU seconds, cached
+per set-up), none is a constant fitted once:
 
-* iterations per model: for the PATE family with a data-independent accountant
-  (lam <= 1e-3: spec section 10) the closed form of
-  :func:`raudit.accountants.closed_form.iterations_to_reach` from the generator's own
-  resolved hyperparameters; else the run's ``max_iter`` / ``iterations``; else one quick
-  calibration says it (models that stop by eps within its cap), else it is a lower bound.
-* model-iterations per second: the chunk-rate cache of :mod:`raudit.runs.chunk_cache`
-  (what ``-M auto`` measured on this machine), else measured now by
-  :func:`raudit.runs.calibrate.fit_rate` at a small M (a few seconds, said so).
+* training: models x (per-model work + iterations x seconds per model-iteration at the
+  run's chunk size) / workers, for the target selection's pool and for the game; a
+  pool model also computes every candidate's features, a game model one context's;
+* target selection's scoring: one attack forest per candidate on the pool's models
+  (in the driver, one process);
+* the analysis: the attack forest on the game's train split and the bounds.
+
+Iterations per model: for the PATE family with a data-independent accountant (lam <=
+1e-3: spec section 10) the closed form of
+:func:`raudit.accountants.closed_form.iterations_to_reach` from the generator's own
+resolved hyperparameters; else where the measurement's models stopped by eps within
+its cap; else the run's ``max_iter`` / ``iterations``; else a lower bound.
 
 The driver refreshes the total after the first chunk (raudit.audit.guard.Estimator).
 """
@@ -21,43 +25,61 @@ from dataclasses import dataclass
 
 from raudit import generators
 from raudit.runs import calibrate as cb
+from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
-ANALYSIS_S_PER_MODEL = 0.002  # features + attack per shadow model (measured: ~1-3 ms)
-ANALYSIS_FIXED_S = 5.0  # the attack's fit and the bounds, whatever the size
-# Target selection scores every candidate with its own mini attack on the pool's models:
-# 64 candidates x 10 pool models took ~15 s beyond training on the 2-core box (load ~8,
-# smartnoise/groundhog on cervical, benchmarks/estimate.py), i.e. ~0.023 s per pair.
-SELECTION_S_PER_CANDIDATE_MODEL = 0.023
+TRAIN_SHARE = 0.4  # of the game's models, the train split and the test split (game.split_sizes)
 
 
 @dataclass(frozen=True)
 class Estimate:
     selection_models: int
     game_models: int
-    candidates: int  # target candidates scored (0 without a target selection)
+    candidates: int  # attack forests fitted by the target selection (0 without one)
     iterations: int
     iterations_how: str  # "closed form" | "max_iter" | "calibration" | "lower bound"
     rate: float  # model-iterations per second per worker
     rate_how: str  # "cached" | "measured now"
     workers: int
+    costs: Costs | None = None  # the measured parts (None: training at ``rate`` only)
+    forest_rows: int = 0  # rows each selection forest fits (and scores)
+    pooled: bool = True  # a pool model computes every candidate's features
+    startup_s: float | None = 0.0  # starting Ray and its actors (None: not measured yet)
 
-    def seconds(self, models: int) -> float:
-        return models * self.iterations / self.rate / self.workers
+    def per_model(self, many: bool = False) -> float:
+        """Seconds of one shadow model: training, sampling and the attack's features."""
+        c = self.costs
+        train = self.iterations / self.rate
+        if c is None:
+            return train
+        return train + c.model_s + (c.extract_many_s if many else c.extract_s)
+
+    def seconds(self, models: int, many: bool = False) -> float:
+        return models * self.per_model(many) / self.workers
 
     @property
     def selection_s(self) -> float:
-        """Training the pool and scoring every candidate on it."""
-        return (self.seconds(self.selection_models)
-                + SELECTION_S_PER_CANDIDATE_MODEL * self.candidates * self.selection_models)
+        """Training the pool (or the mini-MIAs) and scoring every candidate on it."""
+        if not self.selection_models:
+            return 0.0
+        score = self.candidates * self.costs.forest_s(self.forest_rows) if self.costs else 0.0
+        return self.seconds(self.selection_models, many=self.pooled) + score
+
+    @property
+    def game_s(self) -> float:
+        return self.seconds(self.game_models)
 
     @property
     def analysis_s(self) -> float:
-        return ANALYSIS_FIXED_S + ANALYSIS_S_PER_MODEL * (self.selection_models + self.game_models)
+        c = self.costs
+        if c is None:
+            return 0.0
+        share = int(TRAIN_SHARE * self.game_models)  # the train split, and as many in test
+        return c.forest_s(share) + c.bounds_s * share / BOUNDS_ROWS
 
     @property
     def total_s(self) -> float:
-        return self.selection_s + self.seconds(self.game_models) + self.analysis_s
+        return (self.startup_s or 0.0) + self.selection_s + self.game_s + self.analysis_s
 
 
 def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
@@ -103,11 +125,10 @@ def rate_at(rates: dict, m: int) -> float:
     return pts[-1][1]
 
 
-def _cached_rate(fit: tuple, engine, m: int) -> float | None:
+def _cached_rates(fit: tuple, engine) -> dict | None:
     from raudit.runs import chunk_cache
 
-    rates = chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
-    return rate_at(rates, m) if rates else None
+    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
 
 
 def audit_estimate(req, engine, out=None) -> Estimate:
@@ -126,49 +147,65 @@ def audit_estimate(req, engine, out=None) -> Estimate:
 def game_estimate(req, game, ds, engine) -> Estimate:
     """:func:`audit_estimate` of a request already prepared (``raudit.audit.runner.prepare``
     resolves its privacy once: run_audit passes its own game and dataset)."""
+    from raudit.audit import targets as tg
+    from raudit.runs.costs import costs_of, startup_s
+
     fit = cb.game_fit(game)
     impl, opts, dataset, eps, delta, label, bounds = fit
     n_rows, n_cols = ds.train.shape
     iters, how = closed_form_iterations(impl, opts, n_rows, n_cols, eps, delta), "closed form"
-    m = max(1, min(int(req.chunk_size), 2 * int(req.shadow_models)))
-    rate, rate_how = _cached_rate(fit, engine, m), "cached"
-    cal = None
-    if rate is None or iters is None:
-        cal = cb.fit_rate(impl, opts, dataset, eps, delta, min(m, 8), label, bounds,
-                          cap=cb.CAL_ITERS)
-        if rate is None:
-            rate, rate_how = 1.0 / cal.s_per_model_iter, "measured now"
+    pooled = req.target_selection == "pool"
+    # chunks of the larger stage (the pool's models are chunked like the game's)
+    largest = max(2 * int(req.shadow_models),
+                  int(req.selection_models) if pooled and game.target == "auto" else 0)
+    m = max(1, min(int(req.chunk_size), largest))
+    cands = (tg.candidates_of(ds.train, req.target_candidates)
+             if game.target == "auto" else [])
+    costs, rate_how = costs_of(game, ds, cands if pooled else cands[:1], m,
+                              cb._slot_device(engine))
+    iter_s = costs.iter_s
+    rates = _cached_rates(fit, engine)
+    if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M
+        iter_s *= rate_at(rates, costs.m) / rate_at(rates, m)
     if iters is None:
         explicit = opts.get("max_iter") or opts.get("iterations")
-        if explicit:
+        if costs.iterations is not None:  # stopped by eps before the measurement's cap
+            iters, how = costs.iterations, "calibration"
+        elif explicit:
             iters, how = int(explicit), "max_iter"
         else:
-            iters = cal.iterations or cb.CAL_ITERS
-            how = "lower bound" if cal.lower_bound else "calibration"
+            iters, how = HIGH, "lower bound"
     if game.target != "auto":
-        selection, candidates = 0, 0
-    elif req.target_selection == "pool":
-        selection, candidates = int(req.selection_models), int(req.target_candidates)
-    else:  # per-candidate: its own pairs per candidate, each scored once
-        selection, candidates = 2 * int(req.target_candidates) * int(req.target_pairs), 1
-    return Estimate(selection, 2 * int(req.shadow_models), candidates, int(iters), how,
-                    float(rate), rate_how, engine.planned_workers())
+        selection, forests, rows = 0, 0, 0
+    elif pooled:
+        selection, forests = int(req.selection_models), len(cands)
+        rows = int(req.selection_models) // 2
+    else:  # per-candidate: its own pairs per candidate, one forest each
+        selection, forests = 2 * len(cands) * int(req.target_pairs), len(cands)
+        rows = int(req.target_pairs)
+    return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
+                    1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
+                    rows, pooled, startup_s(engine))
 
 
 def line(est: Estimate) -> str:
     """The one line printed before anything trains."""
     d = cb_duration
     parts = []
+    if est.startup_s is None:
+        parts.append("start-up not measured yet")
+    elif est.startup_s >= 1:
+        parts.append(f"start-up {d(est.startup_s)}")
     if est.selection_models:
         parts.append(f"target selection {est.selection_models:,} models "
                      f"{d(est.selection_s)}")
-    parts.append(f"game {est.game_models:,} models {d(est.seconds(est.game_models))}")
+    parts.append(f"game {est.game_models:,} models {d(est.game_s)}")
     parts.append(f"analysis {d(est.analysis_s)}")
     ge = ">= " if est.iterations_how == "lower bound" else ""
+    how = (f"{est.iterations:,} iterations per model ({est.iterations_how}), {est.rate:,.0f} "
+           f"model-iterations/s per worker" if est.iterations else "no training iterations")
     text = (f"estimate: about {ge}{d(est.total_s)} in all ({', '.join(parts)}) on "
-            f"{est.workers} worker(s); {est.iterations:,} iterations per model "
-            f"({est.iterations_how}), {est.rate:,.0f} model-iterations/s per worker "
-            f"({est.rate_how})")
+            f"{est.workers} worker(s); {how} ({est.rate_how})")
     if est.total_s > LONG_S:
         flags = ["fewer shadow models (-S)"]
         if est.selection_models:
@@ -183,4 +220,4 @@ def line(est: Estimate) -> str:
 def cb_duration(s: float) -> str:
     from raudit.audit.guard import duration
 
-    return duration(s)
+    return "< 1 s" if s < 0.5 else duration(s)

@@ -114,7 +114,8 @@ class AuditJob(Job):
         specs = [wrap(self.name, kind, s) for s in self._plan["specs"]]
         self._pending_selection = len(specs)
         if self._plan["pooled"] and self.verbose and engine is not None:
-            self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice)
+            self._estimator = Estimator(sum(weight(s) for s in specs), engine, notice,
+                                        self._on_start(engine))
         # The game's models are known in number before its target is: counted now, so
         # the bars and the ETA cover the whole job from the start.
         self._expected = max(0, 2 * self.req.shadow_models - len(self.store.done_ids()))
@@ -144,7 +145,7 @@ class AuditJob(Job):
             return self._next_stage()
         self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
         chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world, self.store.done_ids(),
-                                self.req.chunk_size)
+                                self.req.chunk_size, ar.event_trial(self.game, self.per_world))
         pending = sum(len(c["trials"]) for c in chunks)
         self.total += pending - self._expected
         self._expected = 0
@@ -154,8 +155,16 @@ class AuditJob(Job):
                         f"train, in {len(chunks)} chunk(s) of up to {self.req.chunk_size}; the "
                         "estimate is refreshed after the first chunk")
         if self.verbose and self.engine is not None:
-            self._estimator = Estimator(pending, self.engine, self.notice)
+            first = not self.selection  # a game after its selection started long ago
+            self._estimator = Estimator(pending, self.engine, self.notice,
+                                        self._on_start(self.engine) if first else None)
         return [wrap(self.name, "audit", c) for c in chunks]
+
+    @staticmethod
+    def _on_start(engine):
+        from raudit.runs.costs import observe_startup
+
+        return lambda seconds: observe_startup(engine, seconds)
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
         self._tick(spec, error)
@@ -191,7 +200,8 @@ class AuditJob(Job):
             s = self.stages[len(self.looks)]
             self.per_world = {w: trials(self.game, world=w, count=s) for w in ("out", "in")}
             chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
-                                    self.store.done_ids(), self.req.chunk_size)
+                                    self.store.done_ids(), self.req.chunk_size,
+                                    ar.event_trial(self.game, self.per_world))
             if chunks:
                 self._stage_pending = len(chunks)
                 if self.verbose:
@@ -211,12 +221,23 @@ class AuditJob(Job):
         look = prefix_bounds(self.store.read("shadow"), s, seed=self.game.seed,
                              delta=self.game.delta or 0.0, alpha=look_alpha(0.1, k),
                              trial_ids=ids)
+        if self.req.anytime:  # the test martingale decides; the CP bound is reported beside it
+            from raudit.audit.anytime_game import anytime_look
+
+            look.update(anytime_look(self.store.read("shadow"), self.stages, k,
+                                     seed=self.game.seed, delta=self.game.delta or 0.0,
+                                     alpha=0.1, claimed=self.game.epsilon, trial_ids=ids))
         reason = should_stop(look, width=self.req.target_width,
                              until_ceiling=self.req.until_ceiling, last=k == len(self.stages),
-                             previous=self.looks[-1] if self.looks else None)
+                             previous=self.looks[-1] if self.looks else None,
+                             claimed=self.game.epsilon if self.req.anytime else None)
         look.update(looks=k, stop_reason=reason)
         self.looks.append(look)
-        if self.verbose:
+        if self.verbose and self.req.anytime:
+            self.notice(f"look {k} ({s} models per world): anytime-valid eps_lo "
+                        f"{look['eps_anytime']:.3f} from {look['anytime_pairs']} pairs"
+                        + (f"; stop: {reason}" if reason else "; going on"))
+        elif self.verbose:
             self.notice(f"look {k} ({s} models per world, level {look_alpha(0.1, k):.3g}): "
                         f"eps_cp {look['eps_cp']:.3f}, interval up to {look['eps_hi']:.3f}"
                         + (f"; stop: {reason}" if reason else "; going on"))
@@ -242,14 +263,24 @@ class AuditJob(Job):
         return {**row, **sel, "models_run": units, "failed_chunks": failed}
 
 
+def utility_work(rows: list[dict]) -> tuple[int, float]:
+    """(fits, seconds per fit) of a utility chunk's rows: a fit's training and its
+    classifiers' scoring (rows: one per fit, sample, setting and classifier)."""
+    fits = {r["trial_id"]: r.get("train_wall_s") or 0.0 for r in rows}
+    first = rows[0].get("metric") if rows else None  # a classifier's row repeats per metric
+    scoring = sum(r.get("score_wall_s") or 0.0 for r in rows if r.get("metric") == first)
+    return len(fits), (sum(fits.values()) + scoring) / max(1, len(fits))
+
+
 class UtilityJob(Job):
     """One utility benchmark (a sweep of configs, F fits each)."""
 
     kind = "utility"
 
     def __init__(self, name: str, req, ds=None, partition: str | None = "job", what=None,
-                 reference: float | None = None):
+                 reference: float | None = None, verbose: bool = False):
         super().__init__(name, partition)
+        self.verbose = verbose  # the single `raudit utility`: refresh its estimate
         self.reference = reference
         self.analysis: dict[str, Any] = {}
         from raudit.utility import plan
@@ -283,6 +314,9 @@ class UtilityJob(Job):
         self.t0 = time.perf_counter()
         wrapped = [wrap(self.name, "utility", s) for s in specs]
         self.total = sum(weight(s) for s in wrapped)
+        self._estimator = (Estimator(self.total, engine, notice, unit="fits",
+                                     work_of=utility_work)
+                           if self.verbose and engine is not None else None)
         return wrapped
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
@@ -290,6 +324,8 @@ class UtilityJob(Job):
 
         self._tick(spec, error)
         self.store.append(ur.TABLE, rows if error is None else failed_rows(spec["chunk"], error))
+        if error is None and self._estimator is not None and not spec["chunk"].get("real"):
+            self._estimator([r for r in rows if r.get("status") == "ok"])
         if spec["chunk"].get("real") and error is None:
             self.real_ok.append(spec["chunk"]["trial_id"])
         return []

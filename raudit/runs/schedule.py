@@ -40,9 +40,11 @@ class Outcome:
 
 
 def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambda m: None,
-             overall: str | None = None, probe_first: bool = True) -> Outcome:
-    """Run the jobs' chunks over one pool; see the module docstring."""
+             overall: str | None = None, probe_first: bool = True, on_first=None) -> Outcome:
+    """Run the jobs' chunks over one pool; see the module docstring. ``on_first(job, rows)``
+    is called once, with the first chunk that succeeds (a campaign refreshes its estimate)."""
     done = Outcome()
+    first = [on_first]
     specs: list[dict] = []
     for job in jobs:
         try:
@@ -72,6 +74,9 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
             bars.get(job.name, lambda n: None)(weight(spec))
+            if first[0] is not None and error is None and rows:
+                call, first[0] = first[0], None
+                call(job, rows)
             return more
 
         if specs:

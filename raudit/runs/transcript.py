@@ -23,8 +23,8 @@ from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
-from raudit.audit.mechanisms import (SCHEDULES, check_transcript, schedule_eps_true,
-                                     schedule_from_run, schedule_of)
+from raudit.audit.mechanisms import (SCHEDULES, check_one_run_transcript, check_transcript,
+                                     schedule_eps_true, schedule_from_run, schedule_of)
 from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
@@ -52,6 +52,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if level not in ("transcript", "active"):
         raise ConfigError(f"run_transcript_audit runs transcript or active, got {level!r}")
     check_active(req.impl) if level == "active" else check_transcript(req.impl)
+    if canaries is not None and level == "transcript":
+        check_one_run_transcript(req.impl)
     if req.sequential:
         raise ConfigError(f"--threat-model {level} runs a fixed number of trials; drop "
                           "--target-width / --until-ceiling / -S auto")
@@ -60,26 +62,29 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
     if req.impl in SCHEDULES:  # a dry run of the schedule: no training
-        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta)
+        sched = schedule_of(req.impl, game.options, game.epsilon, game.delta, table=ds.train,
+                            columns=ds.columns)
         true = schedule_eps_true(sched, game.delta)
     else:  # the votes depend on training: one run's events (before --out is touched)
         sched, true = schedule_from_run(req.impl, game.options, ds.train, ds.columns,
                                         game.epsilon, game.delta,
                                         seeds.derive_seed(game.seed, seeds.TRANSCRIPT, 1))
+    kind = sched.mechanism.aggregation
     teachers = teachers_of(req.impl, game.options, len(ds.train), len(ds.columns)) \
         if level == "active" and canaries is not None else None
     if level == "active":
         threat = ThreatModel.active() if canaries is None else \
             ThreatModel.active_one_run(canaries, teachers)
     else:
-        threat = ThreatModel.transcript() if canaries is None else \
-            ThreatModel.transcript_one_run(canaries)
+        threat = ThreatModel.transcript(kind) if canaries is None else \
+            ThreatModel.transcript_one_run(canaries, kind)
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "mechanism": dataclasses.asdict(sched.mechanism)}
     if canaries is not None:
         # more canaries than the design has queries for: its one line, before --out
-        need = canaries if level == "transcript" else -(-canaries // teachers)
-        if need > sched.mechanism.queries:
+        if level == "transcript":
+            sched.mechanism.per_canary(canaries)  # DP-SGD: every canary has all the steps
+        elif -(-canaries // teachers) > sched.mechanism.queries:
             threat.one_run(sched.mechanism, canaries=canaries, teachers=teachers, seed=0)
         manifest["one_run"] = {"canaries": int(canaries)}
         del manifest["shadow_models"]  # one run: -S plays no part
@@ -114,7 +119,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                    one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]),
                    shadow_models=0)
     row.update(attack="likelihood-ratio",
-               features="vote-transcript" if level == "transcript" else "canary-votes",
+               features="canary-votes" if level == "active" else
+               "gradient-transcript" if kind == "dp-sgd" else "vote-transcript",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
                eps_true_method=true.method, eps_true_source=sched.source)
@@ -124,7 +130,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     row["verdict"] = (f"anytime-valid audit: eps >= {any_['eps_anytime']:.2f} at "
                       f"{100 * (1 - ALPHA):.0f}% confidence after {n} trials "
                       f"({any_['stop_reason']})") if any_ else verdict(row) if not one else (
-        f"one-run audit of {canaries} canaries ({one['queries_per_canary']} queries each): "
+        f"one-run audit of {canaries} canaries ({one['queries_per_canary']} "
+        f"{'steps' if kind == 'dp-sgd' else 'queries'} each): "
         + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
            "no guess count beat chance, ")
         + f"eps >= {one['eps_lo']:.2f} at "
@@ -139,9 +146,9 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
         store.ensure_manifest(manifest)
         ar.append_summary(store, row, values, alpha=ALPHA)
     mech = sched.mechanism
-    notes = [f"mechanism-only trials: {mech.queries:,} {mech.noise} ({mech.aggregation}) "
-             f"votes of scale {mech.scale:.4g}, exact sufficient statistic of the likelihood "
-             f"ratio, no training per trial ({sched.source})", f"threat model: {canonical_json(threat.spec())}"]
+    notes = [f"mechanism-only trials: {mech.describe()}; the likelihood ratio drawn from its "
+             f"exact distribution, no training per trial ({sched.source})",
+             f"threat model: {canonical_json(threat.spec())}"]
     if level == "active":
         notes.append("active: the auditor's canary queries replace all the student's "
                      f"{mech.queries:,} queries (its accountant is data-independent: the run "
@@ -154,6 +161,9 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                      f"its teacher's vote on its own {one['queries_per_canary']:,} queries "
                      "(two coordinates per query, shared by all teachers), so the bound "
                      "measures those queries' privacy")
+    elif one and kind == "dp-sgd":
+        notes.append(f"one run: each of the {canaries} canaries has a gradient coordinate of "
+                     f"its own and is in all {mech.queries:,} steps")
     elif one:
         notes.append(f"one run: the {mech.queries:,} queries are split among the {canaries} "
                      f"canaries ({one['queries_per_canary']} each; a vote histogram has no "

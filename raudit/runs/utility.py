@@ -32,29 +32,50 @@ __all__ = ["run_utility"]
 
 
 def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-                progress: Progress | None = None, reference: float | None = None) -> dict[str, Any]:
+                progress: Progress | None = None, reference: float | None = None,
+                notice=None, estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the benchmark; returns the analysis (see :mod:`raudit.utility.analyse`)
-    plus run details."""
+    plus run details. ``estimate``: say the total time to ``notice`` first, before anything
+    trains (:mod:`raudit.runs.job_estimate`), and refresh it after the first chunk."""
     progress = progress or quiet
+    notice = notice or (lambda msg: None)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file; give a folder")
     ds = plan.check(req)
     limits.check_utility(req, engine, ds)  # sizes this machine can hold, before --out
-    names = plan.classifier_names(req, ds.name)
-    manifest = ur.manifest_of(req, ds, names)
     check_writable(out)
     store = ResultStore(out)
-    with store.lock():  # one run per folder, as for audits
-        return _run_locked(req, ds, names, manifest, store, out, engine, progress, reference)
-
-
-def _run_locked(req, ds, names, manifest, store, out, engine, progress, reference):
-    # The campaign's scheduler with one job (see raudit.runs.schedule).
     what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
     job = UtilityJob("utility", req, ds=ds, partition=None, what=f"{what} (fits)",
-                     reference=reference)
-    done = schedule([job], out, engine, progress)
+                     reference=reference, verbose=estimate)
+    if estimate and not req.real_only:
+        _say_estimate(job, engine, notice)
+    with store.lock():  # one run per folder, as for audits
+        return _run_locked(job, req, ds, store, out, engine, progress, notice)
+
+
+#: what makes a long utility run smaller, named by the estimate past 15 minutes
+SHRINK = ["fewer fits (-F)", "fewer samples per fit (--samples)", "fewer sweep points "
+          "(--sweep, --epsilon)", "fewer classifiers (--classifier)", "fewer iterations "
+          "(--max-iter)", "more workers (--workers, or a cluster via RAY_ADDRESS)"]
+
+
+def _say_estimate(job, engine, notice) -> None:
+    from raudit.errors import RauditError
+    from raudit.runs.job_estimate import plan_table, total_line
+
+    try:
+        notice(total_line(plan_table([job], engine), engine.planned_workers(), SHRINK))
+    except RauditError:
+        raise  # bad input: the one-line error, before any work
+    except Exception:  # noqa: BLE001 - an estimate never stops a run
+        pass
+
+
+def _run_locked(job, req, ds, store, out, engine, progress, notice):
+    # The campaign's scheduler with one job (see raudit.runs.schedule).
+    done = schedule([job], out, engine, progress, notice)
     if job.name in done.errors:
         raise done.errors[job.name]
     stats = done.stats

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from raudit.accountants.gnmax import logq_gnmax
-from raudit.accountants.smooth import (_beta, gnss_release, logq0_gnmax, ls_gnmax, ls_threshold,
+from raudit.accountants.smooth import (beta_gnmax, gnss_release, logq0_gnmax, ls_gnmax, ls_threshold,
                                        rdp_gnss, smooth_sensitivity, threshold_rdp_by_top)
 
 
@@ -69,7 +69,7 @@ def test_gnmax_local_sensitivity_bounds_every_histogram_within_d(sigma, order):
     hists = list(_histograms(k, m))
 
     def value(y):
-        return _beta(float(logq_gnmax(np.array(y, dtype=float), sigma)), sigma, order)
+        return beta_gnmax(float(logq_gnmax(np.array(y, dtype=float), sigma)), sigma, order)
     true = _brute_ls(value, hists, k, m)
     assert max(true.values()) > 0
     for x in hists:
@@ -84,8 +84,8 @@ def test_logq0_is_where_the_data_independent_bound_takes_over():
     sigma, order = 2.0, 2.0
     lq0 = logq0_gnmax(sigma, order)
     ind = order / sigma ** 2
-    assert _beta(lq0 - 0.01, sigma, order) < ind
-    assert _beta(lq0 + 0.01, sigma, order) == pytest.approx(ind)
+    assert beta_gnmax(lq0 - 0.01, sigma, order) < ind
+    assert beta_gnmax(lq0 + 0.01, sigma, order) == pytest.approx(ind)
 
 
 def test_gnss_release_adds_scaled_gaussian_noise():

@@ -1,6 +1,7 @@
 """The pooled target selection computes each table's features once for all candidates
-and fits the candidates' forests with scikit-learn's checks paid once: the same rows,
-AUCs and chosen target as one extraction per candidate with every check on."""
+and fits the candidates' forests with scikit-learn's checks paid once and its trees built
+directly (raudit.attacks.forest): the same rows, AUCs and chosen target as one extraction
+per candidate with every check on and scikit-learn's own fit and predict_proba."""
 
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ def test_shared_selection_equals_one_extraction_per_candidate(tmp_path, monkeypa
     monkeypatch.setattr(selection, "extract_many",
                         lambda name, synths, ctxs: [extract(name, synths, c) for c in ctxs])
     monkeypatch.setattr(classifier, "prechecked", contextlib.nullcontext)
+    monkeypatch.setattr(classifier, "fit_forest", lambda model, X, y: model.fit(X, y))
+    monkeypatch.setattr(classifier, "forest_proba", lambda model, X: model.predict_proba(X))
     old, old_rows = _audit(tmp_path / "old")
     assert new["target"] == old["target"] and new["target_aucs"] == old["target_aucs"]
     assert len(set(new["target_aucs"].values())) > 1  # the choice is not a tie of equals

@@ -58,8 +58,9 @@ def test_threat_model_is_a_recorded_value():
     tm = ThreatModel.transcript()
     assert tm.spec()["level"] == "transcript" and "every query" in tm.spec()["neighbours"]
     assert ThreatModel().level == "black-box"
+    assert ThreatModel.white_box(critic=True).level == "white-box"
     with pytest.raises(ConfigError, match="threat model"):
-        ThreatModel("white-box")
+        ThreatModel("grey-box")
 
 
 def test_one_run_transcript_splits_the_queries_and_keeps_its_level():

@@ -27,3 +27,29 @@ def test_no_mechanism_and_no_bound():
                                         "audited >= 0.00;")
     assert "unbounded" in verdict_line({**row, "eps_true": math.inf})
     assert "no audited bound" in verdict_line({"epsilon": 1.0, "eps_cp": math.nan})
+
+
+def test_an_anytime_black_box_audit_reads_its_own_bound():
+    """A black-box audit stopped by the test martingale: eps_anytime is the audited bound
+    (the CP bound beside it holds at its own level), and CP's ceiling is not its power."""
+    from raudit.audit.verdict import verdict
+
+    row = {"epsilon": 1.0, "eps_true": None, "eps_cp": 0.0, "eps_curve": 0.1, "eps_max": 0.71,
+           "eps_anytime": 2.25, "looks": 3, "stop_reason": "the anytime-valid eps_lo 2.25 ..."}
+    assert audited_eps(row) == 2.25
+    line = verdict_line(row)
+    assert line.endswith("audited >= 2.25: VIOLATED") and "could show" not in line
+    v = verdict(row)
+    assert v.startswith("anytime-valid audit: eps >= 2.25") and "VIOLATED" in v and "3 look(s)" in v
+    assert "within the claim" in verdict({**row, "eps_anytime": 0.4})
+
+
+def test_an_audit_above_the_mechanism_names_a_leak_outside_the_events():
+    """smartnoise on the worst case: its votes spend ~0 at delta 0.089 while the black-box
+    audit shows eps >= 2 through its bounds="data" pre-pass, which emits no event."""
+    row = {"epsilon": 1.0, "eps_true": 0.0, "eps_cp": 2.03, "eps_curve": 1.5, "eps_max": 2.23}
+    line = verdict_line(row)
+    assert "VIOLATED; the audit exceeds the mechanism: the leak is outside" in line
+    within = verdict_line({**row, "eps_true": 0.2, "eps_cp": 0.6, "eps_curve": 0.1})
+    assert "outside the privacy events" in within and "% of what it spends" not in within
+    assert "outside" not in verdict_line({**row, "eps_true": 2.5})

@@ -203,3 +203,24 @@ def test_a_bad_inspect_setting_names_its_line(tmp_path):
     text = "jobs:\n  - name: i\n    kind: inspect\n    impl: paper\n    teachers: 0\n"
     with pytest.raises(ConfigError, match=r"c.yaml:\d+: job i.*teachers"):
         run_campaign(_file(tmp_path, text), tmp_path / "out", LOCAL)
+
+
+def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
+    text = """\
+        name: wb
+        jobs:
+          - name: g
+            impl: gan
+            attack: querybased
+            dataset: worst-case
+            shadow_models: 5
+            max_iter: 2
+            threat_model: white-box
+        """
+    res = run_campaign(_file(tmp_path, text), tmp_path / "camp", LOCAL)
+    single = run_audit(AuditRequest(impl="gan", attack="querybased", dataset="worst-case",
+                                    shadow_models=5, options={"max_iter": 2},
+                                    threat_model="white-box"), tmp_path / "alone", LOCAL)
+    job = res["jobs"]["g"]
+    assert job["threat_model"] == "white-box" and job["audit_id"] == single["audit_id"]
+    assert {k: job[k] for k in KEYS} == {k: single[k] for k in KEYS}

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from raudit import data
 from raudit.campaign import dryrun
 from raudit.campaign.run import load_jobs
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs import chunk_cache
+from raudit.runs import chunk_cache, reference
 
 LOCAL = EngineConfig(backend="local")
 
@@ -25,6 +26,7 @@ def _jobs(tmp_path):
 
 def test_cached_rates_skip_the_calibration(tmp_path, monkeypatch):
     monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(reference, "_table", lambda: {})  # no reference rates either
     jobs = _jobs(tmp_path)
     paper = next(j for j in jobs if j.name == "wc-paper")
     chunk_cache.store(chunk_cache.key(cb.job_fit(paper), "cpu"), {8: 400.0, 32: 1600.0})
@@ -44,3 +46,36 @@ def test_cached_rates_skip_the_calibration(tmp_path, monkeypatch):
         "paper", dict(paper.game.options), 5, 3, 1.0, paper.game.delta)
     rate = dryrun.rate_at({8: 400.0, 32: 1600.0}, 10)
     assert p["wall_s"] == pytest.approx(p["models"] * p["iterations_per_model"] / rate)
+
+
+def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
+    """configs/study-audit.yaml with an empty cache: every rate from the reference table
+    scaled by this machine's speed, no generator fitted (the trainers fail if called)."""
+    from pathlib import Path
+
+    from raudit.generators.base import Generator
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_training(*a, **k):
+        raise AssertionError("the dry-run trained a generator")
+    monkeypatch.setattr(cb, "fit_rate", no_training)
+    monkeypatch.setattr(Generator, "fit_many", no_training)
+    study = Path(__file__).parents[2] / "configs" / "study-audit.yaml"
+    jobs = load_jobs(study)[1]
+    rows = dryrun.plan_table(jobs, LOCAL)
+    assert len(rows) == 12 and {r["rate"] for r in rows} == {"reference"}
+    by = {r["job"]: r for r in rows}
+    # synthcity on cervical stops by its own eps rule: the reference's calibration saw where
+    assert by["cervical-synthcity"]["iterations_per_model"] < 1000
+    assert not by["cervical-synthcity"]["at_most"]
+    # the PATE family's closed form; original/turing counted at their max_iter, said so
+    impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(
+        next(j for j in jobs if j.name == "cervical-smartnoise"))
+    n_rows, n_cols = data.load(dataset).train.shape
+    assert by["cervical-smartnoise"]["iterations_per_model"] == dryrun.closed_form_iterations(
+        impl, opts, n_rows, n_cols, eps, delta)
+    assert by["cervical-original"]["at_most"]
+    assert by["cervical-original"]["iterations_per_model"] == 1000
+    _, cells, _ = dryrun.plan_view({"name": "study-audit"}, rows, LOCAL)
+    assert cells[-1][7].startswith("<=")  # the total: at most

@@ -26,6 +26,13 @@ def _one_line_error(result, *needles):
         assert n in err, err
 
 
+def _refused(tmp_path, args, *needles):
+    """`raudit audit ARGS --out X` fails with one line naming ``needles``, before X exists."""
+    out = tmp_path / "x"
+    _one_line_error(_run(*args, "--out", str(out)), *needles)
+    assert not out.exists()
+
+
 def test_small_audit_end_to_end_with_json(tmp_path):
     out = tmp_path / "a"
     r = _run(*FAST, "--attack", "querybased", "-S", "10", "--out", str(out), "--json")

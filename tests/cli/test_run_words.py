@@ -24,6 +24,8 @@ def test_training_notes():
     (none,) = training_notes(0, 0.058, 1.0, steps_expected=True)
     assert none.startswith("0 training iterations were applied")
     assert training_notes(0, None, 1.0, steps_expected=False) == []  # identity: no steps
+    (why,) = training_notes(3, 1.5, 1.0, steps_expected=True, why_over="the votes were split")
+    assert why.endswith("is above eps = 1: the votes were split") and "ran past" not in why
 
 
 def test_train_prints_rounded_numbers_and_warns_past_eps(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 
 from raudit.audit.runner import mechanism_columns
 from raudit.results.schema import SCHEMA_VERSION
-from test_audit_cli import FAST, _one_line_error, _run  # the audit CLI's test helpers
+from test_audit_cli import FAST, _refused, _run  # the audit CLI's test helpers
 
 
 def test_black_box_is_the_default_and_keeps_its_audit_id(tmp_path):
@@ -55,25 +55,19 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     ("gan", "'gan' emits none"),
     ("identity", "'identity' emits none"),
     ("exec:/nonexistent/gen", "emits none"),
-    ("dpgan", "not built yet"),
-    ("gpate", "not built yet"),
 ])
 def test_transcript_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", impl, "--threat-model", "transcript", "--out", str(out)),
-                    "--threat-model transcript", needle)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", impl, "--threat-model", "transcript"],
+             "--threat-model transcript", needle)
 
 
 @pytest.mark.parametrize("args,needles", [
-    (["--threat-model", "white"], ["--threat-model must be one of black-box, transcript"]),
+    (["--threat-model", "white"], ["--threat-model must be one of black-box, white-box, transcript"]),
     (["--threat-model", "transcript", "--target-width", "0.5"], ["fixed number of trials"]),
     (["--threat-model", "transcript", "-S", "auto"], ["fixed number of trials"]),
 ])
 def test_threat_model_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
@@ -92,6 +86,15 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
     cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
     assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
+    dd = types.SimpleNamespace(impl="fixed", options={"analysis": "data-dependent"}, epsilon=1.0,
+                               delta=1e-5)
+    cols = mechanism_columns(dd)  # the answered set depends on the votes: no dry run
+    assert cols["eps_true"] is None and "analysis=data-dependent" in cols["eps_true_source"]
+
+
+def test_transcript_refuses_data_dependent_fixed_before_any_work(tmp_path):
+    _refused(tmp_path, ["--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
+                        "transcript"], "analysis=data-dependent", "no dry-run schedule")
 
 
 @pytest.mark.parametrize("args,needles", [
@@ -99,16 +102,15 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
      ["--one-run is one run", "sequential"]),
     (["--one-run", "--threat-model", "transcript", "--until-ceiling"], ["--one-run is one run"]),
     (["--one-run", "--threat-model", "transcript", "-S", "auto"], ["--one-run is one run"]),
-    (["--one-run"], ["--one-run needs --threat-model transcript"]),
+    (["--one-run"], ["--canaries 1000 is more than the 455 training rows"]),  # black-box
+    (["--one-run", "--canaries", "3", "--sequential", "anytime"], ["its own stopping rule"]),
     (["--one-run", "--threat-model", "transcript", "--canaries", "1"], ["at least 2"]),
     # the worst-case table has fewer rows than 100,000 canaries
     (["--one-run", "--threat-model", "transcript", "--canaries", "100000"],
      ["--canaries 100000 is more than the", "training rows"]),
 ])
 def test_one_run_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_one_run_transcript_audit_records_its_canaries(tmp_path):
@@ -127,16 +129,14 @@ def test_one_run_transcript_audit_records_its_canaries(tmp_path):
 
 @pytest.mark.parametrize("args,needles", [
     (["--sequential", "alpha"], ["--sequential takes anytime"]),
-    (["--sequential", "anytime"], ["needs --threat-model transcript"]),
+    (["--sequential", "anytime", "-S", "50", "--first-stage", "50"], ["at least two stages"]),
     (["--sequential", "anytime", "--threat-model", "transcript", "--one-run"],
      ["its own stopping rule"]),
     (["--sequential", "anytime", "--threat-model", "transcript", "--target-width", "0.3"],
      ["its own stopping rule"]),
 ])
 def test_anytime_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_anytime_transcript_audit_end_to_end(tmp_path):
@@ -184,3 +184,130 @@ def test_updated_is_violated_at_transcript_level(tmp_path):
     assert s["eps_true"] > 100 and s["eps_true_method"] == "pure-dp"
     assert s["eps_cp"] > 1.0 and "VIOLATED" in s["verdict"]
     assert "the accountant under-counts" in s["verdict_line"] and "VIOLATED" in s["verdict_line"]
+
+
+def test_transcript_audit_of_dpgan_is_a_dry_run_of_its_dp_sgd_steps(tmp_path):
+    r = _run("--impl", "dpgan", "--dataset", "worst-case", "--threat-model", "transcript", "-S",
+             "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    # 5 rows, batch 64: full-batch DP-SGD, 1,500 critic steps (dp_accounting PLD)
+    assert s["eps_true"] == pytest.approx(0.91488, abs=1e-4) and s["eps_true_method"] == "pld"
+    assert s["features"] == "gradient-transcript" and s["models_ok"] == 4000
+    assert 0 < max(s["eps_cp"], s["eps_curve"]) < s["eps_true"]
+    assert "dry run of the schedule: 1,500 critic steps" in s["eps_true_source"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["mechanism"]["aggregation"] == "dp-sgd" and spec["mechanism"]["sampling_rate"] == 1.0
+    assert "gradient" in spec["threat_model"]["sees"]
+    assert any("no critic trained" in n for n in s["notes"])
+
+
+def test_one_run_transcript_of_dpgan_gives_each_canary_every_step(tmp_path):
+    r = _run("--impl", "dpgan", "--dataset", "worst-case", "--threat-model", "transcript",
+             "--one-run", "--canaries", "5", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["canaries"] == 5 and s["verdict"].startswith("one-run audit of 5 canaries (1500 steps each)")
+
+
+def test_black_box_eps_true_of_dpgan_from_its_dry_run():
+    g = types.SimpleNamespace(impl="dpgan", options={}, epsilon=1.0, delta=1e-5,
+                              dataset="worst-case", label=None, bounds=None)
+    cols = mechanism_columns(g)
+    assert cols["eps_true"] == pytest.approx(0.91488, abs=1e-4) and cols["eps_true_method"] == "pld"
+
+
+def test_transcript_audit_of_gpate_reads_one_runs_gradient_votes(tmp_path):
+    r = _run("--impl", "gpate", "--epsilon", "20", "--max-iter", "2", "--threat-model",
+             "transcript", "-S", "2000", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["eps_true_method"] == "pld" and "2 steps applied" in s["eps_true_source"]
+    assert 0 < s["eps_cp"] <= max(s["eps_cp"], s["eps_curve"]) < s["eps_true"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["mechanism"]["aggregation"] == "confident-gnmax"
+    assert spec["mechanism"]["threshold_queries"] == 300
+
+
+def test_gpate_one_run_transcript_is_refused_before_training(tmp_path):
+    _refused(tmp_path, ["--impl", "gpate", "--threat-model", "transcript", "--one-run",
+                        "--canaries", "10"], "not split among canaries")
+
+
+def test_black_box_anytime_audit_stops_on_a_gross_leak(tmp_path):
+    """identity leaks its data: the test martingale rejects eps = 1 at the third look
+    (stage 1 only trains the rule), valid at every look; the CP bound is reported beside."""
+    args = [*FAST, "--attack", "querybased", "--sequential", "anytime", "--first-stage", "10",
+            "-S", "80", "--out", str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["looks"] == 3 and s["eps_anytime"] > 1.0 and s["models_ok"] == 80
+    assert s["stop_reason"].startswith("the anytime-valid eps_lo")
+    assert s["verdict"].startswith("anytime-valid audit: eps >= ") and "VIOLATED" in s["verdict"]
+    assert "VIOLATED" in s["verdict_line"] and s["threat_model"] == "black-box"
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["sequential"]["rule"] == "anytime"
+    again = json.loads(_run(*args).stdout)  # resumes: the same looks, no model trained
+    assert again["eps_anytime"] == s["eps_anytime"] and again["models_run"] == 0
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+def test_black_box_one_run_audit_of_identity(tmp_path):
+    args = [*FAST, "--dataset", "breast-cancer", "--one-run", "--canaries", "400", "--out",
+            str(tmp_path), "--json"]
+    r = _run(*args)
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "black-box" and s["canaries"] == 400 and s["models_run"] == 1
+    assert s["eps_one_run"] > 1.0 and "VIOLATED" in s["verdict"] and s["eps_cp"] is None
+    assert s["features"] == "dcr-difference" and "VIOLATED" in s["verdict_line"]
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["one_run"] == {"canaries": 400, "scorer": "dcr-difference"}
+    assert "shadow_models" not in spec and spec["threat_model"]["level"] == "black-box"
+    again = json.loads(_run(*args).stdout)  # the same run again: same bound, no second row
+    assert again["eps_one_run"] == s["eps_one_run"] and again["audit_id"] == s["audit_id"]
+    assert len(pd.read_parquet(tmp_path / "summary")) == 1
+
+
+def test_black_box_one_run_refuses_a_data_only_audit(tmp_path):
+    _refused(tmp_path, [*FAST, "--one-run", "--canaries", "3", "--synthetic-in", "a.csv",
+                        "--synthetic-out", "b.csv"], "data-only")
+
+
+def test_white_box_audit_end_to_end(tmp_path):
+    r = _run("--backend", "local", "--impl", "gan", "--max-iter", "2", "--attack", "querybased",
+             "-S", "5", "--threat-model", "white-box", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "white-box" and s["models_ok"] == 10
+    spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
+    assert spec["threat_model"]["level"] == "white-box" and spec["white_box"] == {"samples": 1000}
+    shadow = pd.read_parquet(tmp_path / "shadow")
+    # querybased on the worst case: 8 black-box features, 7 density and 4 critic features
+    assert {len(v) for v in shadow["features_vec"]} == {8 + 7 + 4}
+
+
+@pytest.mark.parametrize("impl,args,needle", [
+    ("identity", [], "'identity' keeps none"),
+    ("exec:/nonexistent/gen", [], "an exec: generator"),
+    ("gan", ["--synthetic-in", "a", "--synthetic-out", "b"], "a data-only audit"),
+    ("gan", ["--one-run", "--canaries", "5"], "not built for it"),
+    ("gan", ["--sequential", "anytime"], "not built for it"),
+])
+def test_white_box_refuses_what_has_no_model(tmp_path, impl, args, needle):
+    _refused(tmp_path, ["--impl", impl, "--threat-model", "white-box", *args],
+             "--threat-model white-box", needle)
+
+
+def test_black_box_summary_of_a_port_reads_eps_true_off_one_kept_model(tmp_path):
+    r = _run("--backend", "local", "--impl", "smartnoise", "--max-iter", "3", "--attack",
+             "querybased", "-S", "5", "--out", str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "black-box" and s["eps_true_method"] == "pld"
+    assert s["eps_true_source"].startswith("events of shadow model in/0 (fit seed ")
+    shadow = pd.read_parquet(tmp_path / "shadow")
+    kept = shadow[shadow["eps_true_source"].notna()]
+    assert len(kept) == 1 and kept.iloc[0]["world"] == "in" and kept.iloc[0]["shadow_index"] == 0
+    assert s["eps_true"] == kept.iloc[0]["eps_true"]

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from test_audit_cli import _one_line_error, _run  # the audit CLI's test helpers
+from test_audit_cli import _refused, _run  # the audit CLI's test helpers
 
 
 def test_active_audit_of_fixed_records_its_threat_model(tmp_path):
@@ -71,10 +71,8 @@ def test_active_one_run_spreads_the_canaries_over_the_teachers(tmp_path):
     ("gpate", "'gpate' has none"),
 ])
 def test_active_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", impl, "--threat-model", "active", "--out", str(out)),
-                    "--threat-model active", needle)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", impl, "--threat-model", "active"], "--threat-model active",
+             needle)
 
 
 @pytest.mark.parametrize("args,needles", [
@@ -87,9 +85,7 @@ def test_active_refuses_a_generator_without_a_mechanism(tmp_path, impl, needle):
     (["--threat-model", "active", "--one-run", "--until-ceiling"], ["--one-run is one run"]),
 ])
 def test_active_bad_inputs(tmp_path, args, needles):
-    out = tmp_path / "x"
-    _one_line_error(_run("--impl", "paper", "--out", str(out), *args), *needles)
-    assert not out.exists()
+    _refused(tmp_path, ["--impl", "paper", *args], *needles)
 
 
 def test_active_anytime_audit_end_to_end(tmp_path):

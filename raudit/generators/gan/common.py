@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from raudit.generators.batched import Trained
+from raudit.generators.batched import Critic, Trained
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 
@@ -48,9 +48,15 @@ def poisson_rows(rng: CounterRNG, rows: torch.Tensor, n_max: int, rate: float):
 
 
 def finish(gen: Stacked, net: MLP | Callable[[Stacked, torch.Tensor], torch.Tensor], z_dim: int,
-           iters: list[int], eps_hat: list[float]) -> Trained:
-    """Wrap a trained generator ``net(p, z)``; z ~ U[0, 1)^z_dim at sampling as in training."""
+           iters: list[int], eps_hat: list[float], critic: Critic | None = None) -> Trained:
+    """Wrap a trained generator ``net(p, z)``; z ~ U[0, 1)^z_dim at sampling as in training.
+    ``critic``: the trained discriminator (for the white-box threat model)."""
     def sample_fn(p: Stacked, rng: CounterRNG, n: int) -> torch.Tensor:
         return net(p, rng.uniform(n, z_dim))
-    return Trained(gen, sample_fn, iters, eps_hat)
+    return Trained(gen, sample_fn, iters, eps_hat, critic=critic)
+
+
+def critic_of(net: MLP, params: Stacked) -> Critic:
+    """A discriminator ``net`` with its trained ``params`` as the white-box critic (logits)."""
+    return Critic(params, lambda p, x: net(p, x, logits=True))
 

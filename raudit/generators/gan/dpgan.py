@@ -35,7 +35,8 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
-from raudit.generators.gan.common import finish, gather_rows, paper_discriminator, paper_generator, poisson_rows
+from raudit.generators.gan.common import (critic_of, finish, gather_rows, paper_discriminator,
+                                         paper_generator, poisson_rows)
 from raudit.generators.gan.persample import per_sample_grads, privatise
 from raudit.generators.labelled import check_conditional, public_label, with_label
 from raudit.generators.nn.optim import Adam
@@ -73,7 +74,7 @@ class DpganOptions(OptionsObject):
 class DpGan(DPBoundsFitting, BatchedGenerator):
     name = "dpgan"
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
-    capabilities = Capabilities(device=True, progress=True,
+    capabilities = Capabilities(device=True, progress=True, critic=True,
                                 events=("teacher_batch", "accountant_step"),
                                 privacy_events=("GaussianStep",))
 
@@ -161,7 +162,8 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
             if progress is not None:
                 progress(it + 1)
         eps_hat = acct.eps(delta)
-        trained = finish(gen, generate, d, [iters] * m, [float(e) for e in eps_hat])
+        trained = finish(gen, generate, d, [iters] * m, [float(e) for e in eps_hat],
+                         critic=critic_of(c_net, critic))
         trained.extra = [{"noise_multiplier": z, "sampling_rate": rate, "critic_steps": steps,
                           "bounds_noise_multiplier": z_bounds, "dp_bounds_columns": self._n_dp}] * m
         return trained

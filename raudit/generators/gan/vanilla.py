@@ -34,7 +34,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import TeacherBatch
-from raudit.generators.gan.common import gather_rows, paper_discriminator, uniform_rows
+from raudit.generators.gan.common import critic_of, gather_rows, paper_discriminator, uniform_rows
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -62,7 +62,7 @@ def label_marginal(batch: TrainBatch) -> torch.Tensor:
 class VanillaGan(BatchedGenerator):
     name = "gan"
     description = "non-private GAN, the PATE-GAN paper's widths (utility upper bound)"
-    capabilities = Capabilities(device=True, progress=True, events=("teacher_batch",))
+    capabilities = Capabilities(device=True, progress=True, critic=True, events=("teacher_batch",))
 
     def __init__(self, *, preset: str = "default", iterations: int = 10_000,
                  max_iter: int | None = None, batch: int = 64, lr: float = 1e-4,
@@ -127,7 +127,7 @@ class VanillaGan(BatchedGenerator):
             weights = {n: t.detach() for n, t in gen.views().items()}
             gen = Stacked.create({**g_net.shapes(), "label": (3,)}, {**weights, "label": marginal})
         sample_fn = _generator(g_net, d, o["z"], None if marginal is None else "stored")
-        return Trained(gen, sample_fn, [iters] * m, [float("nan")] * m)
+        return Trained(gen, sample_fn, [iters] * m, [float("nan")] * m, critic=critic_of(d_net, disc))
 
 
 def _generator(net: MLP, d: int, z_kind: str, marginal):

@@ -16,8 +16,8 @@ the RNG the largest single cost of the float64 ports (smartnoise draws 20,480
 normals per model per teacher round). Two things keep it cheap: normals use BOTH
 Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms take
 two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
-per draw on n numbers, not on M x n. (``torch.compile`` of the hash was measured: 2x
-on one large draw, but slower end to end on CPU, so the eager path is the only one.)
+per draw on n numbers, not on M x n. The hash and the uniforms are compiled into one loop
+each where a C++ compiler is present (bit-exact: see :mod:`raudit.generators.nn.compiled`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import math
 from collections.abc import Sequence
 
 import torch
+
+from raudit.generators.nn.compiled import kernel
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -95,6 +97,12 @@ def _unit24x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     return u.reshape(keys.shape[0], -1).to(torch.float32) * 2.0**-24
 
 
+# The hash and its uniforms, compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled):
+# integer arithmetic, and integers below 2^53 scaled by powers of two, give the same bits.
+_unit53, _open53, _unit32x2, _unit24x2 = (kernel(f) for f in (_unit53, _open53, _unit32x2, _unit24x2))
+_hash_kernel = kernel(_hash)
+
+
 def _box_muller(u: torch.Tensor) -> torch.Tensor:
     """(M, 2h) open uniforms -> (M, 2h) N(0, 1), both outputs of each pair used: the first
     h columns give the radii, the last h the angles; z = (r cos, r sin). Eager on purpose:
@@ -129,7 +137,7 @@ class CounterRNG:
         return torch.arange(n, dtype=torch.int64, device=self.device) + base
 
     def _bits(self, shape: tuple[int, ...]) -> torch.Tensor:
-        return _hash(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+        return _hash_kernel(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
 
     def _paired(self, unit_pairs, n: int) -> torch.Tensor:
         """(M, n) numbers from a kernel giving two per hash (ceil(n/2) hashes, the last

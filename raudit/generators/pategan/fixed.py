@@ -28,6 +28,11 @@ What it changes against the paper and the ports, each closing a measured leak:
   (the conditional generator's label share is the public ``label_prior``),
   and the last generator is released (no checkpoint picked on real data).
 
+**Data-dependent analysis** (``-o analysis=data-dependent``, :mod:`.fixed_dd`): Confident-
+GNMax votes, only the answered queries label the student, and the data-dependent eps is
+released at the end with smooth sensitivity (the run's eps_hat); the default above is
+unchanged.
+
 Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
 (default: ``batch`` = 64) queries and one generator step (12,800 answers); the
@@ -52,15 +57,19 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import torch
 
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
+from raudit.accountants.release import release_eps
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.labelled import public_label, with_label
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan.fixed_dd import DDPlan, RecordingGNMax, bounds_rdp, plan_dd
 from raudit.generators.pategan.fixed_nets import ARCHS
 from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
                                             train_pate_gan)
@@ -100,14 +109,21 @@ class FixedOptions(OptionsObject):
     output: Literal["sigmoid", "linear"] = "linear"
     z: Literal["uniform", "normal"] = "normal"
     arch: str = "mlp"
+    analysis: Literal["independent", "data-dependent"] = "independent"
+    dd_threshold: float = 0.8  # T / k of the threshold check (data-dependent only)
+    dd_sigma2: float = 0.1  # sigma2 / k: GNMax noise of the answered queries
+    dd_sigma_s: float = 20.0  # sigma_s of the smooth-sensitivity release
+    dd_beta: float = 0.4  # beta * lambda of the release (beta < 1 / (2 lambda))
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
-    capabilities = Capabilities(device=True, progress=True,
-                                events=("teacher_batch", "votes", "accountant_step"),
-                                privacy_events=("GNMaxAnswer", "GaussianStep"), controls=CONTROLS)
+    capabilities = Capabilities(device=True, progress=True, critic=True,
+                                events=("teacher_batch", "votes", "gradient_votes",
+                                        "accountant_step"),
+                                privacy_events=("GNMaxAnswer", "GaussianStep", "ConfidentGNMax"),
+                                controls=CONTROLS)
 
     Options = FixedOptions
 
@@ -132,6 +148,14 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         choice("arch", o.arch, tuple(ARCHS))
         if not 0.0 < o.bounds_share < 1.0:
             raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
+        choice("analysis", o.analysis, ("independent", "data-dependent"))
+        for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
+            positive(name, getattr(o, name))
+        if not 0.5 < o.dd_threshold <= 1.0:
+            raise ConfigError(f"dd_threshold (T / k) must lie in (0.5, 1]: a two-class top count "
+                              f"is always >= k / 2; got {o.dd_threshold!r}")
+        if not 0.0 < o.dd_beta < 0.5:
+            raise ConfigError(f"dd_beta (beta * lambda) must lie in (0, 0.5), got {o.dd_beta!r}")
         super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):
@@ -174,6 +198,9 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         k, b, iters = hp
         o = self.options
         n_dp = self._n_dp
+        if o["analysis"] == "data-dependent":
+            return self._train_dd(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
+                                  progress=progress, control=control)
         z_bounds, sigma = plan(float(epsilon), float(delta), self.queries(), n_dp, o["bounds_share"])
         acct = create("rdp", models=batch.models)
         if z_bounds is not None:  # the histogram behind the bounds, charged before training
@@ -185,14 +212,67 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control)
         nets = self.nets(batch.dim)
-        gen, it, eps_hat = train_pate_gan(
+        gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
             accountant=acct)
-        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"])
+        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
         return trained
+
+
+    def plan_dd(self, epsilon: float, delta: float, k: int) -> DDPlan:
+        """The data-dependent run's plan (:func:`~raudit.generators.pategan.fixed_dd.plan_dd`)."""
+        o = self.options
+        return plan_dd(float(epsilon), float(delta), self.queries(), int(k), self._n_dp,
+                       o["bounds_share"], o["dd_threshold"], o["dd_sigma2"], o["dd_sigma_s"],
+                       o["dd_beta"])
+
+    def _train_dd(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress,
+                  control) -> Trained:
+        k, b, iters = hp
+        o = self.options
+        deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), (batch.models,))
+        if np.unique(deltas).size != 1:
+            raise ConfigError("analysis=data-dependent trains one delta per batch")
+        plan = self.plan_dd(epsilon, float(deltas[0]), k)
+        acct = RecordingGNMax(batch.models)
+        v = plan.votes
+        cfg = LoopConfig(k=k, batch=b, lam=1.0 / v.sigma2, noise_scale=v.sigma2, aggregation="argmax",
+                         accountant="gnmax", teacher_steps=o["teacher_steps"],
+                         student_steps=o["student_steps"], check="planned", max_iter=iters,
+                         z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
+                         lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
+                         noise="gaussian", student_batch=o["query_batch"], control=control,
+                         confident=v)
+        nets = self.nets(batch.dim)
+        gen, it, _, student = train_pate_gan(
+            batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
+            progress=progress, accountant=acct,
+            source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)))
+        z = CounterRNG(batch.seeds, purpose="gnss-release", device="cpu",
+                       dtype=torch.float64).normal(1)[:, 0].numpy()
+        counts, answered = acct.votes()
+        rel = release_eps(counts, answered, k=k, threshold=v.threshold, sigma1=v.sigma1,
+                          sigma2=v.sigma2, plan=plan.gnss, delta=float(deltas[0]), z=z,
+                          rdp_other=float(bounds_rdp(plan.z_bounds, [plan.gnss.order])[0]))
+        trained = to_trained(gen, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"],
+                             student=student)
+        trained.extra = [{"sigma": v.sigma2, "bounds_noise_multiplier": plan.z_bounds,
+                          "dp_bounds_columns": self._n_dp, "queries": self.queries(),
+                          "analysis": "data-dependent", "threshold": v.threshold,
+                          "sigma1": v.sigma1, "sigma2": v.sigma2, "answered": int(answered[m].sum()),
+                          "gnss_order": plan.gnss.order, "gnss_beta": plan.gnss.beta,
+                          "gnss_sigma": plan.gnss.sigma_s, "planned_eps": plan.planned_eps,
+                          "eps_over_note": EPS_OVER}
+                         for m in range(batch.models)]
+        return trained
+
+
+EPS_OVER = ("the data-dependent eps is released as measured, with smooth-sensitivity noise, "
+            "after a fixed number of iterations: the votes were less confident than the plan "
+            "assumed, or the release's noise was positive")
 
 
 class LabelledNets(PateNets):

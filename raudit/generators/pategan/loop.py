@@ -18,14 +18,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import Accountant, GNMaxAnswer, PateVote, create
+from raudit.accountants import Accountant, ConfidentGNMax, GNMaxAnswer, PateVote, create
 from raudit.errors import ConfigError
-from raudit.generators.batched import TrainBatch, Trained
-from raudit.generators.events import AccountantStep, Observer, TeacherBatch, TeacherLoss, Votes
+from raudit.generators.batched import Critic, TrainBatch, Trained
+from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
+                                      TeacherLoss, Votes)
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.aggregation import aggregator
+from raudit.generators.pategan.fixed_dd import confident_votes
 from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
                                                 teacher_rng)
 
@@ -60,6 +62,7 @@ class LoopConfig:
     noise: str = "laplace"  # laplace (PATE moments accountants) | gaussian (GNMax, dp_accounting)
     student_batch: int | None = None  # queries per student round (None: ``batch``)
     control: str | None = None  # "coin": labels are fair coins (the utility's data-free control)
+    confident: object | None = None  # fixed_dd.ConfidentVotes: Confident-GNMax instead of ``noise``
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -90,8 +93,13 @@ def make_accountant(cfg: LoopConfig, models: int) -> Accountant:
     return create(cfg.accountant, models=models, lam=cfg.lam, orders=cfg.orders, k=cfg.k)
 
 
-def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray):
-    """The privacy event of one batch of votes: every query is charged."""
+def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray, answered=None):
+    """The privacy event of one batch of votes: every query is charged (Confident-GNMax:
+    the check on every query, GNMax on the answered ones)."""
+    if cfg.confident is not None:
+        c = cfg.confident
+        return ConfidentGNMax(np.stack([cfg.k - n1, n1], axis=-1), answered, c.threshold,
+                              c.sigma1, c.sigma2, mask=active)
     if cfg.noise == "gaussian":
         return GNMaxAnswer(cfg.noise_scale, count=int(n1.shape[1]), mask=active)
     return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
@@ -116,8 +124,9 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None,
                    source: TeacherSource = TeacherSource(), accountant: Accountant | None = None,
-                   ) -> tuple[Stacked, list[int], list[float]]:
-    """Train every model of ``batch``; returns generator params, iterations, eps_hat.
+                   ) -> tuple[Stacked, list[int], list[float], Stacked]:
+    """Train every model of ``batch``; returns generator params, iterations, eps_hat and
+    the student's params (kept for the white-box threat model only).
 
     ``source`` says how the teachers are drawn and built (:class:`TeacherSource`).
     ``delta`` may hold one value per model. ``accountant`` may come already charged
@@ -179,15 +188,31 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.student_batch or cfg.batch,
                                                  cfg.z_dim))
                 n1 = teachers.votes(fake)
-                labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
+                if cfg.confident is None:
+                    labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
+                    answered = None
+                else:
+                    labels, noise, thr_noise, answered = confident_votes(
+                        n1, cfg.k, rng, cfg.confident, cfg.control)
             n1_np = n1.cpu().numpy()
-            acct.compose(vote_event(cfg, n1_np, act_np))
-            if observer is not None:
+            ans_np = None if answered is None else answered.cpu().numpy()
+            acct.compose(vote_event(cfg, n1_np, act_np, ans_np))
+            if observer is not None and answered is None:
                 observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
                                labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation,
                                cfg.noise))
+            elif observer is not None:
+                observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
             s_opt.zero_grad()
-            bce_logits(nets.student(student, fake, logits=True), labels.to(fake.dtype)[..., None]).backward()
+            logits = nets.student(student, fake, logits=True)
+            target = labels.to(fake.dtype)[..., None]
+            if answered is None:
+                bce_logits(logits, target).backward()
+            else:  # only answered queries carry a label: mean over them, per model
+                w = answered.to(fake.dtype)[..., None]
+                per = torch.nn.functional.binary_cross_entropy_with_logits(logits, target,
+                                                                          reduction="none")
+                ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum().backward()
             s_opt.step(upd)
         g_opt.zero_grad()
         logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
@@ -212,11 +237,29 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             progress(it)
         if cfg.check == "after":
             active &= torch.as_tensor(eps_hat < epsilon, device=dev)
-    return gen, iters.tolist(), [float(e) for e in eps_hat]
+    return gen, iters.tolist(), [float(e) for e in eps_hat], student
 
 
-def to_trained(gen: Stacked, nets: PateNets, cfg: LoopConfig, iters, eps_hat, z_sample: str) -> Trained:
-    """Wrap the loop's output; generation may draw z from another distribution (a port's bug)."""
+def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: np.ndarray, labels,
+                    active: np.ndarray) -> GradientVotes:
+    """A Confident-GNMax batch as the observed event G-PATE emits (one coordinate, two bins):
+    the transcript turns it into a :class:`ConfidentGNMax` release."""
+    counts = np.stack([cfg.k - n1, n1], axis=-1)[:, :, None, :]
+    choice = np.where(answered, labels.cpu().numpy().astype(np.int64), -1)[..., None]
+    c = cfg.confident
+    return GradientVotes(it, counts, cfg.k, c.threshold, c.sigma1, c.sigma2,
+                         thr_noise.cpu().numpy()[..., None], answered[..., None], choice,
+                         active.copy(), active)
+
+
+def to_trained(gen: Stacked, nets: PateNets, cfg: LoopConfig, iters, eps_hat, z_sample: str,
+               student: Stacked | None = None) -> Trained:
+    """Wrap the loop's output; generation may draw z from another distribution (a port's bug).
+    ``student``: the trained student, the critic a white-box attacker reads."""
     def sample_fn(p: Stacked, rng: CounterRNG, n: int) -> torch.Tensor:
         return nets.generate(p, draw_z(rng, z_sample, n, cfg.z_dim))
-    return Trained(gen, sample_fn, iters, eps_hat)
+
+    def score(p: Stacked, x: torch.Tensor) -> torch.Tensor:
+        return nets.student(p, x, logits=True)
+    critic = None if student is None else Critic(student, score)
+    return Trained(gen, sample_fn, iters, eps_hat, critic=critic)

@@ -58,7 +58,7 @@ class PaperOptions(OptionsObject):
 class PaperPateGan(BatchedGenerator):
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
-    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+    capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",), controls=CONTROLS)
 
@@ -105,8 +105,8 @@ class PaperPateGan(BatchedGenerator):
     def train(self, batch: TrainBatch, hp: PateHP, *, epsilon, delta, observer, progress,
               make_teachers=None, control: str | None = None) -> Trained:
         cfg, nets = replace(self.loop_config(hp, batch.dim), control=control), self.nets(batch.dim)
-        gen, iters, eps_hat = train_pate_gan(
+        gen, iters, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(
                 lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k), make_teachers))
-        return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform")
+        return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform", student=student)

@@ -42,7 +42,7 @@ class PortPateGan(BatchedGenerator):
     """Base of the ports: option checks, presets and the call into the shared loop."""
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
-    capabilities = Capabilities(device=True, progress=True, teachers_on_ray=True,
+    capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",), controls=CONTROLS)
 
@@ -104,11 +104,12 @@ class PortPateGan(BatchedGenerator):
             _check_remote(cfg, batch)
         if delta is None:  # fit without a delta: the generator's declared rule, per model
             delta = rule_deltas(self, batch.rows.cpu().numpy().astype(np.float64))
-        gen, iters, eps_hat = train_pate_gan(
+        gen, iters, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon - preprocessor_spent, delta=delta, observer=observer,
             progress=progress, source=TeacherSource(lambda rng, b: self.partition(rng, b, cfg.k),
                                                     make_teachers))
-        trained = to_trained(gen, nets, cfg, iters, eps_hat, z_sample=self.options["generation_noise"])
+        trained = to_trained(gen, nets, cfg, iters, eps_hat, z_sample=self.options["generation_noise"],
+                             student=student)
         deltas = np.broadcast_to(np.asarray(delta, dtype=float), (batch.models,))
         trained.extra = [{"delta": float(d), "epsilon_training": float(epsilon - preprocessor_spent)}
                          for d in deltas]

@@ -15,9 +15,10 @@ import torch
 import torch.nn.functional as F
 
 from raudit.generators.events import real_losses
+from raudit.generators.nn.compiled import kernel
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.nn.stacked import MLP
+from raudit.generators.nn.stacked import MLP, Stacked
 
 
 def split_sizes(rows: torch.Tensor, k: int) -> torch.Tensor:
@@ -93,6 +94,21 @@ def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tens
     return per.flatten(1).mean(dim=1).sum()
 
 
+def _joint_loss(flat: torch.Tensor, table: torch.Tensor, ids: torch.Tensor, fake: torch.Tensor,
+                net: tuple, shared: int) -> torch.Tensor:
+    """The teachers' joint loss on their real batches (rows ``ids`` of ``table``) and ``fake``,
+    as :meth:`LocalTeachers.step` computes it; ``net`` = (layout items, widths, activations).
+    A pure function of tensors and constants, so that RAUDIT_COMPILE=fused can compile it."""
+    layout, widths, activations = net
+    p, mlp = Stacked(flat, dict(layout)), MLP(list(widths), list(activations))
+    real = F.embedding(ids, table)
+    return (bce_logits(mlp(p, real, logits=True), 1.0)
+            + bce_logits(mlp(p, fake, logits=True, shared=shared), 0.0))
+
+
+_fused_joint_loss = kernel(_joint_loss, exact=False)  # eager unless RAUDIT_COMPILE=fused
+
+
 def teacher_rng(seeds: list[int], k: int, *, first: int = 0, device=None, dtype=None) -> CounterRNG:
     """One random stream per (model, teacher): teacher t of seed s draws the same
     numbers whether all k teachers live in one process or are spread over workers."""
@@ -163,10 +179,19 @@ class LocalTeachers:
         pos = self._positions()
         rows = torch.gather(self.parts, 1, pos).view(self.models, self.k, -1)
         m, k, b = rows.shape
-        real = F.embedding(torch.gather(self.ids, 1, pos), self.table)  # (M*k, B, d); fastest gather on CPU
+        ids = torch.gather(self.ids, 1, pos)
         shared = k if fake.shape[0] == m else 1
         mask = None if active is None else active.repeat_interleave(k)
         self.opt.zero_grad()
+        # the joint step of a plain MLP (any MLP subclass that keeps its forward) goes through
+        # _joint_loss, which RAUDIT_COMPILE=fused compiles; eager it is the same ops as below
+        if (self.update == "joint" and type(self.net).__call__ is MLP.__call__
+                and not (self.partial_batch and self.sample == "first-shuffled")):
+            net = (tuple(self.params.layout.items()), tuple(self.net.widths), tuple(self.net.activations))
+            _fused_joint_loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
+            self.opt.step(mask)
+            return rows
+        real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU
         real_loss = self._real_loss(self.net(self.params, real, logits=True))
         if self.update == "split":
             real_loss.backward()

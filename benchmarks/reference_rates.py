@@ -1,0 +1,60 @@
+"""Write raudit/runs/reference-rates.json: the reference rates a dry-run uses on a machine
+that has calibrated nothing yet (see raudit.runs.reference).
+
+For every distinct generator set-up of the given campaign files: one calibration of
+M = 8 models capped at CAL_ITERS iterations (model-iterations per CPU-second, and the
+iterations per model when the models stopped by eps within the cap), plus this machine's
+speed (raudit.runs.reference.measure_speed, the median of 5). Run it on a quiet machine.
+
+    RAUDIT_DATA_DIR=/work/shared/data python benchmarks/reference_rates.py configs/*.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+from datetime import datetime, timezone
+
+from raudit.campaign.run import load_jobs
+from raudit.runs import calibrate as cb
+from raudit.runs import reference
+from raudit.runs.chunk_cache import load_average, machine
+from raudit.runs.job_estimate import CAL_M
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("configs", nargs="+")
+    a = ap.parse_args()
+    setups: dict[str, dict] = {}
+    for path in a.configs:
+        for job in load_jobs(path)[1]:
+            if job.kind == "inspect":
+                continue
+            fit = cb.job_fit(job)
+            k = reference.fit_key(fit)
+            if k in setups:
+                continue
+            impl, opts, dataset, eps, delta, label, bounds = fit
+            cal = cb.fit_rate(impl, opts, dataset, eps, delta, CAL_M, label, bounds,
+                              cap=cb.CAL_ITERS)
+            cap = min(int(opts.get("max_iter") or cb.CAL_ITERS), cb.CAL_ITERS)
+            # only a stop by eps before the cap is a fact to keep (not the cap itself)
+            stopped = (cal.iterations if cal.iterations is not None
+                       and cal.iterations < cap else None)
+            setups[k] = {"rate": round(cal.cpu_rate, 3), "m": CAL_M, "iterations": stopped}
+            print(f"{impl:12s} {dataset!s:14s} {cal.cpu_rate:9.1f} model-it/CPU-s"
+                  f"{'' if stopped is None else f', stops at {stopped}'}", flush=True)
+    speed = statistics.median(reference.measure_speed() for _ in range(5))
+    out = {"machine": machine(), "python": platform.python_version(), "speed": round(speed, 1),
+           "load": load_average(),
+           "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "configs": a.configs, "setups": setups}
+    reference.PATH.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"{len(setups)} set-ups, speed {speed:,.0f} steps/CPU-s -> {reference.PATH}")
+
+
+if __name__ == "__main__":
+    main()

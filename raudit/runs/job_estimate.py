@@ -1,0 +1,143 @@
+"""The estimated time of jobs (audits, utility benchmarks) before they run: the plan of
+`raudit campaign --dry-run`, and the first line of `raudit utility` and `raudit campaign`.
+
+Per distinct generator set-up (impl, options, dataset, eps, delta):
+
+* model-iterations per second: the chunk-rate cache (:mod:`raudit.runs.chunk_cache`,
+  what ``chunk_size: auto`` measured on this machine) at the job's chunk size; else the
+  reference table (:mod:`raudit.runs.reference`: a reference machine's calibration scaled
+  by this machine's speed, nothing trains); only a set-up missing from both is measured
+  now, by ``calibrate.fit_rate`` at M = min(8, the job's chunk size), in this process.
+  Each row says which ("cached", "reference", "measured now");
+* iterations per model: the PATE family's closed form where it applies
+  (:func:`raudit.runs.estimate.closed_form_iterations`), else where the reference's
+  models stopped by their own eps rule, else the job's ``max_iter`` (a cap: the row says
+  ``at_most``), else a ``CAL_ITERS``-iteration calibration says it (models that stop by
+  eps within it, else a lower bound).
+
+The estimate is for this machine's cores; on a cluster, scale by the slots it has.
+"""
+
+from __future__ import annotations
+
+from raudit import data
+from raudit.engine.driver import EngineConfig
+from raudit.runs import calibrate as cb
+from raudit.runs.estimate import LONG_S, cb_duration, closed_form_iterations, rate_at
+
+CAL_M = 8
+
+
+def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
+    from raudit.runs import chunk_cache
+
+    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
+
+
+def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
+    if job.kind == "utility":
+        return CAL_M
+    if getattr(job, "auto_chunk", False) and rates:
+        return cb.choose_m(rates, device, 2 * job.req.shadow_models, workers)
+    return int(job.req.chunk_size)
+
+
+def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, str]:
+    """The job's rate and iterations (see the module docstring) and where the rate came
+    from: "cached", "reference" or "measured now". ``memo`` shares work between jobs of
+    one plan. ``Calibration.iterations`` from the job's ``max_iter`` is a cap: the rows of
+    :func:`plan_table` say so ("at_most")."""
+    from raudit.runs import reference
+
+    workers, device = engine.planned_workers(), cb._slot_device(engine)
+    fit = cb.job_fit(job)
+    impl, opts, dataset, eps, delta, label, bounds = fit
+    fkey = _fkey(fit)
+    if fkey not in memo:
+        ds = data.load(dataset, label=label, bounds=bounds)
+        ref = reference.lookup(fit)
+        memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
+                      "stop": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)
+                      or (ref or {}).get("iterations")}
+    got = memo[fkey]
+    m = _job_m(job, got["rates"], workers, device)
+    explicit = opts.get("max_iter") or opts.get("iterations")
+    if got["rates"] and (got["stop"] or explicit):
+        iters = got["stop"] or int(explicit)
+        return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
+    if got["ref"] and (got["stop"] or explicit):  # nothing trains: the reference machine's
+        iters = got["stop"] or int(explicit)
+        return cb.Calibration(m, 1.0 / reference.scaled_rate(got["ref"]), iters, False), \
+            "reference"
+    # calibrate what is missing: the rate only (a few iterations) where the closed form
+    # gives the iterations, else CAL_ITERS iterations, so models that stop by their own
+    # eps rule within them say how many iterations they take
+    cap = cb.AUTO_ITERS if got["stop"] else cb.CAL_ITERS
+    ckey = (fkey, min(CAL_M, m), cap)
+    if ckey not in memo:
+        memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
+                                 bounds, cap=cap)
+    cal = memo[ckey]
+    per, source = cal.s_per_model_iter, "measured now"
+    if got["rates"]:
+        per, source = 1.0 / rate_at(got["rates"], m), "cached"
+    if got["stop"]:
+        return cb.Calibration(m, per, got["stop"], False), source
+    return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
+
+
+def _fkey(fit: tuple) -> str:
+    impl, opts, dataset, eps, delta, label, bounds = fit
+    return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
+
+
+def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
+    """Iterations counted as the job's max_iter: a cap its models may stop before."""
+    fit = cb.job_fit(job)
+    explicit = fit[1].get("max_iter") or fit[1].get("iterations")
+    stop = memo.get(_fkey(fit), {}).get("stop")
+    return bool(explicit) and not stop and cal.iterations == int(explicit)
+
+
+def plan_table(jobs, engine: EngineConfig) -> list[dict]:
+    """One row per job: kind, impl, dataset, models (fits), iterations, estimated time,
+    and whether its rate was cached or measured now."""
+    workers = engine.planned_workers()
+    memo: dict = {}
+    rows = []
+    for job in jobs:
+        if job.kind == "inspect":
+            rows.append({"job": job.name, "kind": "inspect", "models": 1})
+            continue
+        impl, _, dataset, eps, _, _, _ = cb.job_fit(job)
+        cal, source = calibration(job, engine, memo)
+        est = cb.estimate(job, cal, workers)
+        rows.append({"job": job.name, "kind": job.kind, "impl": impl, "dataset": dataset,
+                     "epsilon": eps, **est, "rate": source,
+                     "at_most": _at_most(job, cal, memo)})
+    return rows
+
+
+def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
+    """The one line said before the jobs of ``rows`` (:func:`plan_table`) train: their
+    total, where the rates came from, and past 15 min the flags (``shrink``) that make
+    the run smaller."""
+    runs = [r for r in rows if r["kind"] != "inspect"]
+    total = sum(r["wall_s"] for r in runs)
+    ge = (">= " if any(r["lower_bound"] for r in runs) else
+          "at most " if any(r.get("at_most") for r in runs) else "")
+    models = sum(r["models"] for r in runs)
+    unit = "fits" if all(r["kind"] == "utility" for r in runs) else "models"
+    how = (f"rate {runs[0]['rate']}" if len(runs) == 1 else "rates " + ", ".join(
+        f"{sum(r['rate'] == k for r in runs)} {k}" for k in ("cached", "reference", "measured now")
+        if any(r["rate"] == k for r in runs)) if runs else "nothing to train")
+    iters = {r["iterations_per_model"] for r in runs}
+    its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1
+           else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
+    text = (f"estimate: about {ge}{cb_duration(total)} in all ({len(runs)} job(s), "
+            f"{models:,} {unit}, {its}) on {workers} worker(s); {how}")
+    if any(r["kind"] == "utility" for r in runs):
+        text += "; utility counts training only (not the classifiers)"
+    if total > LONG_S and shrink:
+        text += "; over 15 min: to shrink it use " + ", ".join(shrink)
+    return text

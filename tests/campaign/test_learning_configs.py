@@ -1,0 +1,32 @@
+"""configs/learning-threshold-reduced.yaml is the reference config, reduced only where it says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raudit.campaign import config as cf
+from raudit.campaign import plan as pl
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def _jobs(name):
+    _, specs = cf.load(CONFIGS / name)
+    pl.build_all(specs)  # every job plans (a bad key or value would raise here)
+    return specs
+
+
+def test_reduced_learning_threshold_config_keeps_the_reference_generators():
+    ref, red = _jobs("learning-threshold.yaml"), _jobs("learning-threshold-reduced.yaml")
+    key = lambda s: (s.settings["impl"], tuple(sorted((s.settings.get("options") or {}).items())))
+    # the same generators with the same options (bugs switched off by name) ...
+    assert {key(s) for s in red} == {key(s) for s in ref}
+    for s in red:
+        r = s.settings
+        assert r["control"] == "coin" and r["settings"] == ["B"] and r["delta"] == 1e-5
+        # ... on fewer eps points, fits and samples (the reductions the file states)
+        assert set(r["epsilons"]) < set(ref[0].settings["epsilons"])
+        assert r["epsilons"] == [1.0, 10.0]
+        assert (r["fits"], r["samples"], r["classifiers"]) == (3, 1, ["lr"])
+    assert {s.settings["dataset"] for s in red} == {"breast-cancer", "cervical"}
+    assert {s.settings["dataset"] for s in ref} == {"cervical", "epileptic", "isolet"}

@@ -1,0 +1,141 @@
+"""The total said before anything trains, for `raudit utility` and `raudit campaign` as for
+`raudit audit`; the measured parts of an audit's estimate; `-M auto` estimated at the
+chunk size the run will use."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from raudit.audit.guard import Estimator
+from raudit.cli.app import app
+from raudit.engine.driver import EngineConfig
+from raudit.runs import costs as cs
+from raudit.runs.estimate import Estimate, line
+from raudit.runs.job_estimate import total_line
+from raudit.runs.jobs import utility_work
+
+runner = CliRunner()
+LOCAL = EngineConfig(backend="local")
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))  # nothing cached
+
+
+def test_utility_first_line_is_the_total(tmp_path):
+    r = runner.invoke(app, ["utility", "--backend", "local", "--impl", "independent",
+                            "--dataset", "breast-cancer", "--fits", "1", "--samples", "2",
+                            "-c", "lr", "--out", str(tmp_path / "u")])
+    assert r.exit_code == 0, r.output
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("raudit: estimate: about ") and " in all (1 job(s), 1 fits" in first
+    assert "training only" in first
+
+
+def test_campaign_first_line_is_the_total(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: est\njobs:\n  - name: wc\n    impl: paper\n    attack: querybased\n"
+                   "    shadow_models: 5\n    max_iter: 3\n    chunk_size: 5\n")
+    r = runner.invoke(app, ["campaign", str(cfg), "--backend", "local", "--out",
+                            str(tmp_path / "c")])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("raudit: estimate: about ") and "(1 job(s), 10 models, 3 " \
+        "iterations per model)" in lines[0], lines[0]
+    assert "refreshed estimate: the first chunk (wc, 5 model(s))" in r.stderr
+
+
+def _row(kind: str, wall_s: float) -> dict:
+    return {"job": "j", "kind": kind, "models": 10, "iterations_per_model": 5,
+            "model_iterations": 50, "lower_bound": False, "wall_s": wall_s, "rate": "cached"}
+
+
+def test_long_runs_name_their_flags():
+    from raudit.campaign.run import SHRINK as CAMPAIGN
+    from raudit.runs.utility import SHRINK as UTILITY
+
+    assert "to shrink it" not in total_line([_row("utility", 60.0)], 2, UTILITY)
+    text = total_line([_row("utility", 3600.0)], 2, UTILITY)
+    assert "over 15 min" in text
+    for flag in ("-F", "--samples", "--classifier", "--max-iter", "--workers"):
+        assert flag in text
+    assert "--only" in total_line([_row("audit", 1200.0), _row("utility", 60.0)], 2, CAMPAIGN)
+
+
+def test_utility_refresh_counts_each_classifier_once():
+    rows = [{"trial_id": "f1", "train_wall_s": 2.0, "metric": m, "score_wall_s": 0.5}
+            for m in ("auroc", "auprc")]
+    assert utility_work(rows) == (1, 2.5)
+
+
+def test_first_chunk_measures_the_start_up():
+    seen = []
+    est = Estimator(100, LOCAL, lambda m: None, on_start=seen.append)
+    est.t0 -= 10.0  # the first chunk came 10 s after the run started ...
+    est([{"shadow_index": i, "wall_s": 1.0} for i in range(4)])  # ... with 4 s of work
+    assert seen and 5.9 < seen[0] < 7.0
+
+
+def test_estimate_sums_its_measured_parts():
+    c = cs.Costs(m=8, model_s=0.01, iter_s=0.002, iterations=None, extract_s=0.003,
+                 extract_many_s=0.05, forest_s0=0.1, forest_s1=0.001, bounds_s=0.02)
+    e = Estimate(200, 2000, 64, 40, "closed form", 500.0, "cached", 2, c, 100, True, 12.0)
+    pool_model = 40 / 500.0 + 0.01 + 0.05
+    assert e.selection_s == pytest.approx(200 * pool_model / 2 + 64 * (0.1 + 100 * 0.001))
+    assert e.game_s == pytest.approx(2000 * (40 / 500.0 + 0.01 + 0.003) / 2)
+    assert e.analysis_s == pytest.approx(0.1 + 800 * 0.001 + 0.02 * 800 / 1000)
+    assert e.total_s == pytest.approx(12.0 + e.selection_s + e.game_s + e.analysis_s)
+    assert "start-up 12 s" in line(e)
+    assert "start-up not measured yet" in line(Estimate(0, 20, 0, 5, "max_iter", 100.0,
+                                                         "cached", 1, c, 0, True, None))
+
+
+def test_costs_are_measured_once_then_cached(monkeypatch):
+    from raudit.audit.runner import AuditRequest, prepare
+
+    game, _, ds = prepare(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                       options={"max_iter": 3}))
+    got, how = cs.costs_of(game, ds, [], 5)
+    assert how == "measured now" and got.iter_s > 0 and got.forest_s1 >= 0 and got.m == 5
+
+    def no(*a, **k):
+        raise AssertionError("measured again")
+    monkeypatch.setattr(cs, "measure", no)
+    assert cs.costs_of(game, ds, [], 5) == (got, "cached")
+
+
+def test_auto_chunk_is_chosen_before_the_estimate(tmp_path, monkeypatch):
+    from raudit.audit.runner import AuditRequest
+    from raudit.runs import audit as ra
+    from raudit.runs import estimate as es
+
+    seen, said = [], []
+    monkeypatch.setattr(ra, "audit_chunk_size",
+                        lambda req, engine, notice, game: notice("chunk size 7") or 7)
+    monkeypatch.setattr(es, "game_estimate",
+                        lambda req, game, ds, engine: seen.append(req.chunk_size) or
+                        Estimate(0, 10, 0, 3, "max_iter", 100.0, "cached", 1))
+    monkeypatch.setattr(ra, "_run_locked", lambda *a: (_ for _ in ()).throw(
+        KeyboardInterrupt()))  # stop before any training
+    req = AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                       options={"max_iter": 3})
+    with pytest.raises(KeyboardInterrupt):
+        ra.run_audit(req, tmp_path / "a", LOCAL, notice=said.append, auto_chunk=True,
+                     estimate=True)
+    assert seen == [7]  # the estimate used the chunk the run will use
+    assert said[0].startswith("estimate: about ") and said[1] == "chunk size 7"
+
+
+
+def test_costs_measured_on_a_busier_machine_are_measured_again(monkeypatch):
+    from raudit.runs import chunk_cache
+
+    c = cs.Costs(m=8, model_s=0.01, iter_s=0.002, iterations=None, extract_s=0.003,
+                 extract_many_s=0.05, forest_s0=0.1, forest_s1=0.001, bounds_s=0.02)
+    chunk_cache.store_value("k", {**c.__dict__, "load": 20.0})
+    monkeypatch.setattr(chunk_cache, "load_average", lambda: 1.0)
+    assert cs.cached("k") is None  # measured at load 20, the machine is quiet now
+    monkeypatch.setattr(chunk_cache, "load_average", lambda: 15.0)
+    assert cs.cached("k") == c  # as busy then as now: kept
