@@ -125,11 +125,14 @@ def show(r: dict[str, Any]) -> None:
         for p in r["points"]:
             if p.get("drop_vs_reference") is not None:
                 con.print(f"{p['label']}: AUROC drop vs --reference {100 * p['drop_vs_reference']:.1f}%")
-    from raudit.utility.verdict import sentence
+    from raudit.utility.verdict import learning_sentence, sentence
 
     for p in r["points"]:
         con.print(f"verdict: {sentence(r['impl'], r['dataset'], p, real)}", markup=False,
                   highlight=False)
+    for c in r.get("learning") or []:
+        if line := learning_sentence(r["impl"], r["dataset"], c):
+            con.print(f"learning: {line}", markup=False, highlight=False)
     what = " + ".join(([f"{r['fits_run']} fits"] if r["fits_run"] else [])
                       + (["Setting A"] if r.get("real_run") else []))
     run = (f"{what} in {r['wall_s']:.1f} s on {r['placement']}" if what

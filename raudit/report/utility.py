@@ -17,7 +17,7 @@ from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.utility import analyse as an
 from raudit.utility.plot import learning_vs_eps, utility_vs_eps
-from raudit.utility.verdict import sentence
+from raudit.utility.verdict import learning_sentence, sentence
 
 
 def runs(res: Results) -> list[dict[str, Any]]:
@@ -197,6 +197,10 @@ def section(res: Results, out: Path) -> Section | None:
     # first, before one verdict box per sweep point pushes it thousands of pixels down
     t = learning_table(results)
     if not t.empty:
+        for r in results:
+            for c in r.get("learning") or []:
+                if line := learning_sentence(r["impl"], r["dataset"], c):
+                    sec.add(Verdict("Learning", line, False))  # the line names who
         sec.add(Table("Learning threshold: utility against its coin-flip control", t,
                       "utility_learning.csv",
                       "The control replaces every released vote by a fair coin (same fits, same "

@@ -46,3 +46,27 @@ def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
         return head + f", as good as training on the real data ({a:.3f})"
     return (head + f", against {a:.3f} trained on the real data: it loses {100 * drop:.0f}% "
             "of the real data's margin over a random guess")
+
+
+def learning_sentence(impl: str, dataset: str, curve: dict) -> str | None:
+    """The coin-flip control's answer in words (``curve``: utility.learning.curve_rows):
+    whether the released votes teach the generator anything at the swept eps. The per-point
+    sentences report best-of utility, which a generator can reach with coins alone."""
+    rows = sorted((r for r in curve.get("rows") or [] if r.get("p") is not None),
+                  key=lambda r: r["epsilon"])
+    if not rows:
+        return None
+    thr, alpha = curve.get("threshold"), curve.get("alpha", 0.05)
+    group = f" ({curve['group']})" if curve.get("group") else ""
+    who = (f"{impl}{group} on {dataset} against its coin-flip control (every released vote a "
+           "fair coin)")
+    if thr is None:
+        top = rows[-1]
+        return (f"{who}: no learning shown up to eps = {top['epsilon']:g} (at eps = "
+                f"{top['epsilon']:g}: mean AUROC B {_num(top['real_mean']):.3f} vs "
+                f"{_num(top['control_mean']):.3f}, p = {_num(top['p']):.2f} over {top['fits']} "
+                "fits): its utility comes from what it does without the data's votes")
+    at = next(r for r in rows if r["epsilon"] == thr)
+    return (f"{who}: learns from eps = {thr:g} (mean AUROC B {_num(at['real_mean']):.3f} vs "
+            f"{_num(at['control_mean']):.3f}, one-sided p = {_num(at['p']):.3f} < {alpha:g} "
+            f"over {at['fits']} fits)")

@@ -23,3 +23,28 @@ def test_near_random_missing_a_and_failed_points():
         "identity", "x", {**OK, "auroc_B": 0.9, "drop_vs_real": 0.0}, {"auroc": 0.9})
     assert "no result (all fits failed)" in sentence(
         "p", "x", {"status": "failed", "label": "eps=1", "reason": "all fits failed"}, None)
+
+
+def _curve(threshold, *ps):
+    rows = [{"epsilon": e, "real_mean": 0.6 + 0.01 * i, "control_mean": 0.55, "p": p, "fits": 5}
+            for i, (e, p) in enumerate(zip((1.0, 10.0, 100.0), ps))]
+    return {"rows": rows, "threshold": threshold, "alpha": 0.05, "group": ""}
+
+
+def test_learning_sentence_names_the_threshold_and_its_test():
+    from raudit.utility.verdict import learning_sentence
+
+    line = learning_sentence("fixed", "epileptic", _curve(10.0, 0.4, 0.01, 0.001))
+    assert line == ("fixed on epileptic against its coin-flip control (every released vote a "
+                    "fair coin): learns from eps = 10 (mean AUROC B 0.610 vs 0.550, one-sided "
+                    "p = 0.010 < 0.05 over 5 fits)")
+
+
+def test_learning_sentence_when_the_votes_teach_nothing():
+    from raudit.utility.verdict import learning_sentence
+
+    line = learning_sentence("paper", "cervical", {**_curve(None, 0.7, 0.5), "group": "teachers=5"})
+    assert line.startswith("paper (teachers=5) on cervical against its coin-flip control")
+    assert "no learning shown up to eps = 10 (at eps = 10: mean AUROC B 0.610 vs 0.550, " \
+           "p = 0.50 over 5 fits)" in line
+    assert learning_sentence("paper", "cervical", {"rows": [], "threshold": None}) is None
