@@ -39,7 +39,7 @@ import numpy as np
 
 from raudit.errors import ConfigError
 
-__all__ = ["GaussianReleases", "SubsampledGaussianMechanism"]
+__all__ = ["FixedConfidentReleases", "GaussianReleases", "SubsampledGaussianMechanism"]
 
 BLOCK = 2_000_000  # normals drawn at once (memory: 16 MB per array)
 
@@ -127,8 +127,24 @@ class GaussianReleases:
         raise ConfigError("--one-run at transcript level is built for vote histograms and "
                           "DP-SGD; G-PATE's gradient votes are not split among canaries yet")
 
+    who = "G-PATE's"  # a class attribute, not a field: the manifest's mechanism is unchanged
+
     def describe(self) -> str:
-        return (f"G-PATE's Gaussian vote releases: {self.threshold_queries:,} noisy top counts "
+        return (f"{self.who} Gaussian vote releases: {self.threshold_queries:,} noisy top counts "
                 f"(sigma1 {self.threshold_sigma:.4g}) and {self.histogram_queries:,} noisy "
                 f"histograms of answered queries (sigma2 {self.histogram_sigma:.4g}), the "
                 f"target moving one teacher's vote on each (mu = {self.mu:.4g})")
+
+
+@dataclass(frozen=True)
+class FixedConfidentReleases(GaussianReleases):
+    """fixed's ``analysis=data-dependent`` Confident-GNMax: the same releases as G-PATE's
+    (noisy top counts at sigma1, noisy two-class histograms of the answered queries at
+    sigma2); its answers are their noisy argmax."""
+
+    who = "fixed's Confident-GNMax"
+
+    def per_canary(self, canaries: int) -> "FixedConfidentReleases":
+        raise ConfigError("--one-run at transcript level is not built for fixed's "
+                          "data-dependent analysis (its answered queries are not split among "
+                          "canaries)")

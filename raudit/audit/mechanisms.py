@@ -10,7 +10,8 @@ options and the budget (a mechanism-only dry run of the schedule):
   hits ``max_iter`` first releases fewer);
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
   public bounds (no DP-bounds columns; a dataset without public bounds gets less);
-  refused for ``analysis=data-dependent``, whose answered queries depend on the votes.
+  no dry run for ``analysis=data-dependent``, whose answered queries depend on the
+  votes: like gpate, one run's events give its releases (below).
 * ``dpgan``: DP-SGD steps of its critic (:class:`raudit.audit.dpsgd.SubsampledGaussianMechanism`):
   iterations x critic_steps steps at the Poisson rate batch / N with the noise
   multiplier its planner calibrates before training (a function of eps, delta, N and
@@ -23,7 +24,9 @@ read off the events of ONE training run (:func:`schedule_from_run`, each vote on
 coordinate of a "threshold" release at the scale over the record's sensitivity).
 ``gpate`` too: how many steps it takes and which queries Confident-GNMax answers
 depend on the votes, so one run's gradient-vote events give its Gaussian releases
-(:class:`raudit.audit.dpsgd.GaussianReleases`). Generators that emit no privacy events
+(:class:`raudit.audit.dpsgd.GaussianReleases`); so do ``fixed``'s data-dependent runs
+(the same Confident-GNMax releases; the smooth-sensitivity release of their eps is a
+further release that transcript does not cover, named in :attr:`Schedule.uncovered`). Generators that emit no privacy events
 (gan, identity, exec: generators) cannot be audited at transcript level at all.
 
 The summary's eps_true (:func:`mechanism_columns`) comes from the dry run where one
@@ -41,14 +44,15 @@ import pandas as pd
 
 from raudit import generators
 from raudit.errors import ConfigError
-from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
+from raudit.audit.dpsgd import (FixedConfidentReleases, GaussianReleases,
+                                SubsampledGaussianMechanism)
 from raudit.audit.transcript import VoteMechanism
 
 if TYPE_CHECKING:
     from raudit.audit.game import Game
 
 __all__ = ["SCHEDULES", "VOTE_SCHEDULES", "Schedule", "check_one_run_transcript", "check_transcript",
-           "event_trial", "mechanism_columns", "schedule_eps_true", "schedule_from_run", "schedule_of",
+           "event_trial", "has_dry_run", "mechanism_columns", "schedule_eps_true", "schedule_from_run", "schedule_of",
            "emits_privacy_events"]
 
 VOTE_SCHEDULES = ("paper", "fixed")  # dry-run noisy-vote schedules (the active level runs them)
@@ -59,6 +63,16 @@ SCHEDULES = VOTE_SCHEDULES + ("dpgan",)  # every dry-run schedule (dpgan: DP-SGD
 class Schedule:
     mechanism: VoteMechanism | SubsampledGaussianMechanism | GaussianReleases
     source: str  # how it was obtained, printed beside eps_true
+    uncovered: tuple[str, ...] = ()  # releases of the run that the mechanism leaves out
+
+
+def has_dry_run(impl: str, options: dict) -> bool:
+    """Whether ``impl``'s schedule is a dry run (no training): fixed's data-dependent
+    analysis answers the queries its votes let through, so one run's events give it."""
+    if impl not in SCHEDULES:
+        return False
+    return impl != "fixed" or generators.get(impl)(**dict(options)).options["analysis"] != \
+        "data-dependent"
 
 
 def emits_privacy_events(impl: str) -> bool:
@@ -113,6 +127,9 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
         sched = Schedule(sched.mechanism, f"{sched.source}; gpate charged {charged:.4g} "
                          "(its data-dependent RDP)")
         return sched, schedule_eps_true(sched, delta)
+    if impl == "fixed":  # only its data-dependent analysis comes here (has_dry_run)
+        sched = _fixed_dd_schedule(tr, seed, gen.summary())
+        return sched, schedule_eps_true(sched, delta)
     sens = tr.sensitivity[0] if tr.sensitivity else 1
     counts, gnmax = releases(tr.events, model=0, sensitivity=sens)
     kinds = {(kind, scale) for kind, scale, rate in counts if rate == 1.0}
@@ -145,6 +162,39 @@ def _gpate_schedule(tr, seed: int) -> Schedule:
                     f"applied, {answered:,} of {asked:,} queries answered): the noisy vote "
                     "histograms G-PATE post-processes (each answer is their noisy argmax), "
                     "a stronger release than its answers, so eps_true is of these releases")
+
+
+def _fixed_dd_schedule(tr, seed: int, summary: dict) -> Schedule:
+    """fixed's data-dependent run: every query pays the threshold check (sigma1), the
+    answered ones release a noisy two-class histogram (sigma2); each query's votes come
+    from a fresh partition, so a record moves one teacher's vote on it."""
+    from raudit.accountants.events import ConfidentGNMax
+
+    if any(not isinstance(e, ConfidentGNMax) for e in tr.events):
+        raise ConfigError("--threat-model transcript: fixed's data-dependent run released "
+                          "votes besides its Confident-GNMax queries; one kind is modelled")
+    if tr.sensitivity_per_iteration and tr.sensitivity_per_iteration[0] > 1:
+        raise ConfigError("--threat-model transcript: a record reached several teachers in "
+                          "one iteration of fixed's run; one teacher's vote is modelled")
+    steps = [e for e in tr.events if e.mask is None or e.mask[0]]
+    if not steps or len({(e.sigma1, e.sigma2) for e in steps}) != 1:
+        raise ConfigError("--threat-model transcript: fixed's data-dependent run released no "
+                          "query, or at several noise scales")
+    asked = sum(int(e.counts.shape[1]) for e in steps)
+    answered = sum(int(np.sum(e.answered[0])) for e in steps)
+    mech = FixedConfidentReleases(steps[0].sigma1, asked, steps[0].sigma2, answered)
+    released = float(summary.get("eps_hat", float("nan")))
+    uncovered = [f"the released data-dependent eps ({released:.4g}, its smooth-sensitivity "
+                 "release: one more Gaussian release of the votes, not in this transcript)"]
+    if summary.get("bounds_noise_multiplier") is not None:
+        uncovered.append(f"the DP-bounds pre-pass ({summary.get('dp_bounds_columns')} columns "
+                         "without public bounds, noise multiplier "
+                         f"{summary['bounds_noise_multiplier']:.4g})")
+    return Schedule(mech, f"events of one training run (seed {seed}; {answered:,} of "
+                    f"{asked:,} queries answered): the noisy threshold checks and the noisy "
+                    "vote histograms of the answered queries (each answer is their noisy "
+                    "argmax), a stronger release than its answers, so eps_true is of these "
+                    "releases", tuple(uncovered))
 
 
 def _dpgan_schedule(options: dict, epsilon: float, delta: float, table, columns) -> Schedule:

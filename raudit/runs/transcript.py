@@ -23,7 +23,8 @@ from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
-from raudit.audit.mechanisms import (SCHEDULES, check_one_run_transcript, check_transcript,
+from raudit.audit.dpsgd import FixedConfidentReleases
+from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, has_dry_run,
                                      schedule_eps_true, schedule_from_run, schedule_of)
 from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
@@ -61,7 +62,10 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if canaries is not None and canaries > len(ds.train):
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
-    if req.impl in SCHEDULES:  # a dry run of the schedule: no training
+    if canaries is not None and level == "transcript" and req.impl == "fixed" and \
+            not has_dry_run(req.impl, game.options):  # its one line, before the training run
+        FixedConfidentReleases(1.0, 1, 1.0, 0).per_canary(canaries)
+    if level == "active" or has_dry_run(req.impl, game.options):  # no training
         sched = schedule_of(req.impl, game.options, game.epsilon, game.delta, table=ds.train,
                             columns=ds.columns)
         true = schedule_eps_true(sched, game.delta)
@@ -149,6 +153,7 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     notes = [f"mechanism-only trials: {mech.describe()}; the likelihood ratio drawn from its "
              f"exact distribution, no training per trial ({sched.source})",
              f"threat model: {canonical_json(threat.spec())}"]
+    notes += [f"not covered by this transcript: {u}" for u in sched.uncovered]
     if level == "active":
         notes.append("active: the auditor's canary queries replace all the student's "
                      f"{mech.queries:,} queries (its accountant is data-independent: the run "

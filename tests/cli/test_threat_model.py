@@ -92,9 +92,34 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     assert cols["eps_true"] is None and "analysis=data-dependent" in cols["eps_true_source"]
 
 
-def test_transcript_refuses_data_dependent_fixed_before_any_work(tmp_path):
+def test_transcript_audit_of_data_dependent_fixed_reads_one_runs_votes(tmp_path):
+    """Like gpate: one run's Confident-GNMax events give the Gaussian releases (threshold
+    checks at sigma1, answered histograms at sigma2); eps_true is their exact curve."""
+    r = _run("--impl", "fixed", "-o", "analysis=data-dependent", "--epsilon", "4",
+             "--max-iter", "3", "--threat-model", "transcript", "-S", "2000", "--out",
+             str(tmp_path), "--json")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["threat_model"] == "transcript" and s["models_ok"] == 4000
+    assert s["eps_true_method"] == "pld" and "queries answered" in s["eps_true_source"]
+    assert 0 < max(s["eps_cp"], s["eps_curve"]) < s["eps_true"]  # a lower bound (fixed seed)
+    mech = json.loads((tmp_path / "raudit.json").read_text())["spec"]["mechanism"]
+    assert mech["aggregation"] == "confident-gnmax"
+    assert 0 < mech["histogram_queries"] <= mech["threshold_queries"]
+    assert mech["histogram_sigma"] < mech["threshold_sigma"]
+    assert pd.read_parquet(tmp_path / "summary").iloc[0]["eps_true"] == s["eps_true"]
+    # the smooth-sensitivity release of the data-dependent eps is not in this transcript
+    uncovered = [n for n in s["notes"] if n.startswith("not covered by this transcript")]
+    assert any("released data-dependent eps" in n and "smooth-sensitivity" in n
+               for n in uncovered), s["notes"]
+
+
+def test_data_dependent_fixed_keeps_its_other_refusals(tmp_path):
     _refused(tmp_path, ["--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
-                        "transcript"], "analysis=data-dependent", "no dry-run schedule")
+                        "active"], "analysis=data-dependent", "no dry-run schedule")
+    _refused(tmp_path, ["--impl", "fixed", "-o", "analysis=data-dependent", "--threat-model",
+                        "transcript", "--one-run", "--canaries", "10"],
+             "not built for fixed's data-dependent analysis")
 
 
 @pytest.mark.parametrize("args,needles", [
