@@ -200,8 +200,11 @@ def test_audit_report_from_a_real_store(audit_store, tmp_path):
     (row,) = ResultStore(audit_store).read("summary").to_dict("records")
     assert " ".join(verdict(row).split()) in text
     # the claimed / mechanism / audited line; max_iter = 3 stops before paper's budget, so
-    # the dry run of its schedule (the full budget) is not eps_true and none is shown
-    assert row["verdict_line"].startswith("claimed 1.00, mechanism n/a (not computed: ")
+    # the dry run of its schedule (the full budget) is not eps_true: the votes of the kept
+    # shadow model in/0 are (3 iterations spend far less than the claim)
+    assert row["eps_true_source"].startswith("events of shadow model in/0")
+    assert 0 < row["eps_true"] < 0.5
+    assert row["verdict_line"].startswith(f"claimed 1.00, mechanism {row['eps_true']:.2f}; ")
     assert " ".join(row["verdict_line"].split()) in text and row["threat_model"] == "black-box"
     names = sorted(p.name.split("-")[0] for p in r["figures"])
     assert names == ["eps_emp.png", "roc", "scores"]  # the ROC was rebuilt: its AUC matched
