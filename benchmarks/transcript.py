@@ -36,6 +36,17 @@ def mechanism(impl: str, eps: float) -> VoteMechanism:
     return schedule_of(impl, {}, eps, DELTA).mechanism
 
 
+def repeated_audits(mech, trials: int, repeats: int) -> tuple[list[dict], float, tuple]:
+    """``repeats`` transcript audits of ``mech`` (seeds 0..repeats-1): the runs, wall seconds
+    per audit, and the mean audited eps (larger of CP and curve), mu_gdp and GDP-fit mu."""
+    t0 = time.perf_counter()
+    runs = [transcript_audit(mech, trials=trials, seed=s, delta=DELTA) for s in range(repeats)]
+    wall = (time.perf_counter() - t0) / repeats
+    means = tuple(float(np.mean(v)) for v in zip(*[
+        (max(r["eps_cp"], r["eps_curve"]), r["mu_gdp"], r["mu_fit"]) for r in runs]))
+    return runs, wall, means
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--trials", type=int, default=10_000, help="runs per world")
@@ -50,13 +61,7 @@ def main() -> None:
             ev = PateVote(np.zeros((1, mech.queries), dtype=np.int64), 2, mech.noise, mech.scale)
             true = eps_true([ev], delta=DELTA).eps
             mu_true = mu_equivalent(true, DELTA)
-            t0 = time.perf_counter()
-            runs = [transcript_audit(mech, trials=args.trials, seed=s, delta=DELTA)
-                    for s in range(args.repeats)]
-            wall = (time.perf_counter() - t0) / args.repeats
-            e = np.mean([max(r["eps_cp"], r["eps_curve"]) for r in runs])
-            m = np.mean([r["mu_gdp"] for r in runs])
-            f = np.mean([r["mu_fit"] for r in runs])
+            runs, wall, (e, m, f) = repeated_audits(mech, args.trials, args.repeats)
             over = np.mean([r["mu_fit"] > mu_true for r in runs])
             ef = np.mean([r["eps_fit"] for r in runs])
             print(f"{impl:6s} {eps:3g} {mech.queries:8d} {true:9.4f} {mu_true:8.4f} | "

@@ -16,13 +16,11 @@ assumes a Gaussian trade-off), mean of ``--repeats`` seeds.
 from __future__ import annotations
 
 import argparse
-import time
-
-import numpy as np
 
 from raudit import data
 from raudit.audit.mechanisms import schedule_eps_true, schedule_from_run, schedule_of
-from raudit.audit.transcript import mu_equivalent, transcript_audit
+from raudit.audit.transcript import mu_equivalent
+from transcript import repeated_audits  # benchmarks/transcript.py, beside this script
 
 DELTA = 1e-5
 
@@ -53,13 +51,8 @@ def main() -> None:
             mech = sched.mechanism
             true = schedule_eps_true(sched, DELTA).eps
             mu_true = mu_equivalent(true, DELTA)
-            t0 = time.perf_counter()
-            runs = [transcript_audit(mech, trials=args.trials, seed=s, delta=DELTA)
-                    for s in range(args.repeats)]
-            wall = (time.perf_counter() - t0) / args.repeats
-            e = np.mean([max(r["eps_cp"], r["eps_curve"]) for r in runs])
-            m = np.mean([r["mu_gdp"] for r in runs])
-            f = np.mean([r["mu_fit"] for r in runs])  # GDP fit (assumes a Gaussian trade-off)
+            # f: the GDP fit's mu (assumes a Gaussian trade-off)
+            _, wall, (e, m, f) = repeated_audits(mech, args.trials, args.repeats)
             print(f"{label:22s} {eps:3g} {mech.queries:6d} {true:9.4f} {mu_true:8.4f} | "
                   f"{e:9.4f} {e / true:6.3f} | {m:8.4f} {m / mu_true:6.3f} | {f:6.4f} "
                   f"{f / mu_true:6.3f} | {wall:6.2f}",
