@@ -69,7 +69,7 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
-from raudit.generators.pategan.options import check_preset, choice, pate_schedule, positive
+from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import (CAPABILITIES, QueryAccountant, RefitTeachers,
                                             account_iteration)
 from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
@@ -108,12 +108,10 @@ class SynthcityPateGan(BatchedGenerator):
         """``options`` (default: the plugin's behaviour) with ``overrides`` by name, the
         form -o KEY=VALUE and campaign YAML arrive in."""
         o = SynthcityOptions.build(options, overrides, self.name)
-        check_preset(preset)
-        positive("lambda", o.lam)
-        for name in ("orders", "epochs", "latent"):
+        check_pate_options(preset, o.lam, o.orders, o.batch, o.max_iter)
+        for name in ("epochs", "latent"):
             positive(name, getattr(o, name), integer=True)
-        for name in ("batch", "max_iter", "teachers"):
-            positive(name, getattr(o, name), integer=True, allow_none=True)
+        positive("teachers", o.teachers, integer=True, allow_none=True)
         positive("lr", o.lr)
         positive("clip", o.clip)
         if not (isinstance(o.weight_decay, (int, float)) and o.weight_decay >= 0 and o.gp >= 0):
