@@ -70,7 +70,7 @@ from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.fixed_dd import DDPlan, RecordingGNMax, bounds_rdp, plan_dd
-from raudit.generators.pategan.fixed_nets import ARCHS
+from raudit.generators.pategan.fixed_nets import ARCHS, joint
 from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
                                             train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
@@ -114,6 +114,9 @@ class FixedOptions(OptionsObject):
     dd_sigma2: float = 0.1  # sigma2 / k: GNMax noise of the answered queries
     dd_sigma_s: float = 20.0  # sigma_s of the smooth-sensitivity release
     dd_beta: float = 0.4  # beta * lambda of the release (beta < 1 / (2 lambda))
+    teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
+    student_balance: bool = False  # each released label class weighs half in the student's loss
+    critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -141,6 +144,9 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         positive("query_batch", o.query_batch, integer=True, allow_none=True)
         positive("max_iter", o.max_iter, integer=True, allow_none=True)
         positive("lr", o.lr)
+        positive("teacher_lr", o.teacher_lr, allow_none=True)
+        if not isinstance(o.student_balance, bool):
+            raise ConfigError(f"student_balance must be true or false, got {o.student_balance!r}")
         if not isinstance(o.conditional, bool):
             raise ConfigError(f"conditional must be true or false, got {o.conditional!r}")
         if not 0.0 < o.label_prior < 1.0:
@@ -149,6 +155,9 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         if not 0.0 < o.bounds_share < 1.0:
             raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
         choice("analysis", o.analysis, ("independent", "data-dependent"))
+        choice("critic", o.critic, ("rows", "joint"))
+        if o.critic == "joint" and not o.conditional:
+            raise ConfigError("critic=joint needs conditional=true (the label must be 0/1)")
         for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
             positive(name, getattr(o, name))
         if not 0.5 < o.dd_threshold <= 1.0:
@@ -189,6 +198,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         o = self.options
         c = int(o["conditional"])
         kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c, o["output"])
+        if o["critic"] == "joint":
+            kw = joint(kw)
         if c:
             return LabelledNets(o["label_prior"], o["z"], **kw)
         return PateNets(**kw)
@@ -210,7 +221,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          student_steps=o["student_steps"], check="planned", max_iter=iters,
                          z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
-                         noise="gaussian", student_batch=o["query_batch"], control=control)
+                         noise="gaussian", student_batch=o["query_batch"], control=control,
+                         teacher_lr=o["teacher_lr"], student_balance=o["student_balance"])
         nets = self.nets(batch.dim)
         gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
@@ -245,7 +257,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control,
-                         confident=v)
+                         confident=v, teacher_lr=o["teacher_lr"],
+                         student_balance=o["student_balance"])
         nets = self.nets(batch.dim)
         gen, it, _, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,

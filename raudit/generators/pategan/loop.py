@@ -63,6 +63,8 @@ class LoopConfig:
     student_batch: int | None = None  # queries per student round (None: ``batch``)
     control: str | None = None  # "coin": labels are fair coins (the utility's data-free control)
     confident: object | None = None  # fixed_dd.ConfidentVotes: Confident-GNMax instead of ``noise``
+    teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
+    student_balance: bool = False  # weight the student's loss so both released labels count equally
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
@@ -145,7 +147,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
-            cfg.batch, cfg.lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+            cfg.batch, cfg.lr if cfg.teacher_lr is None else cfg.teacher_lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
             partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
@@ -206,13 +208,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             s_opt.zero_grad()
             logits = nets.student(student, fake, logits=True)
             target = labels.to(fake.dtype)[..., None]
-            if answered is None:
+            if answered is None and not cfg.student_balance:
                 bce_logits(logits, target).backward()
-            else:  # only answered queries carry a label: mean over them, per model
-                w = answered.to(fake.dtype)[..., None]
-                per = torch.nn.functional.binary_cross_entropy_with_logits(logits, target,
-                                                                          reduction="none")
-                ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum().backward()
+            else:
+                student_loss(logits, target, answered, cfg.student_balance).backward()
             s_opt.step(upd)
         g_opt.zero_grad()
         logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
@@ -238,6 +237,24 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         if cfg.check == "after":
             active &= torch.as_tensor(eps_hat < epsilon, device=dev)
     return gen, iters.tolist(), [float(e) for e in eps_hat], student
+
+
+def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Tensor | None,
+                 balance: bool) -> torch.Tensor:
+    """The student's BCE, per model a weighted mean (summed over models): only answered
+    queries carry a label (Confident-GNMax), and with ``balance`` each released label class
+    weighs half. Why balance: once the teachers reject every fake, nearly all labels are 0
+    and an unweighted student turns constant, leaving the generator no direction. It reads
+    only the released labels (post-processing: no privacy cost)."""
+    w = torch.ones_like(target) if answered is None else answered.to(target.dtype)[..., None]
+    per = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    if not balance:  # the answered-only mean, as before the option existed
+        return ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum()
+    pos = (w * target).flatten(1).sum(1).clamp(min=1.0)
+    neg = (w * (1 - target)).flatten(1).sum(1).clamp(min=1.0)
+    shape = (-1,) + (1,) * (target.dim() - 1)
+    w = w * (target / pos.reshape(shape) + (1 - target) / neg.reshape(shape)) * 0.5
+    return (per * w).flatten(1).sum(1).sum()
 
 
 def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: np.ndarray, labels,
