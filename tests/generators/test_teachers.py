@@ -47,3 +47,29 @@ def test_distinct_rows_keep_the_plain_layout_with_nan():
     x[3, 5, 2] = float("nan")
     rows, ids = distinct_rows(x)
     assert rows.shape == (7 * 40, 6) and torch.equal(ids, torch.arange(7 * 40).view(7, 40))
+
+
+def _logits_and_grads(fn, flat, d):
+    flat.grad = None
+    g = flat.shape[0]
+    out = fn(flat[:, :d].view(g, d, 1), flat[:, d:])
+    (out.sigmoid().log().sum() + out.square().sum()).backward()
+    return out.detach(), flat.grad.clone()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("block_bytes", [1, 3000, 1 << 18])
+def test_blocked_width_one_layer_on_gathered_rows_has_the_plain_bits(dtype, block_bytes, monkeypatch):
+    import torch.nn.functional as F
+
+    from raudit.generators.nn import gathered
+    from raudit.generators.nn.stacked import linear
+    monkeypatch.setattr(gathered, "BLOCK_BYTES", block_bytes)  # 1: a block per teacher
+    g = torch.Generator().manual_seed(3)
+    d, teachers, batch = 29, 37, 64  # 37: the last block is short
+    table = torch.rand(50, d, generator=g, dtype=dtype)
+    ids = torch.randint(0, 50, (teachers, batch), generator=g)
+    flat = torch.randn(teachers, d + 1, generator=g, dtype=dtype).requires_grad_(True)
+    plain = _logits_and_grads(lambda w, b: linear(F.embedding(ids, table), w, b), flat, d)
+    blocked = _logits_and_grads(lambda w, b: gathered.gathered_linear1(w, b, ids, table), flat, d)
+    assert torch.equal(plain[0], blocked[0]) and torch.equal(plain[1], blocked[1])

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from raudit.generators.events import real_losses
-from raudit.generators.nn.compiled import kernel
+from raudit.generators.nn.compiled import enabled, kernel
+from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -117,6 +118,24 @@ def _joint_loss(flat: torch.Tensor, table: torch.Tensor, ids: torch.Tensor, fake
 _fused_joint_loss = kernel(_joint_loss, exact=False)  # eager unless RAUDIT_COMPILE=fused
 
 
+def _logistic_joint_loss(flat: torch.Tensor, table: torch.Tensor, ids: torch.Tensor,
+                         fake: torch.Tensor, net: tuple, shared: int) -> torch.Tensor:
+    """:func:`_joint_loss` for a logistic teacher (one width-1 layer) on CPU, its real half
+    computed in cache-sized blocks (:mod:`raudit.generators.nn.gathered`): the same bits."""
+    layout, widths, activations = net
+    p, mlp = Stacked(flat, dict(layout)), MLP(list(widths), list(activations))
+    v = p.views()
+    return (bce_logits(gathered_linear1(v["w0"], v["b0"], ids, table), 1.0)
+            + bce_logits(mlp(p, fake, logits=True, shared=shared), 0.0))
+
+
+def _joint_loss_for(net: tuple, device: torch.device):
+    """The fastest exact form of the teachers' joint loss, or the compiled one under fused."""
+    if enabled(exact=False) or device.type != "cpu" or len(net[1]) != 2 or net[1][1] != 1:
+        return _fused_joint_loss
+    return _logistic_joint_loss
+
+
 def teacher_rng(seeds: list[int], k: int, *, first: int = 0, device=None, dtype=None) -> CounterRNG:
     """One random stream per (model, teacher): teacher t of seed s draws the same
     numbers whether all k teachers live in one process or are spread over workers."""
@@ -196,7 +215,8 @@ class LocalTeachers:
         if (self.update == "joint" and type(self.net).__call__ is MLP.__call__
                 and not (self.partial_batch and self.sample == "first-shuffled")):
             net = (tuple(self.params.layout.items()), tuple(self.net.widths), tuple(self.net.activations))
-            _fused_joint_loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
+            loss = _joint_loss_for(net, self.table.device)
+            loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
             self.opt.step(mask)
             return rows
         real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU
