@@ -73,3 +73,13 @@ def test_blocked_width_one_layer_on_gathered_rows_has_the_plain_bits(dtype, bloc
     plain = _logits_and_grads(lambda w, b: linear(F.embedding(ids, table), w, b), flat, d)
     blocked = _logits_and_grads(lambda w, b: gathered.gathered_linear1(w, b, ids, table), flat, d)
     assert torch.equal(plain[0], blocked[0]) and torch.equal(plain[1], blocked[1])
+
+
+def test_lowest_first_is_the_stable_sort_prefix_with_and_without_ties():
+    from raudit.generators.pategan.teachers import lowest_first
+    g = torch.Generator().manual_seed(0)
+    keys = torch.rand(50, 40, generator=g, dtype=torch.float64)
+    tied = torch.randint(0, 6, (50, 40), generator=g).to(torch.float64)  # ties everywhere
+    for k in (keys, tied, torch.cat([keys[:, :10], keys[:, :10] + 2.0], 1)):
+        for b in (1, 7, k.shape[1] - 1, k.shape[1]):
+            assert torch.equal(lowest_first(k, b), torch.argsort(k, dim=1, stable=True)[:, :b])

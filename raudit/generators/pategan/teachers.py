@@ -95,6 +95,17 @@ def distinct_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return rows, torch.as_tensor(ids, device=x.device)
 
 
+def lowest_first(keys: torch.Tensor, b: int) -> torch.Tensor:
+    """``torch.argsort(keys, dim=1, stable=True)[:, :b]``, by a partial sort where it gives
+    the same: when the b + 1 smallest keys of every row are distinct, the b smallest and
+    their order are unique (a tie anywhere in them falls back to the stable sort)."""
+    if b + 1 <= keys.shape[1]:
+        vals, idx = torch.topk(keys, b + 1, dim=1, largest=False, sorted=True)
+        if bool((vals[:, 1:] > vals[:, :-1]).all()):
+            return idx[:, :b]
+    return torch.argsort(keys, dim=1, stable=True)[:, :b]
+
+
 def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tensor:
     """Per-group mean BCE, summed over groups (so group gradients never mix)."""
     if not torch.is_tensor(target):
@@ -192,8 +203,7 @@ class LocalTeachers:
         keys = self.rng.open_uniform(self.parts.shape[1])
         cols = torch.arange(self.parts.shape[1], device=keys.device)[None, :]
         keys = torch.where(cols < self.sizes, keys, keys + 2.0)
-        pos = torch.argsort(keys, dim=1, stable=True)[:, : self.batch]
-        return torch.minimum(pos, (self.sizes - 1).clamp(min=0))
+        return torch.minimum(lowest_first(keys, self.batch), (self.sizes - 1).clamp(min=0))
 
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
         """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
