@@ -146,8 +146,9 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     elif teachers is None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
+        t_lr = cfg.lr if cfg.teacher_lr is None else cfg.teacher_lr
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
-            cfg.batch, cfg.lr if cfg.teacher_lr is None else cfg.teacher_lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+            cfg.batch, t_lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
             partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
