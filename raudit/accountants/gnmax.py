@@ -99,7 +99,18 @@ def rdp_gnmax(logq, sigma: float, orders) -> np.ndarray:
     logq = np.asarray(logq, dtype=np.float64)
     if np.any(logq > 0):
         raise ValueError("log q must be <= 0")
-    var = float(sigma) ** 2
+    # the bound is elementwise in log q, and a step's thousands of queries hold few distinct
+    # vote histograms: evaluate each distinct value once (the same ufuncs on the same
+    # values, so the same bits) and gather; this was ~70 % of a batched G-PATE step
+    uniq, inv = np.unique(logq.ravel(), return_inverse=True)
+    if uniq.size < logq.size:
+        return _rdp_gnmax(uniq, float(sigma), o)[inv.reshape(logq.shape)]
+    return _rdp_gnmax(logq, float(sigma), o)
+
+
+def _rdp_gnmax(logq: np.ndarray, sigma: float, o: np.ndarray) -> np.ndarray:
+    """:func:`rdp_gnmax` on checked float64 ``logq`` and orders ``o``."""
+    var = sigma ** 2
     out = np.broadcast_to(o / var, logq.shape + o.shape).copy()
     lq = logq[..., None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
