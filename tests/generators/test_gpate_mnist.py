@@ -123,12 +123,12 @@ def _teacher_grads(kernels: str, label_channel: bool = False):
 
 
 @pytest.mark.parametrize("label_channel", [False, True])
-def test_fast_teacher_kernels_agree_with_the_reference_path_within_float_rounding(label_channel):
-    # channels-last convolutions and one forward over real + generated rows reorder oneDNN's
-    # float sums; measured at 128 teachers: step gradients within 4e-6 of the largest,
-    # generator gradients within 3e-8. The bounds here are 10x those.
+def test_fast_teacher_kernels_agree_with_the_reference_path(label_channel):
+    # in-place activations give the same numbers; one forward over real + generated rows
+    # reorders the weight gradients' float sums (measured at 128 teachers: within 6.2e-6 of
+    # the largest; the bound here is 4e-5)
     step_fast, gen_fast = _teacher_grads("fast", label_channel)
     step_ref, gen_ref = _teacher_grads("reference", label_channel)
+    assert torch.equal(gen_fast, gen_ref) and float(gen_ref.abs().max()) > 0
     torch.testing.assert_close(step_fast, step_ref, rtol=0, atol=4e-5 * float(step_ref.abs().max()))
-    torch.testing.assert_close(gen_fast, gen_ref, rtol=0, atol=3e-7 * float(gen_ref.abs().max()))
-    assert float(gen_ref.abs().max()) > 0 and float(step_ref.abs().max()) > 0
+    assert float(step_ref.abs().max()) > 0

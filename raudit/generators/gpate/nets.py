@@ -72,28 +72,22 @@ def _ungrouped(x: torch.Tensor, g: int) -> torch.Tensor:
     return x.view(b, g, gc // g, h, w).permute(1, 0, 2, 3, 4)
 
 
-#: the image teachers' convolution paths: "fast" (channels-last, in place) or "reference"
+#: the image teachers' paths: "fast" (in-place activations; real and generated rows in one
+#: forward, :mod:`.chunked`) or "reference" (every run before issue 31, bit for bit)
 KERNELS = ("fast", "reference")
 
 
 def _fast_convs(img: torch.Tensor, w1: torch.Tensor, b1: torch.Tensor, w2: torch.Tensor,
                 b2: torch.Tensor, g: int) -> torch.Tensor:
-    """Both grouped convolutions and leaky ReLUs on channels-last tensors: (G, B, C, 28, 28)
-    -> (B, G*2ch, 7, 7).
+    """Both grouped convolutions with in-place leaky ReLUs: (G, B, C, 28, 28) -> (B, G*2ch, 7, 7).
 
-    oneDNN runs grouped convolutions on NHWC without reordering to and from its blocked
-    layout (NCHW paid ~10 % of the teacher step in reorders), and the in-place leaky ReLU
-    (its backward reads the output, valid for a positive slope) spares one activation
-    buffer per layer. The same products and sums, in another order inside oneDNN: teacher
-    gradients within ~4e-6 of the largest, input gradients within ~3e-8 (measured at 128
-    teachers; tests/generators/test_gpate_mnist.py bounds them).
+    The in-place leaky ReLU (its backward reads the output, valid for a positive slope: the
+    same mask, so the same numbers) spares an activation buffer per layer and its page
+    faults. Measured and not kept: channels-last tensors (1.25x over the reference at load 3,
+    but 1.24x against this path's 1.35x side by side at load 13, 128 teachers in blocks of 4).
     """
-    cl = torch.channels_last
-    gg, b, c, hh, ww = img.shape  # one copy straight into (B, H, W, G*C), NCHW-shaped view
-    x = img.permute(1, 3, 4, 0, 2).reshape(b, hh, ww, gg * c).permute(0, 3, 1, 2)
-    h = F.conv2d(x, w1.contiguous(memory_format=cl), b1, stride=2, padding=1, groups=g)
-    h = F.conv2d(F.leaky_relu_(h, 0.2), w2.contiguous(memory_format=cl), b2, stride=2,
-                 padding=1, groups=g)
+    h = F.conv2d(_grouped(img), w1, b1, stride=2, padding=1, groups=g)
+    h = F.conv2d(F.leaky_relu_(h, 0.2), w2, b2, stride=2, padding=1, groups=g)
     return F.leaky_relu_(h, 0.2)
 
 
