@@ -32,10 +32,10 @@ def test_reduced_learning_threshold_config_keeps_the_reference_generators():
     assert {s.settings["dataset"] for s in ref} == {"cervical", "epileptic", "isolet"}
 
 
-def test_gpate_learns_config_plans_and_names_every_non_default_option():
+def test_gpate_heads_config_plans_and_names_every_non_default_option():
     from raudit import generators
 
-    (spec,) = _jobs("gpate-tabular-learns.yaml")
+    (spec,) = _jobs("gpate-tabular-heads.yaml")
     r = spec.settings
     assert r["impl"] == "gpate" and r["control"] == "coin" and r["epsilons"] == [10.0]
     hp = generators.get("gpate")(**r["options"]).resolve(1247, 618)
