@@ -125,3 +125,16 @@ def test_open_uniform_32_bits_stays_inside_the_open_interval_and_is_uniform():
 def test_integers_are_uniform_over_their_range():
     x = CounterRNG([13]).integers(torch.tensor([[7]]), N)[0].numpy()
     assert stats.chisquare(np.bincount(x, minlength=7)).pvalue > 1e-3
+
+
+def test_the_numpy_cpu_kernels_have_the_torch_bits():
+    """The eager CPU path (numpy uint64) against the torch functions, bit for bit: every
+    kernel, empty/odd/long draws, counters whose positions are negative as int64."""
+    from raudit.generators.nn import rng as R
+
+    keys = torch.tensor([R._signed(R.stream_key(s)) for s in (0, 1, 2**40 + 7)], dtype=torch.int64)
+    for counter, n in [(0, 0), (0, 1), (1, 7), (5, 320), ((1 << 31) + 3, 1857), (2**32 - 1, 4097)]:
+        pos = torch.arange(n, dtype=torch.int64) + R._signed(counter << 32)
+        for k in (R._hash_kernel, R._unit53, R._open53, R._unit32x2, R._unit24x2):
+            fast, ref = k.cpu(keys, pos), k.eager(keys, pos)
+            assert fast.dtype == ref.dtype and torch.equal(fast, ref), (k.eager.__name__, counter, n)
