@@ -68,17 +68,15 @@ def _cache_dir() -> None:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir().parent / "inductor")
 
 
-def kernel(fn: Callable, *, exact: bool = True, cpu: Callable | None = None) -> Callable:
+def kernel(fn: Callable, *, exact: bool = True) -> Callable:
     """``fn`` (a pure function of tensors and constants) compiled once per process, used for
     CPU tensors when :func:`enabled` (``exact``: whether compiling keeps its bits);
-    otherwise, and for other devices, ``fn`` itself. ``cpu``: a faster eager version of
-    ``fn`` with the same bits, used instead of ``fn`` for CPU tensors when not compiled."""
+    otherwise, and for other devices, ``fn`` itself."""
     name = f"{fn.__module__}.{fn.__qualname__}"
 
     def run(*args):
-        on_cpu = args[0].device.type == "cpu"
-        if name in _BROKEN or not on_cpu or not enabled(exact):
-            return cpu(*args) if on_cpu and cpu is not None else fn(*args)
+        if name in _BROKEN or args[0].device.type != "cpu" or not enabled(exact):
+            return fn(*args)
         compiled = _KERNELS.get(name)
         if compiled is None:
             _cache_dir()
@@ -90,8 +88,7 @@ def kernel(fn: Callable, *, exact: bool = True, cpu: Callable | None = None) -> 
             _BROKEN.add(name)
             warnings.warn(f"raudit: compiling {name} failed ({type(exc).__name__}); "
                           f"using eager torch (RAUDIT_COMPILE=0 silences this)", stacklevel=2)
-            return cpu(*args) if cpu is not None else fn(*args)
+            return fn(*args)
 
     run.eager = fn
-    run.cpu = cpu
     return run

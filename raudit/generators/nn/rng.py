@@ -17,19 +17,20 @@ normals per model per teacher round). Two things keep it cheap: normals use BOTH
 Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms take
 two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
 per draw on n numbers, not on M x n. The hash and the uniforms are compiled into one loop
-each where a C++ compiler is present (bit-exact: see :mod:`raudit.generators.nn.compiled`).
+each where a C++ compiler is present and RAUDIT_COMPILE asks for it (bit-exact: see
+:mod:`raudit.generators.nn.compiled`); eager on CPU they run in numpy's uint64 arithmetic
+(:mod:`raudit.generators.nn.hash_np`, the same bits in fewer passes).
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 
-from raudit.generators.nn.compiled import kernel
+from raudit.generators.nn import hash_np
+from raudit.generators.nn.compiled import enabled, kernel
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -99,80 +100,26 @@ def _unit24x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     return u.reshape(keys.shape[0], -1).to(torch.float32) * 2.0**-24
 
 
-# -- the same functions on CPU through numpy's uint64 (the eager CPU path) --
-# numpy has logical shifts on uint64 (torch has no uint64 shift: each shift above is two
-# passes), in-place ufuncs (no new tensor per pass) and a native uint32 -> float64
-# conversion for the 32-bit halves; 2.5x faster than the eager torch hash on CPU. Integer
-# arithmetic modulo 2^64 and exact integer -> float conversions: the same bits.
-_U = np.uint64
+def _fastest(fn, numpy_fn):
+    """``fn`` compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled): integer
+    arithmetic, and integers below 2^53 scaled by powers of two, give the same bits. Eager on
+    CPU, the numpy version of :mod:`raudit.generators.nn.hash_np` (the same bits, ~3x less CPU);
+    ``.eager`` is the torch reference."""
+    compiled = kernel(fn)
+
+    def run(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        if keys.device.type == "cpu" and hash_np.USABLE and not enabled():
+            return numpy_fn(keys, pos)
+        return compiled(keys, pos)
+
+    run.eager = fn
+    return run
 
 
-def _hash_np(keys: torch.Tensor, pos: torch.Tensor) -> np.ndarray:
-    """:func:`_hash` as a (M, n) uint64 array."""
-    k, p = keys.numpy().view(np.uint64), pos.numpy().view(np.uint64)
-    x = np.add(k[:, None], p * _U(_GOLDEN))  # array arithmetic wraps silently
-    x += _U(_GOLDEN)
-    t = np.empty_like(x)
-    for shift, mul in ((30, _MUL1), (27, _MUL2), (31, None)):
-        np.right_shift(x, _U(shift), out=t)
-        x ^= t
-        if mul is not None:
-            x *= _U(mul)
-    return x
-
-
-def _hash_cpu(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    return torch.from_numpy(_hash_np(keys, pos).view(np.int64))
-
-
-def _unit53_cpu(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    x = _hash_np(keys, pos)
-    x >>= _U(11)
-    out = x.astype(np.float64)  # below 2^53: exact
-    out *= 2.0**-53
-    return torch.from_numpy(out)
-
-
-def _open53_cpu(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    x = _hash_np(keys, pos)
-    x >>= _U(11)
-    out = x.astype(np.float64)
-    out += 0.5  # rounds where torch's float64 addition rounds (both IEEE, to nearest even)
-    out *= 2.0**-53
-    return torch.from_numpy(out)
-
-
-def _halves(x: np.ndarray) -> np.ndarray:
-    """(M, n) uint64 -> (M, n, 2) uint32 (high half, low half): bits >> 32 and bits & 0xFFFFFFFF."""
-    h = x.view(np.uint32).reshape(*x.shape, 2)
-    return h[..., ::-1] if sys.byteorder == "little" else h
-
-
-def _unit32x2_cpu(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    x = _hash_np(keys, pos)
-    out = _halves(x).astype(np.float64)
-    out *= 2.0**-32
-    return torch.from_numpy(out.reshape(x.shape[0], -1))
-
-
-def _unit24x2_cpu(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    x = _hash_np(keys, pos)
-    out = np.empty((*x.shape, 2), dtype=np.float32)
-    np.right_shift(x, _U(40), out=out[..., 0], casting="unsafe")  # below 2^24: exact in float32
-    x >>= _U(8)
-    x &= _U(0xFFFFFF)
-    out[..., 1] = x
-    out *= np.float32(2.0**-24)
-    return torch.from_numpy(out.reshape(x.shape[0], -1))
-
-
-# The hash and its uniforms, compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled):
-# integer arithmetic, and integers below 2^53 scaled by powers of two, give the same bits.
-# Eager on CPU they run the numpy versions above; elsewhere the torch functions.
-_unit53, _open53, _unit32x2, _unit24x2 = (
-    kernel(f, cpu=c) for f, c in ((_unit53, _unit53_cpu), (_open53, _open53_cpu),
-                                  (_unit32x2, _unit32x2_cpu), (_unit24x2, _unit24x2_cpu)))
-_hash_kernel = kernel(_hash, cpu=_hash_cpu)
+_unit53, _open53, _unit32x2, _unit24x2, _hash_kernel = (
+    _fastest(f, g) for f, g in ((_unit53, hash_np.unit53), (_open53, hash_np.open53),
+                                (_unit32x2, hash_np.unit32x2), (_unit24x2, hash_np.unit24x2),
+                                (_hash, hash_np.bits)))
 
 
 def _box_muller(u: torch.Tensor) -> torch.Tensor:
