@@ -58,7 +58,8 @@ def released(ds, fits: int, config: str) -> None:
         gen.fit(ds.train, seed=1000 + s, columns=ds.columns, **PRIVACY)
         summary = gen.summary_
         print(json.dumps({"side": "released", "seed": 1000 + s, "iterations": summary.get("iterations"),
-                          "train_cpu_s": summary.get("fit_cpu_seconds"), "train_wall_s": summary.get("fit_seconds"),
+                          "train_cpu_s": summary.get("fit_cpu_seconds"),
+                          "train_wall_s": summary.get("fit_seconds"),
                           "process_cpu_s": round(_children_cpu() - c0, 3),
                           "process_wall_s": round(time.perf_counter() - t0, 3)}), flush=True)
 

@@ -151,7 +151,8 @@ class CounterRNG:
         """The streams of models lo..hi-1 at this counter: each draws from it what it would
         draw from the whole. The caller moves this counter on (``counter = part.counter``)."""
         sub = object.__new__(CounterRNG)
-        sub.device, sub.dtype, sub.keys, sub.counter = self.device, self.dtype, self.keys[lo:hi], self.counter
+        sub.device, sub.dtype, sub.counter = self.device, self.dtype, self.counter
+        sub.keys = self.keys[lo:hi]
         return sub
 
     def _positions(self, n: int) -> torch.Tensor:

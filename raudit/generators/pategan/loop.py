@@ -85,7 +85,8 @@ class PateNets:
     depend on its block (:class:`Stacked` networks; tests/ports check it bit for bit).
     """
 
-    def __init__(self, generator: MLP, student: MLP, teacher: MLP, *, block_elements: int | None = None):
+    def __init__(self, generator: MLP, student: MLP, teacher: MLP, *,
+                 block_elements: int | None = None):
         self.generator, self.student, self.teacher = generator, student, teacher
         self.block_elements = block_elements
 
@@ -111,7 +112,8 @@ def fakes(nets: PateNets, gen: Stacked, rng: CounterRNG, cfg: LoopConfig, n: int
     flat, out = gen.flat.detach(), []
     for lo in range(0, m, size):
         part = rng.part(lo, lo + size)
-        out.append(nets.generate(Stacked(flat[lo:lo + size], gen.layout), draw_z(part, cfg.z_train, n, cfg.z_dim)))
+        z = draw_z(part, cfg.z_train, n, cfg.z_dim)
+        out.append(nets.generate(Stacked(flat[lo:lo + size], gen.layout), z))
     rng.counter = part.counter
     return torch.cat(out)
 
