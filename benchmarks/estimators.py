@@ -18,7 +18,7 @@ import pandas as pd
 
 from raudit import seeds
 from raudit.audit import analyse as an
-from raudit.audit.epsilon import audit_bound
+from raudit.audit.thresholds import audit_bound
 from raudit.audit.fdp import tradeoff_bounds
 from raudit.audit.game import derive_seed, split_of
 from raudit.results import ResultStore

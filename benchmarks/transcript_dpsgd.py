@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 
 from raudit import data
-from raudit.audit.mechanisms import schedule_eps_true, schedule_from_run, schedule_of
+from raudit.audit.mechanisms import schedule_eps_true, schedule_of
+from raudit.audit.run_schedule import schedule_from_run
 from raudit.audit.transcript import mu_equivalent
 from transcript import repeated_audits  # benchmarks/transcript.py, beside this script
 

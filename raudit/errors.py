@@ -29,6 +29,11 @@ class ConfigError(RauditError):
     """An option value that is out of range or inconsistent."""
 
 
+class NoStep(ConfigError):
+    """A run that cannot take one training step at its eps, whatever the data. A sweep
+    skips such a point (named, with the eps at which it could step) instead of failing."""
+
+
 class DataError(RauditError):
     """A dataset that cannot be read or cannot be used as given."""
 

@@ -2,7 +2,7 @@
 
 The attack classifier (a seeded RandomForest, :func:`raudit.attacks.fit_attack`)
 is fitted on the train split of both worlds, scores the val and test splits, and
-:func:`raudit.audit.epsilon.audit_bound` chooses the threshold AND its direction
+:func:`raudit.audit.thresholds.audit_bound` chooses the threshold AND its direction
 on validation, then bounds eps on test. Failed or missing shadow models are
 left out and counted; with a split or world empty the bounds are NaN.
 """
@@ -20,7 +20,8 @@ import pandas as pd
 
 from raudit import seeds
 from raudit.attacks import fit_attack, score
-from raudit.audit.epsilon import choose_threshold, eps_bayesian, evaluate_threshold, threshold_counts
+from raudit.audit.bayes import eps_bayesian
+from raudit.audit.thresholds import choose_threshold, evaluate_threshold, threshold_counts
 from raudit.audit.estimators import ESTIMATORS, Evidence, best, estimate
 from raudit.audit.game import derive_seed
 from raudit.results.ids import canonical_json

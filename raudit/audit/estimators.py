@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from raudit.audit.epsilon import eps_bayesian, eps_clopper_pearson, eps_jeffreys
+from raudit.audit.bayes import eps_bayesian
+from raudit.audit.epsilon import eps_clopper_pearson, eps_jeffreys
 from raudit.audit.fdp import tradeoff_bounds
 from raudit.registry import Registry
 

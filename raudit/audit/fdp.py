@@ -29,8 +29,8 @@ import numpy as np
 from scipy import optimize, special
 
 from raudit.accountants.vote_budget import gdp_delta  # one definition, below audit
-from raudit.audit.epsilon import (_DIRECTIONS, _check, _eps_from_upper, _oriented, _prepare,
-                                  _scan, _upper_cp, evaluate_threshold)
+from raudit.audit.epsilon import _check, _eps_from_upper, _upper_cp
+from raudit.audit.thresholds import _DIRECTIONS, _oriented, _prepare, _scan, evaluate_threshold
 from raudit.errors import ConfigError
 from raudit.privacy import STUDY_DELTA
 

@@ -253,7 +253,7 @@ def transcript_audit(mech: VoteMechanism, *, trials: int, seed: int, delta: floa
                      alpha: float = 0.1, val_share: float = 0.3) -> dict:
     """A transcript-level audit of ``mech`` with ``trials`` runs per world
     (scores: :func:`transcript_scores`): CP, the curve bound, GDP and the GDP fit."""
-    from raudit.audit.epsilon import audit_bound
+    from raudit.audit.thresholds import audit_bound
     from raudit.audit.fdp import eps_from_mu, tradeoff_bounds
     from raudit.audit.gdp_fit import mu_fit
 

@@ -290,7 +290,7 @@ class UtilityJob(Job):
         self.what = what  # the single run's bar label
         self.names = plan.classifier_names(req, self.ds.name)
         if not req.real_only:
-            plan.configs(req, self.ds)  # options the generator rejects: now, not mid-run
+            plan.check_runnable(req, self.ds)  # options the generator rejects: now, not mid-run
         self.manifest = ur.manifest_of(req, self.ds, self.names)
         self.run_id = spec_hash(self.manifest)[:16]
         self.real_ok: list[str] = []

@@ -25,7 +25,8 @@ from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.dpsgd import FixedConfidentReleases
 from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, has_dry_run,
-                                     schedule_eps_true, schedule_from_run, schedule_of)
+                                     schedule_eps_true, schedule_of)
+from raudit.audit.run_schedule import schedule_from_run
 from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError

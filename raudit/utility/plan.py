@@ -24,7 +24,7 @@ from raudit import classifiers as clf
 from raudit import data, generators
 from raudit.audit.game import data_digest
 from raudit.seeds import UTILITY, derive_seed
-from raudit.errors import ConfigError, DataError
+from raudit.errors import ConfigError, DataError, NoStep
 from raudit.privacy import STUDY_DELTA, PrivacySpec
 from raudit.results.ids import trial_id
 
@@ -177,7 +177,7 @@ def _cap(cls: type, opts: dict, preset: str, ds, cap: int | None) -> int | None:
 def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
     """Every sweep point as (config, reason it cannot run or None)."""
     cls = generators.get(req.impl)
-    out = []
+    out, checked = [], _STEP_CHECKS
     axes = itertools.product(req.epsilons, req.teachers or ("",), req.presets,
                              req.conditional or (None,), (None, req.control) if req.control else (None,))
     for eps, teach, preset, cond, control in axes:
@@ -205,8 +205,41 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
             # one delta rule for train, audit and utility (raudit.privacy); the study's
             # sweeps used 10^-5 for every generator: pass that --delta to reproduce them
             cfg["delta"] = float(PrivacySpec(float(eps), req.delta).resolve(gen, len(ds.train)).delta)
+            reason = _no_step(gen, ds, cfg, checked)
         out.append((cfg, reason))
     return out
+
+
+_STEP_CHECKS: dict[str, str | None] = {}  # per process: a function of the key below
+
+
+def _no_step(gen, ds, cfg: dict, checked: dict) -> str | None:
+    """Why the point cannot take a single training step (it is skipped, named), or None.
+    Any other refusal of the generator's checks is the user's error, before any work."""
+    # a control arm gives the same answer; configs() is called several times per run
+    key = repr((cfg["impl"], cfg["options"], cfg["epsilon"], cfg["delta"], cfg["data_digest"],
+                cfg["label"], cfg["bounds"]))
+    if key not in checked:
+        try:
+            gen.check(ds.train, epsilon=cfg["epsilon"], delta=cfg["delta"], columns=ds.columns)
+            checked[key] = None
+        except NoStep as exc:
+            checked[key] = _NoStepReason(exc)
+    return checked[key]
+
+
+class _NoStepReason(str):
+    """A skip reason that is the generator's "cannot take a single step" message."""
+
+
+def check_runnable(req: UtilityRequest, ds) -> None:
+    """Refuse a request none of whose points can take a step (a sweep with some that can
+    runs them and reports the others as skipped, with the reason)."""
+    if req.real_only:
+        return
+    reasons = [reason for _, reason in configs(req, ds)]
+    if all(isinstance(r, _NoStepReason) for r in reasons):
+        raise NoStep(str(reasons[0]))
 
 
 def fit_trials(req: UtilityRequest, cfg: dict, names: tuple[str, ...]) -> list[dict]:

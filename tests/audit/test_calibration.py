@@ -113,7 +113,7 @@ def test_estimators_on_known_mechanisms(kind, eps):
     # bound (labelled approximate) and overshoots up to 19% on these boundaries: 25%.
     import numpy as np
 
-    from raudit.audit.epsilon import audit_bound
+    from raudit.audit.thresholds import audit_bound
     from raudit.audit.fdp import tradeoff_bounds
     from raudit.audit.known import KnownMechanism, max_overshoots
 
@@ -152,7 +152,7 @@ def test_bounds_are_tight_on_the_mechanisms_output(kind, param, floor):
     # 0.92 of eps 1, 2, 4; Gaussian mu 0.93, 0.96 of mu 1, 2; mu 0.5 only 0.85.)
     import numpy as np
 
-    from raudit.audit.epsilon import audit_bound
+    from raudit.audit.thresholds import audit_bound
     from raudit.audit.fdp import tradeoff_bounds
     from raudit.audit.known import KnownMechanism
 

@@ -10,15 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raudit.audit.epsilon import (
-    audit_bound,
-    choose_threshold,
-    eps_bayesian,
-    eps_ceiling,
-    eps_clopper_pearson,
-    eps_jeffreys,
-    evaluate_threshold,
-)
+from raudit.audit.bayes import eps_bayesian
+from raudit.audit.epsilon import eps_clopper_pearson, eps_jeffreys
+from raudit.audit.thresholds import audit_bound, choose_threshold, eps_ceiling, evaluate_threshold
 from raudit.errors import ConfigError, UnknownNameError
 
 DELTA = 1e-5
@@ -73,7 +67,7 @@ def test_bayesian_goldens():
 
 def test_bayesian_newton_fallback(monkeypatch):
     # if the fine-rule derivative is useless, the bracketing fallback still converges
-    import raudit.audit.epsilon as mod
+    import raudit.audit.bayes as mod
 
     want = eps_bayesian(390, 10, 395, 5)
     real = mod._mass_in_region

@@ -184,7 +184,7 @@ def test_schedule_from_one_run_of_a_port():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
     from test_generator_contract import small_table
 
-    from raudit.audit.mechanisms import schedule_from_run
+    from raudit.audit.run_schedule import schedule_from_run
     from raudit.data.dataset import infer_columns
 
     df = small_table()

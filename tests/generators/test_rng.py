@@ -125,3 +125,30 @@ def test_open_uniform_32_bits_stays_inside_the_open_interval_and_is_uniform():
 def test_integers_are_uniform_over_their_range():
     x = CounterRNG([13]).integers(torch.tensor([[7]]), N)[0].numpy()
     assert stats.chisquare(np.bincount(x, minlength=7)).pvalue > 1e-3
+
+
+def test_numpy_hash_and_uniforms_have_the_torch_bits():
+    # the eager CPU draws run in numpy (hash_np); the torch functions are the reference.
+    # Keys of both signs, counters up to 2^32 - 1, odd and even sizes, M = 1 and several.
+    from raudit.generators.nn import rng as R
+    seeds = [0, 1, 7, 2**31 - 1, 123456789]
+    keys = torch.tensor([R._signed(R.stream_key(s, p)) for s in seeds for p in ("fit", "teacher")],
+                        dtype=torch.int64)
+    for k in (keys, keys[:1]):
+        for counter, n in [(0, 1), (1, 2), (3, 7), (5, 320), ((1 << 31) + 3, 1857),
+                           (2**32 - 1, 4097)]:
+            pos = torch.arange(n, dtype=torch.int64) + R._signed(counter << 32)
+            for fn in (R._hash_kernel, R._unit53, R._open53, R._unit32x2, R._unit24x2):
+                got, want = fn(k, pos), fn.eager(k, pos)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert torch.equal(got, want), (fn.eager.__name__, counter, n)
+
+
+def test_draws_take_the_numpy_path_on_cpu(monkeypatch):
+    from raudit.generators.nn import hash_np
+    calls = []
+    real = hash_np.hash64
+    monkeypatch.setattr(hash_np, "hash64", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setenv("RAUDIT_COMPILE", "0")
+    CounterRNG([3], dtype=torch.float32).uniform(5)
+    assert calls == [1]

@@ -81,6 +81,26 @@ def test_unreachable_eps_and_unsupported_sweeps_are_skipped_with_reasons(tmp_pat
     assert r["fits_run"] == 0
 
 
+def test_a_point_that_cannot_step_is_skipped_by_name_and_a_sweep_of_only_such_points_refused(tmp_path):
+    # gpate on breast-cancer: eps 0.05 is below the floor of one step whatever the votes
+    # (the message names the eps that would do); eps 50 steps. A campaign's estimate reads
+    # the first point that can run, so such a sweep no longer stops the plan.
+    from raudit.errors import NoStep
+    from raudit.runs.calibrate import job_fit
+    from raudit.runs.jobs import UtilityJob
+
+    base = dict(impl="gpate", dataset="breast-cancer", fits=1, samples=1, classifiers=("lr",),
+                settings=("B",), max_iter=1)
+    r = run_utility(UtilityRequest(**base, epsilons=(0.05, 50.0)), tmp_path / "both", LOCAL)
+    low, high = r["points"]
+    assert low["status"] == "skipped" and "cannot take a single step at eps=0.05" in low["reason"]
+    assert "use eps >= " in low["reason"] and high["status"] == "ok" and high["fits_ok"] == 1
+    assert job_fit(UtilityJob("j", UtilityRequest(**base, epsilons=(0.05, 50.0))))[3] == 50.0
+    with pytest.raises(NoStep, match="cannot take a single step at eps=0.05"):
+        run_utility(UtilityRequest(**base, epsilons=(0.05, 0.06)), tmp_path / "none", LOCAL)
+    assert not (tmp_path / "none").exists()
+
+
 def test_single_class_synthetic_labels_score_half_and_prevalence():
     rng = np.random.default_rng(0)
     real = pd.DataFrame(rng.uniform(size=(50, 3)), columns=["a", "b", "c"])

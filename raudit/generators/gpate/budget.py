@@ -31,6 +31,9 @@ from raudit.accountants.gnmax import (DEFAULT_ORDERS, eps_from_rdp, logpr_answer
                                       rdp_threshold_independent)
 
 
+_BLOCK = 4096  # top counts per block of the floor's minimum (memory, not numbers)
+
+
 @dataclass(frozen=True)
 class StepCost:
     """eps of one step: below ``floor`` never affordable, from ``guaranteed`` always."""
@@ -46,10 +49,14 @@ def threshold_floor_rdp(k: int, bins: int, threshold: float, sigma1: float, orde
     if not data_dependent:
         return rdp_threshold_independent(sigma1, orders)
     tops = np.arange(math.ceil(k / bins), k + 1, dtype=np.float64)
-    hist = np.zeros((tops.size, bins))
-    hist[:, 0] = tops  # only the max matters to the threshold's bound
-    curves = rdp_threshold(logpr_answered(hist, threshold, sigma1), sigma1, orders)  # (T, L)
-    return curves.min(axis=0)
+    best = np.full(len(orders), np.inf)
+    for start in range(0, tops.size, _BLOCK):  # blocks: k can be large (smallest_teachers)
+        block = tops[start:start + _BLOCK]
+        hist = np.zeros((block.size, bins))
+        hist[:, 0] = block  # only the max matters to the threshold's bound
+        curves = rdp_threshold(logpr_answered(hist, threshold, sigma1), sigma1, orders)  # (T, L)
+        best = np.minimum(best, curves.min(axis=0))
+    return best
 
 
 def step_cost(*, k: int, queries: int, bins: int, threshold: float, sigma1: float,
@@ -62,9 +69,10 @@ def step_cost(*, k: int, queries: int, bins: int, threshold: float, sigma1: floa
                     float(eps_from_rdp(full, o, delta)))
 
 
-def smallest_teachers(epsilon: float, cost_of_k, k_now: int, k_max: int = 10**7) -> int | None:
+def smallest_teachers(epsilon: float, cost_of_k, k_now: int, k_max: int = 10**5) -> int | None:
     """The smallest k >= k_now whose step floor is <= eps, for a configuration whose noise
-    scales with k (``cost_of_k(k) -> StepCost``); None if even ``k_max`` is not enough.
+    scales with k (``cost_of_k(k) -> StepCost``); None if even ``k_max`` is not enough
+    (10^5 teachers: tables of over a million rows, where naming a size helps nobody).
     The floor falls as k grows (sigma proportional to k), so doubling then bisection."""
     if cost_of_k(k_now).floor <= epsilon:
         return k_now

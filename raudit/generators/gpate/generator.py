@@ -37,7 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, NoStep  # noqa: F401 - NoStep: importers of gpate
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
@@ -58,10 +58,6 @@ CONFIGS = {
     "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000,
                   teacher_chunk=16),
 }
-
-
-class NoStep(ConfigError):
-    """The run could not take one step at its eps, whatever the data (see :mod:`.budget`)."""
 
 
 SMOOTH_SENSITIVITY_NOTE = (
@@ -204,6 +200,14 @@ class GPate(BatchedGenerator):
                          sigma1=o["sigma1"] or base["sigma1"] * k,
                          sigma2=o["sigma2"] or base["sigma2"] * k, delta=float(delta),
                          data_dependent=hp.accountant == "gnmax")
+
+    def check(self, data, *, epsilon: float, delta: float | None = None, columns=None) -> None:
+        """The base checks, then :meth:`check_step` on the table's shape: a run that
+        cannot take one step is refused before any work (a sweep skips that point)."""
+        super().check(data, epsilon=epsilon, delta=delta, columns=columns)
+        d = self.encoder().fit(data, tuple(columns) if columns else None).transform(data.iloc[:1]).shape[1]
+        delta = self.default_delta if delta is None else delta
+        self.check_step(self.resolve(len(data), data.shape[1]), d, float(epsilon), float(delta))
 
     def check_step(self, hp: GPateHP, d: int, epsilon: float, delta: float) -> None:
         """Refuse, before training, a run that cannot take one step whatever the votes,

@@ -17,7 +17,9 @@ normals per model per teacher round). Two things keep it cheap: normals use BOTH
 Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms take
 two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
 per draw on n numbers, not on M x n. The hash and the uniforms are compiled into one loop
-each where a C++ compiler is present (bit-exact: see :mod:`raudit.generators.nn.compiled`).
+each where a C++ compiler is present and RAUDIT_COMPILE asks for it (bit-exact: see
+:mod:`raudit.generators.nn.compiled`); eager on CPU they run in numpy's uint64 arithmetic
+(:mod:`raudit.generators.nn.hash_np`, the same bits in fewer passes).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from collections.abc import Sequence
 
 import torch
 
-from raudit.generators.nn.compiled import kernel
+from raudit.generators.nn import hash_np
+from raudit.generators.nn.compiled import enabled, kernel
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -97,10 +100,26 @@ def _unit24x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
     return u.reshape(keys.shape[0], -1).to(torch.float32) * 2.0**-24
 
 
-# The hash and its uniforms, compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled):
-# integer arithmetic, and integers below 2^53 scaled by powers of two, give the same bits.
-_unit53, _open53, _unit32x2, _unit24x2 = (kernel(f) for f in (_unit53, _open53, _unit32x2, _unit24x2))
-_hash_kernel = kernel(_hash)
+def _fastest(fn, numpy_fn):
+    """``fn`` compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled): integer
+    arithmetic, and integers below 2^53 scaled by powers of two, give the same bits. Eager on
+    CPU, the numpy version of :mod:`raudit.generators.nn.hash_np` (the same bits, ~3x less CPU);
+    ``.eager`` is the torch reference."""
+    compiled = kernel(fn)
+
+    def run(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        if keys.device.type == "cpu" and hash_np.USABLE and not enabled():
+            return numpy_fn(keys, pos)
+        return compiled(keys, pos)
+
+    run.eager = fn
+    return run
+
+
+_unit53, _open53, _unit32x2, _unit24x2, _hash_kernel = (
+    _fastest(f, g) for f, g in ((_unit53, hash_np.unit53), (_open53, hash_np.open53),
+                                (_unit32x2, hash_np.unit32x2), (_unit24x2, hash_np.unit24x2),
+                                (_hash, hash_np.bits)))
 
 
 def _box_muller(u: torch.Tensor) -> torch.Tensor:
