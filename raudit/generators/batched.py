@@ -251,8 +251,11 @@ class BatchedGenerator(Generator):
         pairs = [done[id(t), id(enc)] for enc, t in zip(encoders, tables)]
         arrays = [a for a, _ in pairs]
         n_max, d = max(a.shape[0] for a in arrays), arrays[0].shape[1]
-        x = np.zeros((len(arrays), n_max, d))
-        labels = np.zeros((len(arrays), n_max))
+        # filled in the training dtype (the cast on assignment rounds as torch's would):
+        # no float64 copy of the M tables to convert afterwards
+        dt = torch.empty(0, dtype=self.dtype).numpy().dtype
+        x = np.zeros((len(arrays), n_max, d), dtype=dt)
+        labels = np.zeros((len(arrays), n_max), dtype=dt)
         for m, (a, lab) in enumerate(pairs):
             x[m, : len(a)] = a
             labels[m, : len(lab)] = lab

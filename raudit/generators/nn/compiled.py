@@ -17,7 +17,9 @@ measurement: the compiled hash gives `paper` 1.15-1.45x and `original` about 1.2
 model-iterations per CPU-second at M = 128 and nothing for `smartnoise`, while each process
 pays about 5 CPU-seconds to load the kernels from the cache (18 to compile them the first
 time), which an audit's chunks win back only over several chunks
-(docs/performance-2026-11.md, section 5).
+(docs/performance-2026-11.md, section 5). Those ratios are against torch's eager hash; eager
+CPU draws now hash in numpy (:mod:`raudit.generators.nn.hash_np`, ~3x less CPU per hash, the
+same bits), which takes most of what compiling the hash gave (docs/performance.md).
 ``1`` needs a C++ compiler (inductor's CPU code generation); without one, eager. Compiled
 kernels are used on CPU only. A kernel that fails to compile falls back to eager for the
 rest of the process, with one warning. Inductor's cache lives under raudit's cache

@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from raudit.generators.events import real_losses
-from raudit.generators.nn.compiled import kernel
+from raudit.generators.nn.compiled import enabled, kernel
+from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -76,14 +77,33 @@ def distinct_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """
     m, n, d = x.shape
     flat = x.reshape(m * n, d)
-    if not bool(torch.isfinite(flat).all()):
+    tables = np.ascontiguousarray(x.detach().cpu().numpy())
+    # the distinct tables first (a chunk's M tables are one or two): sorting their rows
+    # gives the same distinct rows in the same order as sorting all M*N, at a fraction
+    # of the cost; models with equal tables get equal ids
+    source: dict[bytes, int] = {}
+    copy_of = np.array([source.setdefault(t.tobytes(), i) for i, t in enumerate(tables)])
+    distinct = np.unique(copy_of)
+    if not np.isfinite(tables[distinct]).all():
         return flat, torch.arange(m * n, device=x.device).view(m, n)
     # rows as opaque byte strings: numpy sorts those ~10x faster than torch.unique(dim=0)
-    a = np.ascontiguousarray(flat.detach().cpu().numpy())
+    a = tables[distinct].reshape(-1, d)
     _, first, ids = np.unique(a.view(np.dtype((np.void, a.itemsize * d))).ravel(),
                               return_index=True, return_inverse=True)
-    first = torch.as_tensor(first, device=x.device)
-    return flat[first].contiguous(), torch.as_tensor(ids.reshape(m, n), device=x.device)
+    ids = ids.reshape(len(distinct), n)[np.searchsorted(distinct, copy_of)]
+    rows = torch.as_tensor(a[first], device=x.device).to(x.dtype)
+    return rows, torch.as_tensor(ids, device=x.device)
+
+
+def lowest_first(keys: torch.Tensor, b: int) -> torch.Tensor:
+    """``torch.argsort(keys, dim=1, stable=True)[:, :b]``, by a partial sort where it gives
+    the same: when the b + 1 smallest keys of every row are distinct, the b smallest and
+    their order are unique (a tie anywhere in them falls back to the stable sort)."""
+    if b + 1 <= keys.shape[1]:
+        vals, idx = torch.topk(keys, b + 1, dim=1, largest=False, sorted=True)
+        if bool((vals[:, 1:] > vals[:, :-1]).all()):
+            return idx[:, :b]
+    return torch.argsort(keys, dim=1, stable=True)[:, :b]
 
 
 def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tensor:
@@ -107,6 +127,24 @@ def _joint_loss(flat: torch.Tensor, table: torch.Tensor, ids: torch.Tensor, fake
 
 
 _fused_joint_loss = kernel(_joint_loss, exact=False)  # eager unless RAUDIT_COMPILE=fused
+
+
+def _logistic_joint_loss(flat: torch.Tensor, table: torch.Tensor, ids: torch.Tensor,
+                         fake: torch.Tensor, net: tuple, shared: int) -> torch.Tensor:
+    """:func:`_joint_loss` for a logistic teacher (one width-1 layer) on CPU, its real half
+    computed in cache-sized blocks (:mod:`raudit.generators.nn.gathered`): the same bits."""
+    layout, widths, activations = net
+    p, mlp = Stacked(flat, dict(layout)), MLP(list(widths), list(activations))
+    v = p.views()
+    return (bce_logits(gathered_linear1(v["w0"], v["b0"], ids, table), 1.0)
+            + bce_logits(mlp(p, fake, logits=True, shared=shared), 0.0))
+
+
+def _joint_loss_for(net: tuple, device: torch.device):
+    """The fastest exact form of the teachers' joint loss, or the compiled one under fused."""
+    if enabled(exact=False) or device.type != "cpu" or len(net[1]) != 2 or net[1][1] != 1:
+        return _fused_joint_loss
+    return _logistic_joint_loss
 
 
 def teacher_rng(seeds: list[int], k: int, *, first: int = 0, device=None, dtype=None) -> CounterRNG:
@@ -165,8 +203,7 @@ class LocalTeachers:
         keys = self.rng.open_uniform(self.parts.shape[1])
         cols = torch.arange(self.parts.shape[1], device=keys.device)[None, :]
         keys = torch.where(cols < self.sizes, keys, keys + 2.0)
-        pos = torch.argsort(keys, dim=1, stable=True)[:, : self.batch]
-        return torch.minimum(pos, (self.sizes - 1).clamp(min=0))
+        return torch.minimum(lowest_first(keys, self.batch), (self.sizes - 1).clamp(min=0))
 
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
         """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
@@ -188,7 +225,8 @@ class LocalTeachers:
         if (self.update == "joint" and type(self.net).__call__ is MLP.__call__
                 and not (self.partial_batch and self.sample == "first-shuffled")):
             net = (tuple(self.params.layout.items()), tuple(self.net.widths), tuple(self.net.activations))
-            _fused_joint_loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
+            loss = _joint_loss_for(net, self.table.device)
+            loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
             self.opt.step(mask)
             return rows
         real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU

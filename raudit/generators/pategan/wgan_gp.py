@@ -160,8 +160,10 @@ def critic_loss(nets: WganNets, d: Stacked, real: torch.Tensor, fake: torch.Tens
     dx = nets.dx
     inter = (e * real[..., :dx] + (1 - e) * fake[..., :dx]).detach().requires_grad_(True)
     y = real[..., dx:]  # empty unless conditional; the gradient is taken w.r.t. x only, as upstream
-    grad, = torch.autograd.grad(nets.critic(d, torch.cat([inter, y], dim=-1)).sum(), inter,
-                                create_graph=True)
+    # unconditional: y has no columns, and the concatenation would only copy inter (and
+    # its gradients, twice over with create_graph); the same values either way
+    x_inter = torch.cat([inter, y], dim=-1) if y.shape[-1] else inter
+    grad, = torch.autograd.grad(nets.critic(d, x_inter).sum(), inter, create_graph=True)
     norm = torch.sqrt((grad ** 2 + 1e-8).sum(-1))
     return (loss + gp_coef * ((norm - 1) ** 2).mean(1)).sum()
 
