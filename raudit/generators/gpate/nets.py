@@ -43,14 +43,40 @@ class TabularNets:
         return self.generator(p, z)
 
 
+class LabelHeadTeacher(MLP):
+    """A teacher with one output per label (``teacher_label="heads"``): the features go through
+    the MLP, whose two logits are D_0 and D_1, and the record's own label (its last column,
+    0/1) picks one. Each head is trained only on the real and generated rows of its class,
+    so the gradient a generated row of class y receives points from the fakes of class y to
+    the real rows of class y: it says which features go with which label, even with no
+    hidden layer (a conditional GAN's per-class discriminator). Why: a teacher that reads
+    the label as one more input can say so only through a hidden layer, which 1-15 rows per
+    teacher barely train (docs/learning.md)."""
+
+    def __init__(self, d: int, hidden: int = 0):
+        widths = [d - 1, 2] if not hidden else [d - 1, hidden, 2]
+        super().__init__(widths, ["sigmoid"] if not hidden else ["leaky_relu", "sigmoid"])
+
+    def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False,
+                 shared: int = 1) -> torch.Tensor:
+        out = MLP.__call__(self, p, x[..., :-1], logits=True, shared=shared)  # (G, B, 2)
+        y = x[..., -1:]
+        if shared > 1:
+            y = y.repeat_interleave(shared, dim=0)
+        z = torch.where(y > 0.5, out[..., 1:2], out[..., 0:1])
+        return z if logits else torch.sigmoid(z)
+
+
 class LabelledTabularNets(TabularNets):
     """The tabular nets with a conditional generator: the last z coordinate becomes a label
     y ~ Bernoulli(``prior``) (public), fed beside the rest of z; the network writes the
     d - 1 features and y is appended (:mod:`raudit.generators.labelled`)."""
 
-    def __init__(self, d: int, prior: float, teacher_hidden: int = 0):
+    def __init__(self, d: int, prior: float, teacher_hidden: int = 0, teacher_label: str = "input"):
         super().__init__(d, teacher_hidden)
         self.prior = prior
+        if teacher_label == "heads":
+            self.teacher = LabelHeadTeacher(d, teacher_hidden)
         self.generator = MLP([d, d, max(1, d // 2), d - 1], ["relu", "relu", "sigmoid"])
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
@@ -182,14 +208,15 @@ class LabelledImageNets(ImageNets):
 
 
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
-             teacher_hidden: int = 0, label_channel: bool = False):
+             teacher_hidden: int = 0, label_channel: bool = False, teacher_label: str = "input"):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
-    ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width."""
+    ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width;
+    ``teacher_label="heads"`` (conditional tabular only): :class:`LabelHeadTeacher`."""
     if kind == "tabular":
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
-        return LabelledTabularNets(d, label_prior, teacher_hidden)
+        return LabelledTabularNets(d, label_prior, teacher_hidden, teacher_label)
     z = {"label_channel": label_channel} if z_dim is None else {"z_dim": z_dim, "label_channel": label_channel}
     return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 
