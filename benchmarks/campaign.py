@@ -1,11 +1,14 @@
 """Campaign engine benchmark: 1 vs 2 workers, per-chunk overhead, one pool vs a Ray
 session per audit.
 
-    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25]
+    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25] [--scaling-only]
 
 Runs two worst-case querybased audits (paper, original; M models per chunk, a fixed
 number of iterations per model) as one campaign, and prints:
-* the campaign's wall time with 1 and 2 Ray workers (one pool for both jobs), the speed-up;
+* the campaign's wall time with 1 and 2 Ray workers (one pool for both jobs), the speed-up,
+  and where the CPU went: seconds of the driver (this process), the chunk actors, the
+  raylet, the GCS and Ray's other daemons (dashboard, agents, monitors), per model and
+  the driver's share (sampled every 0.2 s; what a loaded machine does not distort);
 * the engine's per-chunk overhead on the 2-worker pool: the pool's wall time minus the
   actors' start-up (timed with no-op chunks) minus the chunks' own compute time (summed
   from the rows' wall_s) divided by the workers, per chunk and as a share of a chunk;
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +41,71 @@ from raudit.runs.audit import run_audit
 from raudit.runs.schedule import schedule
 
 IMPLS = ("paper", "original")
+
+
+class ProcessCPU:
+    """CPU seconds of this process and its descendants by kind while the block runs.
+
+    Children are sampled every ``every`` s, so one that exits loses at most that much;
+    the driver is read exactly at both ends."""
+
+    KINDS = ("driver", "actors", "raylet", "gcs", "ray daemons")
+
+    def __init__(self, every: float = 0.2):
+        import ray  # noqa: F401 - puts Ray's bundled psutil on the path
+        import psutil
+
+        self.me, self.every = psutil.Process(), every
+        self.seen: dict[int, tuple[str, float]] = {}
+        self.by: dict[str, float] = {}
+
+    @staticmethod
+    def kind(cmdline: list[str]) -> str:
+        line = " ".join(cmdline)
+        if "gcs_server" in line:
+            return "gcs"
+        if "raylet/raylet" in line:
+            return "raylet"
+        if line.startswith("ray::") and "Agent" not in line:
+            return "actors"  # ray::ChunkActor, ray::IDLE
+        return "ray daemons"
+
+    def _sample(self) -> None:
+        for p in self.me.children(recursive=True):
+            try:
+                t = p.cpu_times()
+                kind = self.seen[p.pid][0] if p.pid in self.seen else self.kind(p.cmdline())
+                self.seen[p.pid] = (kind, t.user + t.system)
+            except Exception:  # noqa: BLE001 - it exited between listing and reading
+                pass
+
+    def __enter__(self) -> "ProcessCPU":
+        t = self.me.cpu_times()
+        self._d0 = t.user + t.system
+        self._stop = threading.Event()
+
+        def loop() -> None:
+            while not self._stop.wait(self.every):
+                self._sample()
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        t = self.me.cpu_times()
+        self.by = dict.fromkeys(self.KINDS, 0.0)
+        self.by["driver"] = t.user + t.system - self._d0
+        for kind, cpu in self.seen.values():
+            self.by[kind] += cpu
+
+    def line(self, models: int) -> str:
+        total = sum(self.by.values())
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in self.by.items())
+        return (f"CPU {total:.1f} s ({total / models * 1000:.1f} ms per model): {parts}; "
+                f"driver share {self.by['driver'] / total:.1%}")
 
 
 def noop(spec: dict) -> int:
@@ -145,6 +214,8 @@ def main() -> None:
     ap.add_argument("--extrapolate", default=None, help="a campaign file to extrapolate")
     ap.add_argument("--m", type=int, default=32)
     ap.add_argument("--overhead-only", action="store_true")
+    ap.add_argument("--scaling-only", action="store_true",
+                    help="only the 1 -> 2 worker campaigns and their CPU")
     ap.add_argument("--cap", type=int, default=None,
                     help="--extrapolate: stop the timing fits after this many iterations")
     ap.add_argument("--only", nargs="*", default=None)
@@ -173,12 +244,15 @@ def main() -> None:
         walls = {}
         for w in (1, 2):
             t0 = time.perf_counter()
-            run_campaign(cfg, tmp / f"w{w}", EngineConfig(workers=w))
+            with ProcessCPU() as cpu:
+                run_campaign(cfg, tmp / f"w{w}", EngineConfig(workers=w))
             walls[w] = time.perf_counter() - t0
             print(f"campaign, {w} worker(s): {models} models x {a.iters} iterations in "
                   f"{walls[w]:.1f} s ({models / walls[w] * 3600:,.0f} models/hour, Ray "
-                  "start-up and analysis included)")
+                  f"start-up and analysis included); {cpu.line(models)}", flush=True)
         print(f"speed-up 1 -> 2 workers: {walls[1] / walls[2]:.2f}x")
+        if a.scaling_only:
+            return
         chunk_s = overhead(cfg, tmp / "engine", 2)
         rows = pd.read_parquet(tmp / "engine" / "shadow").drop(columns=["job"]).head(a.chunk)
         engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}

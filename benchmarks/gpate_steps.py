@@ -1,7 +1,7 @@
 """G-PATE on MNIST: CPU seconds per training step against the number of teachers.
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/gpate_steps.py 100 400 3733 \
-        --batch 64 --z-dim 50 --steps 3 [--profile] [--chunk 256]
+        --batch 64 --z-dim 50 --steps 3 [--profile] [--chunk 256] [--kernels reference]
 
 ``config=image`` on the 56,000 MNIST training rows, one torch thread, eps 1e6 so that every
 step is taken; each k trains ``--steps`` + 1 steps and the CPU time (``process_time``, so a
@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--z-dim", type=int, default=None)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=None, help="teachers per block (option teacher_chunk)")
+    ap.add_argument("--kernels", default=None, choices=["fast", "reference"],
+                    help="the image teachers' path (option teacher_kernels; default fast)")
     ap.add_argument("--peak", type=float, default=88.0, help="one core's fp32 peak, GFLOP/s")
     ap.add_argument("--profile", action="store_true")
     a = ap.parse_args(argv)
@@ -61,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
                 prof.__enter__()
 
         opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch)
-        opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk)) if v})
+        opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk),
+                                                    ("teacher_kernels", a.kernels)) if v})
         gen = generators.get("gpate")(**opts)
         t0 = time.process_time()
         gen.fit_many([ds.train], epsilon=1e6, seeds=[0], progress=tick)

@@ -7,6 +7,10 @@ iterations per model when the models stopped by eps within the cap), plus this m
 speed (raudit.runs.reference.measure_speed, the median of 5). Run it on a quiet machine.
 
     RAUDIT_DATA_DIR=/work/shared/data python benchmarks/reference_rates.py configs/*.yaml
+
+``--add`` keeps the file's set-ups and speed and measures only the set-ups it lacks, each
+rate scaled to the file's reference speed by this machine's speed measured now (so the
+entries stay comparable).
 """
 
 from __future__ import annotations
@@ -27,8 +31,13 @@ from raudit.runs.job_estimate import CAL_M
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("configs", nargs="+")
+    ap.add_argument("--add", action="store_true", help="keep the file's set-ups; measure the missing")
     a = ap.parse_args()
-    setups: dict[str, dict] = {}
+    old = json.loads(reference.PATH.read_text()) if a.add else {}
+    setups: dict[str, dict] = dict(old.get("setups", {}))
+    # --add: this machine's speed now, to put new rates on the file's reference scale
+    scale = (float(old["speed"]) / statistics.median(reference.measure_speed() for _ in range(5))
+             if a.add else 1.0)
     for path in a.configs:
         for job in load_jobs(path)[1]:
             if job.kind == "inspect":
@@ -44,14 +53,20 @@ def main() -> None:
             # only a stop by eps before the cap is a fact to keep (not the cap itself)
             stopped = (cal.iterations if cal.iterations is not None
                        and cal.iterations < cap else None)
-            setups[k] = {"rate": round(cal.cpu_rate, 3), "m": CAL_M, "iterations": stopped}
+            setups[k] = {"rate": round(cal.cpu_rate * scale, 3), "m": CAL_M, "iterations": stopped}
             print(f"{impl:12s} {dataset!s:14s} {cal.cpu_rate:9.1f} model-it/CPU-s"
                   f"{'' if stopped is None else f', stops at {stopped}'}", flush=True)
-    speed = statistics.median(reference.measure_speed() for _ in range(5))
-    out = {"machine": machine(), "python": platform.python_version(), "speed": round(speed, 1),
-           "load": load_average(),
-           "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "configs": a.configs, "setups": setups}
+    if a.add:
+        speed = float(old["speed"])
+        out = {**old, "configs": sorted(set(old["configs"]) | set(a.configs)), "setups": setups,
+               "added_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "added_load": load_average()}
+    else:
+        speed = statistics.median(reference.measure_speed() for _ in range(5))
+        out = {"machine": machine(), "python": platform.python_version(),
+               "speed": round(speed, 1), "load": load_average(),
+               "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "configs": a.configs, "setups": setups}
     reference.PATH.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{len(setups)} set-ups, speed {speed:,.0f} steps/CPU-s -> {reference.PATH}")
 

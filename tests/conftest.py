@@ -35,8 +35,14 @@ def kill_actor_after_first_part(monkeypatch):
     def append_then_kill(self, table, rows):
         path = real_append(self, table, rows)
         if table == "shadow" and not killed:
-            for p in psutil.process_iter(["cmdline"]):
-                if any("ChunkActor" in part for part in (p.info["cmdline"] or [])):
+            # this run's actors only (the local Ray it started is its descendant): on a
+            # shared machine another run's actors are not this test's to kill
+            for p in psutil.Process().children(recursive=True):
+                try:
+                    cmdline = p.cmdline()
+                except psutil.Error:
+                    continue
+                if any("ChunkActor" in part for part in cmdline):
                     p.kill()
                     killed.append(p.pid)
                     break

@@ -45,6 +45,7 @@ class ConfidentGNMaxAccountant(Accountant):
         self.rdp = np.zeros((self.models, o.size))
         self.queries = np.zeros(self.models, dtype=np.int64)
         self.answered = np.zeros(self.models, dtype=np.int64)
+        self._memo = None  # the last increments computed (see _increment)
 
     @property
     def alpha(self) -> np.ndarray:
@@ -59,9 +60,7 @@ class ConfidentGNMaxAccountant(Accountant):
                                       f"keeps {self.models}")
             inc = np.zeros_like(self.rdp)
             if mask.any():
-                inc[mask] = rdp_confident_gnmax(event.counts[mask], event.answered[mask],
-                                                event.threshold, event.sigma1, event.sigma2,
-                                                self.orders, data_dependent=self.data_dependent)
+                inc[mask] = self._increment(event, mask)
             queries = event.counts.shape[1]
             answered = event.answered.sum(axis=1)
         elif isinstance(event, GNMaxThreshold):
@@ -73,6 +72,25 @@ class ConfidentGNMaxAccountant(Accountant):
         if not np.all(np.isfinite(inc)) or np.any(inc < 0):
             raise ConfigError("the RDP increment is not a finite non-negative number")
         return mask, inc, queries, answered
+
+    def _increment(self, event: ConfidentGNMax, mask: np.ndarray) -> np.ndarray:
+        """The RDP increments of the masked models' queries.
+
+        G-PATE asks ``eps_if`` of a step's votes, then composes the same votes for the models
+        that may take the step (a subset): the rows of the first call are kept and reused
+        when the votes, their parameters and the models match (a model's row depends on its
+        own queries only, so it is the same number either way).
+        """
+        key = (event.threshold, event.sigma1, event.sigma2)
+        memo = self._memo
+        if (memo is not None and memo[0] == key and not np.any(mask & ~memo[1])
+                and np.array_equal(memo[2], event.counts) and np.array_equal(memo[3], event.answered)):
+            return memo[4][mask[memo[1]]]
+        rows = rdp_confident_gnmax(event.counts[mask], event.answered[mask], event.threshold,
+                                   event.sigma1, event.sigma2, self.orders,
+                                   data_dependent=self.data_dependent)
+        self._memo = (key, mask.copy(), np.array(event.counts), np.array(event.answered), rows)
+        return rows
 
     def _apply(self, increment) -> None:
         mask, inc, queries, answered = increment

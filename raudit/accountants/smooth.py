@@ -34,7 +34,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
 
@@ -119,6 +119,10 @@ def logq0_gnmax(sigma: float, order: float) -> float:
         lo *= 1.5
         if lo < -1e6:
             return -math.inf  # never data-dependent at this order
+    # imported here: scipy.optimize costs every process that loads a PATE generator (a Ray
+    # actor's start-up) ~0.5 CPU-s, and only this data-dependent search needs it
+    from scipy import optimize
+
     return float(optimize.bisect(lambda lq: 1.0 if dep_below(lq) else -1.0, lo, hi, xtol=1e-12))
 
 

@@ -4,7 +4,9 @@ single `raudit audit` / `raudit utility` (a one-job schedule), so all run the sa
 ``schedule(jobs, out, engine, progress, notice)`` opens every job (its pending chunks,
 resuming), queues all chunks job after job on one pool (``raudit.engine.driver``),
 routes each finished chunk to its job (which stores it, and may hand back its next
-stage's chunks: they join the same queue), then lets every job analyse its results.
+stage's chunks: they join the same queue), and lets a job analyse its results as soon
+as its last chunk is stored: the actors go on with the queued chunks of the next jobs
+meanwhile, instead of every analysis waiting for the whole pool to drain.
 A job that raises a :class:`RauditError` (its probe, every model failed) is recorded
 as failed, with the exception, and the others go on.
 """
@@ -55,6 +57,20 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
             done.errors[job.name] = exc
     live = {j.name: j for j in jobs if j.name not in done.errors}
     total = sum(j.total for j in live.values())
+    pending: dict[str, int] = {}  # job -> its chunks not yet reported
+    for spec in specs:
+        pending[spec["job"]] = pending.get(spec["job"], 0) + 1
+
+    def finish(job) -> None:
+        if job.name in done.errors or job.name in done.results:
+            return
+        try:
+            done.results[job.name] = job.finish()
+        except RunInterrupted:
+            raise
+        except RauditError as exc:
+            done.errors[job.name] = exc
+
     with contextlib.ExitStack() as stack:
         bars = {}
         if overall is not None:
@@ -77,19 +93,17 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
             if first[0] is not None and error is None and rows:
                 call, first[0] = first[0], None
                 call(job, rows)
+            pending[job.name] += len(more) - 1
+            if not pending[job.name]:  # its last chunk: analyse while the pool goes on
+                finish(job)
             return more
 
         if specs:
             with session(engine):
                 done.stats = run_chunks(run_spec, specs, on_done=on_done, config=engine,
                                         weight=weight, progress=bars.get(None))
-    for name, job in live.items():
-        if name in done.errors:
-            continue
-        try:
-            done.results[name] = job.finish()
-        except RauditError as exc:
-            done.errors[name] = exc
+    for job in live.values():  # jobs with nothing left to run (resumed), in job order
+        finish(job)
     return done
 
 

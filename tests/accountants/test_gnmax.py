@@ -150,3 +150,62 @@ def test_bad_events_are_rejected_and_change_nothing():
     with pytest.raises(ConfigError):
         acct.compose(_event(np.ones((3, 2, 4)), np.ones((3, 2))))
     assert np.all(acct.rdp == 0)
+
+
+def test_bound_on_distinct_values_is_bit_identical_to_every_query():
+    # rdp_gnmax evaluates each distinct log q once and gathers: the same bits as evaluating
+    # every query (G-PATE's steps repeat a few vote histograms thousands of times)
+    rng = np.random.default_rng(3)
+    counts = rng.multinomial(6, rng.dirichlet(np.full(10, 0.3)), size=(6, 300))
+    for sigma in (2.0, 10.0):
+        logq = G.logq_gnmax(counts, sigma)
+        assert np.unique(logq).size < logq.size / 10
+        np.testing.assert_array_equal(G.rdp_gnmax(logq, sigma, ORDERS),
+                                      G._rdp_gnmax(logq, sigma, ORDERS))
+    with_fixed = np.array([[-np.inf, -3.0, -np.inf], [-3.0, -0.5, -40.0]])
+    np.testing.assert_array_equal(G.rdp_gnmax(with_fixed, 4.0, ORDERS),
+                                  G._rdp_gnmax(with_fixed, 4.0, ORDERS))
+
+
+@pytest.mark.parametrize("k,models,queries", [(5, 32, 320), (40, 3, 57), (3733, 1, 640)])
+def test_summed_confident_gnmax_is_bit_identical_to_the_materialised_sums(k, models, queries):
+    # rdp_confident_gnmax sums the per-query curves without building (M, Q, L): the same
+    # additions in numpy's order, so the same bits as the plain expression below
+    rng = np.random.default_rng(k)
+    counts = rng.multinomial(k, rng.dirichlet(np.full(10, 0.2)), size=(models, queries))
+    answered = rng.random((models, queries)) < 0.6
+    s1, s2, t = 0.75 * k, 0.25 * k, 0.5 * k
+    got = G.rdp_confident_gnmax(counts, answered, t, s1, s2, ORDERS)
+    thresh = G.rdp_threshold(G.logpr_answered(counts, t, s1), s1, ORDERS).sum(axis=1)
+    gn = G.rdp_gnmax(G.logq_gnmax(counts, s2), s2, ORDERS)
+    np.testing.assert_array_equal(got, thresh + (gn * answered[..., None]).sum(axis=1))
+
+
+def test_logq_on_distinct_gaps_is_bit_identical():
+    from scipy.special import log_ndtr
+
+    rng = np.random.default_rng(1)
+    c = rng.multinomial(50, rng.dirichlet(np.full(10, 0.3)), size=(4, 100)).astype(np.float64)
+    top = np.argmax(c, axis=-1)
+    terms = log_ndtr(-(np.take_along_axis(c, top[..., None], axis=-1) - c) / (math.sqrt(2.0) * 7.0))
+    terms = np.where(np.arange(10) == top[..., None], -np.inf, terms)
+    with np.errstate(divide="ignore"):
+        want = np.minimum(np.logaddexp.reduce(terms, axis=-1), math.log(0.9))
+    np.testing.assert_array_equal(G.logq_gnmax(c, 7.0), want)
+
+
+def test_compose_after_eps_if_reuses_rows_and_equals_a_fresh_charge():
+    rng = np.random.default_rng(5)
+    counts = rng.multinomial(100, rng.dirichlet(np.full(4, 0.3)), size=(3, 40))
+    answered = rng.random((3, 40)) < 0.5
+    a, b = create("gnmax", models=3), create("gnmax", models=3)
+    a.eps_if(_event(counts, answered), 1e-5)
+    subset = np.array([True, False, True])
+    a.compose(_event(counts, answered, subset))  # the rows of eps_if, for a subset
+    b.compose(_event(counts, answered, subset))
+    np.testing.assert_array_equal(a.rdp, b.rdp)
+    counts[0, 0] = np.roll(counts[0, 0], 1)  # votes changed in place: computed afresh
+    a.compose(_event(counts, answered))
+    b.compose(_event(counts, answered))
+    np.testing.assert_array_equal(a.rdp, b.rdp)
+    assert a.queries.tolist() == [80, 40, 80]

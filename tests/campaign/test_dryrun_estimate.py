@@ -79,3 +79,15 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
     assert by["cervical-original"]["iterations_per_model"] == 1000
     _, cells, _ = dryrun.plan_view({"name": "study-audit"}, rows, LOCAL)
     assert cells[-1][7].startswith("<=")  # the total: at most
+
+
+@pytest.mark.slow
+def test_the_reference_table_covers_every_config_it_names():
+    # a config edited without re-running benchmarks/reference_rates.py (--add) would make
+    # its --dry-run calibrate on the user's machine again: minutes on a busy one
+    table = reference._table()
+    assert table.get("configs"), "raudit/runs/reference-rates.json names no configs"
+    missing = [f"{path}: {job.name}" for path in table["configs"]
+               for job in load_jobs(path)[1] if job.kind != "inspect"
+               and reference.lookup(cb.job_fit(job)) is None]
+    assert not missing, f"set-ups without a reference rate: {missing}"

@@ -30,3 +30,14 @@ def test_reduced_learning_threshold_config_keeps_the_reference_generators():
         assert (r["fits"], r["samples"], r["classifiers"]) == (3, 1, ["lr"])
     assert {s.settings["dataset"] for s in red} == {"breast-cancer", "cervical"}
     assert {s.settings["dataset"] for s in ref} == {"cervical", "epileptic", "isolet"}
+
+
+def test_gpate_heads_config_plans_and_names_every_non_default_option():
+    from raudit import generators
+
+    (spec,) = _jobs("gpate-tabular-heads.yaml")
+    r = spec.settings
+    assert r["impl"] == "gpate" and r["control"] == "coin" and r["epsilons"] == [10.0]
+    hp = generators.get("gpate")(**r["options"]).resolve(1247, 618)
+    assert (hp.teacher_label, hp.teacher_steps, hp.teacher_lr, hp.teacher_decay, hp.bins,
+            hp.teachers, hp.batch) == ("heads", 10, 0.01, 0.1, 2, 249, 6)

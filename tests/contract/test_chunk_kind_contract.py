@@ -28,3 +28,38 @@ def test_run_spec_calls_the_function_where_it_lives_now(kind, monkeypatch):
 def test_an_unknown_kind_is_refused():
     with pytest.raises(UnknownNameError, match="unknown chunk kind 'os:system'"):
         dispatch.run_spec({"job": "j", "kind": "os:system", "chunk": {}})
+
+
+def test_a_light_home_is_the_same_function(kind):
+    fn = dispatch.CHUNK_KINDS.get(kind)
+    if fn.light is not None:
+        assert import_path(fn.light) is import_path(fn.path)
+
+
+@pytest.mark.slow
+def test_a_fresh_worker_runs_an_audit_chunk_without_the_analysis_stack(tmp_path):
+    """What a new Ray actor imports for its first audit chunk: not the runner, not
+    scikit-learn (about a CPU-second of every actor's start-up), and the same rows."""
+    import json
+    import subprocess
+    import sys
+
+    from raudit.audit.runner import AuditRequest
+
+    job = jobs.AuditJob("j", AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                          chunk_size=2, options={"max_iter": 2}))
+    spec = job.open(tmp_path, lambda m: None, None, False)[0]
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    code = ("import json, sys\n"
+            "from raudit.runs.dispatch import run_spec\n"
+            f"rows = run_spec(json.load(open({str(tmp_path / 'spec.json')!r})))\n"
+            "heavy = [m for m in ('sklearn', 'raudit.audit.runner') if m in sys.modules]\n"
+            "print(json.dumps({'heavy': heavy, 'seeds': [r['seed'] for r in rows],\n"
+            "                  'features': [list(r['features_vec']) for r in rows]}))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["heavy"] == []
+    here = dispatch.run_spec(spec)  # the runner is loaded in this process
+    assert got["seeds"] == [r["seed"] for r in here]
+    assert got["features"] == [[float(v) for v in r["features_vec"]] for r in here]

@@ -195,3 +195,48 @@ def test_a_linear_teacher_points_both_labels_the_same_way_a_hidden_layer_need_no
     assert torch.allclose(lin[0], lin[1])
     hid = grads(16)
     assert not torch.allclose(hid[0], hid[1])
+
+
+def test_label_heads_teacher_reads_the_label_only_to_pick_its_head():
+    """teacher_label=heads: the logit of (x, y) is head y's logit on x, so the gradient a
+    record receives depends on its label even with no hidden layer (the linear teacher's
+    does not, test above); the shared-batch path equals copying the batch to each teacher."""
+    from raudit.generators.gpate.nets import LabelHeadTeacher, nets_for
+
+    net = nets_for("tabular", 3, 0.5, teacher_label="heads").teacher
+    assert isinstance(net, LabelHeadTeacher) and net.widths == [2, 2]
+    p = net.create(CounterRNG([5]))
+    x = torch.tensor([[[0.2, 0.7, 0.0], [0.2, 0.7, 1.0]]], requires_grad=True)
+    out = net(p, x, logits=True)
+    w, b = p.views()["w0"][0], p.views()["b0"][0]
+    heads = x[0, :, :2].detach() @ w + b  # (2 records, 2 heads)
+    assert torch.allclose(out[0, :, 0], torch.stack([heads[0, 0], heads[1, 1]]))
+    (g,) = torch.autograd.grad(out.sum(), x)
+    assert torch.allclose(g[0, 0, :2], w[:, 0]) and torch.allclose(g[0, 1, :2], w[:, 1])
+    assert float(g[0, :, 2].abs().sum()) == 0.0  # the label picks, it is not moved
+    p3 = net.create(CounterRNG([0, 1]), copies=3)
+    xs = torch.rand(2, 4, 3)  # 2 models (seeds) x 3 teachers each
+    xs[..., -1] = torch.tensor([0.0, 1.0, 1.0, 0.0])
+    assert torch.allclose(net(p3, xs, shared=3, logits=True),
+                          net(p3, xs.repeat_interleave(3, dim=0), logits=True), atol=1e-6)
+
+
+def test_teacher_heads_lr_and_decay_are_options_whose_defaults_keep_the_reference():
+    hp = generators.get("gpate")().resolve(120, 4)
+    assert (hp.teacher_label, hp.teacher_lr, hp.teacher_decay) == ("input", None, 0.0)
+    for bad in ({"teacher_label": "heads"}, {"teacher_label": "nope", "conditional": True},
+                {"config": "image", "conditional": True, "teacher_label": "heads"},
+                {"teacher_lr": 0.0}, {"teacher_decay": -0.1}):
+        with pytest.raises(ConfigError):
+            generators.get("gpate")(**bad)
+    # clip wide enough that the votes see the gradients' size, not only their signs
+    base = dict(conditional=True, teachers=4, sigma1=2.0, sigma2=1.0, max_iter=10, clip=0.05)
+    fit = lambda **o: generators.get("gpate")(**base, **o).fit(table(), epsilon=1e6, seed=0)
+    ref = fit()
+    same = fit(teacher_lr=1e-3, teacher_decay=0.0)  # the defaults spelt out
+    pd.testing.assert_frame_equal(same.sample(5, seed=1), ref.sample(5, seed=1))
+    assert same.summary()["eps_hat"] == ref.summary()["eps_hat"]
+    for o in ({"teacher_label": "heads"}, {"teacher_lr": 1e-2}, {"teacher_decay": 10.0}):
+        g = fit(**o)
+        assert g.summary()["iterations"] == 10
+        assert not g.sample(5, seed=1).equals(ref.sample(5, seed=1))  # the option reaches training

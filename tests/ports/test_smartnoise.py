@@ -208,3 +208,35 @@ def test_tables_with_other_one_hot_widths_train_apart():
     alone = SmartNoise(**opts).fit(d_out, epsilon=1e6, seed=1)
     pd.testing.assert_frame_equal(many[1].sample(20, seed=0), alone.sample(20, seed=0))
     assert 8 not in set(many[1].sample(200, seed=0)["count"])
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_generator_forward_without_gradients_has_the_same_bits(binary):
+    """The in-place forward used for the teachers' and votes' fakes (no autograd) against
+    the autograd forward the generator step uses."""
+    from raudit.generators.pategan.smartnoise.nets import ResidualGenerator
+
+    for m, n, latent, d in [(3, 96, 64, 30), (2, 7, 8, 13)]:
+        net, rng = ResidualGenerator(latent, d, binary), CounterRNG(list(range(m)), dtype=torch.float64)
+        p = net.create(rng)
+        z = rng.uniform(n, latent)
+        with torch.no_grad():
+            fast = net(p, z)
+        assert torch.equal(fast, net(p, z).detach())
+
+
+def test_fakes_drawn_in_blocks_of_models_train_the_same_bits(monkeypatch):
+    """loop.fakes draws the no-gradient fakes block by block over the models (cache-sized
+    blocks): blocks of 1 and 2 models and all at once give the same trained models."""
+    from raudit.generators.pategan.smartnoise import port
+
+    tables, seeds = [table(seed=1)] * 4 + [table(seed=2)], [11, 12, 13, 14, 15]
+    opts = dict(teachers=3, batch=16, max_iter=6)
+    out = []
+    for block in (None, 3 * 16 * 64, 2 * 3 * 16 * 64):  # all, 1 model, 2 models per block
+        monkeypatch.setattr(port, "BLOCK_ELEMENTS", block)
+        many = SmartNoise(**opts).fit_many(tables, epsilon=1e6, seeds=seeds)
+        out.append([(m._batch.trained.generator.flat, m.summary()["iterations"]) for m in many])
+    for other in out[1:]:
+        for (a, it_a), (b, it_b) in zip(out[0], other):
+            assert it_a == it_b and torch.equal(a, b)

@@ -46,7 +46,11 @@ class ChunkedTeachers(LocalTeachers):
         return fake[torch.arange(a, b, device=fake.device) // self.k]
 
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
-        if (len(self._blocks()) == 1 or self.update != "joint"
+        # the image teachers' fast kernels take real and generated rows in ONE forward (half
+        # the convolution calls, each on a larger batch), in blocks even when one block holds
+        # every teacher, so that the block size never changes which path runs
+        one_pass = getattr(self.net, "kernels", None) == "fast"
+        if ((len(self._blocks()) == 1 and not one_pass) or self.update != "joint"
                 or (self.partial_batch and self.sample == "first-shuffled")):
             return super().step(fake, active)
         pos = self._positions()
@@ -55,10 +59,16 @@ class ChunkedTeachers(LocalTeachers):
         mask = None if active is None else active.repeat_interleave(self.k)
         fake = fake.detach()
         grad = torch.empty_like(self.params.flat)
+        nr = real.shape[1]
         for a, b in self._blocks():
             sub = self._sub(a, b)
-            loss = (bce_logits(self.net(sub, real[a:b], logits=True), 1.0)
-                    + bce_logits(self.net(sub, self._fake_rows(fake, a, b), logits=True), 0.0))
+            if one_pass:  # the same per-group means; the weight sums run over both batches at once
+                logits = self.net(sub, torch.cat([real[a:b], self._fake_rows(fake, a, b)], dim=1),
+                                  logits=True)
+                loss = bce_logits(logits[:, :nr], 1.0) + bce_logits(logits[:, nr:], 0.0)
+            else:
+                loss = (bce_logits(self.net(sub, real[a:b], logits=True), 1.0)
+                        + bce_logits(self.net(sub, self._fake_rows(fake, a, b), logits=True), 0.0))
             (grad[a:b],) = torch.autograd.grad(loss, sub.flat)
         self.params.flat.grad = grad
         self.opt.step(mask)

@@ -51,12 +51,13 @@ from raudit.generators.pategan.options import positive, teachers_for
 #: per configuration: rows per teacher (k = N // ratio), batch, k_proj, sigma1 and sigma2 as
 #: fractions of k (the reference MNIST run: 60,000 rows, 4,000 teachers, sigma1 = 3000,
 #: sigma2 = 1000), iteration cap, teachers per block of the teacher step (:mod:`.chunked`:
-#: the same numbers in bounded memory; None: all at once)
+#: the same numbers in bounded memory; None: all at once; image: 4 with the fast kernels, 16,
+#: the earlier default, with ``teacher_kernels="reference"``, both chosen by measurement)
 CONFIGS = {
     "tabular": dict(ratio=15, batch=30, k_proj=5, sigma1=0.75, sigma2=0.25, max_iter=10_000,
-                    teacher_chunk=None),
+                    teacher_chunk=None, reference_chunk=None),
     "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000,
-                  teacher_chunk=16),
+                  teacher_chunk=4, reference_chunk=16),
 }
 
 
@@ -88,6 +89,10 @@ class GPateHP:
     teacher_chunk: int | None = None
     teacher_hidden: int = 0
     label_channel: bool = False
+    teacher_label: str = "input"
+    teacher_lr: float | None = None
+    teacher_decay: float = 0.0
+    teacher_kernels: str = "fast"
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,10 @@ class GPateOptions(OptionsObject):
     teacher_chunk: int | None = None
     teacher_hidden: int = 0
     label_channel: bool = False
+    teacher_label: Literal["input", "heads"] = "input"
+    teacher_lr: float | None = None
+    teacher_decay: float = 0.0
+    teacher_kernels: Literal["fast", "reference"] = "fast"
 
 
 class GPate(BatchedGenerator):
@@ -146,6 +155,9 @@ class GPate(BatchedGenerator):
         for name, value in (("clip", o.clip), ("thresh", o.thresh), ("lr", o.lr)):
             positive(name, value)
         positive("sigma1", o.sigma1, allow_none=True)
+        positive("teacher_lr", o.teacher_lr, allow_none=True)
+        if not isinstance(o.teacher_decay, (int, float)) or o.teacher_decay < 0:
+            raise ConfigError(f"teacher_decay must be a non-negative number, got {o.teacher_decay!r}")
         positive("sigma2", o.sigma2, allow_none=True)
         if o.bins < 2:
             raise ConfigError(f"bins must be at least 2, got {o.bins}")
@@ -161,6 +173,16 @@ class GPate(BatchedGenerator):
             raise ConfigError(f"label_channel must be true or false, got {o.label_channel!r}")
         if o.label_channel and o.config != "image":
             raise ConfigError("label_channel is for config=image (tabular: -o teacher_hidden)")
+        if o.teacher_kernels not in ("fast", "reference"):
+            raise ConfigError(f"teacher_kernels must be fast or reference, got {o.teacher_kernels!r}")
+        if o.teacher_kernels != "fast" and o.config != "image":
+            raise ConfigError("teacher_kernels is for config=image (the tabular teachers have no "
+                              "convolutions)")
+        if o.teacher_label not in ("input", "heads"):
+            raise ConfigError(f"teacher_label must be input or heads, got {o.teacher_label!r}")
+        if o.teacher_label == "heads" and (o.config != "tabular" or not o.conditional):
+            raise ConfigError("teacher_label=heads needs config=tabular and conditional=true "
+                              "(a head per label of the generator's public 0/1 label)")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
@@ -180,12 +202,15 @@ class GPate(BatchedGenerator):
         k = teachers_for(n_rows, o["teachers"], ratio=base["ratio"])
         batch = o["batch"] or base["batch"]
         teacher_batch = o["teacher_batch"] or max(1, min(batch, n_rows // k))
+        chunk = o["teacher_chunk"] or base["reference_chunk" if o["teacher_kernels"] == "reference"
+                                           else "teacher_chunk"]
         return GPateHP(o["config"], k, batch, teacher_batch, o["max_iter"] or base["max_iter"],
                        o["k_proj"] or base["k_proj"], o["clip"], o["bins"], o["thresh"],
                        o["sigma1"] or base["sigma1"] * k, o["sigma2"] or base["sigma2"] * k, o["lr"],
                        o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
-                       o["z_dim"], o["teacher_chunk"] or base["teacher_chunk"], o["teacher_hidden"],
-                       o["label_channel"])
+                       o["z_dim"], chunk, o["teacher_hidden"], o["label_channel"],
+                       o["teacher_label"], o["teacher_lr"], float(o["teacher_decay"]),
+                       o["teacher_kernels"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -237,10 +262,12 @@ class GPate(BatchedGenerator):
         cfg = GPateConfig(k=hp.teachers, batch=hp.batch, teacher_batch=hp.teacher_batch, agg=agg,
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant,
-                          teacher_chunk=hp.teacher_chunk)
+                          teacher_chunk=hp.teacher_chunk, teacher_lr=hp.teacher_lr,
+                          teacher_decay=hp.teacher_decay)
         prior = self.options["label_prior"] if self.options["conditional"] else None
         nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
-                        label_channel=hp.label_channel)
+                        label_channel=hp.label_channel, teacher_label=hp.teacher_label,
+                        kernels=hp.teacher_kernels)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

@@ -50,6 +50,8 @@ class GPateConfig:
     accountant: str = "gnmax"  # gnmax (data-dependent) | gnmax-independent
     orders: tuple[float, ...] | None = None
     teacher_chunk: int | None = None  # teachers per block (:mod:`.chunked`); None: all at once
+    teacher_lr: float | None = None  # the teachers' Adam lr; None: ``lr`` (the reference code)
+    teacher_decay: float = 0.0  # L2 on the teachers' weights (Adam's weight_decay); 0: none
 
 
 def teacher_gradients(teachers: LocalTeachers, fake: torch.Tensor) -> torch.Tensor:
@@ -87,8 +89,12 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
     parts, sizes = shuffled_partition(rng, batch.rows, batch.x.shape[1], cfg.k)
     trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=dtype)
     teachers = ChunkedTeachers(nets.teacher, trng, batch.x, parts, sizes,
-                               TeacherTraining(cfg.teacher_batch, cfg.lr, betas=(cfg.beta1, 0.999)),
+                               TeacherTraining(cfg.teacher_batch, cfg.teacher_lr or cfg.lr, betas=(cfg.beta1, 0.999)),
                                chunk=cfg.teacher_chunk)
+    # a teacher of a few rows in many dimensions separates them perfectly and its weights
+    # then grow along that margin, away from the direction its classes' means differ in;
+    # L2 keeps a linear teacher near that direction (docs/learning.md)
+    teachers.opt.weight_decay = cfg.teacher_decay
     g_opt = Adam(gen, lr=cfg.lr, betas=(cfg.beta1, 0.999))
     acct = create(cfg.accountant, models=m, orders=cfg.orders)
     active = np.ones(m, dtype=bool)

@@ -147,6 +147,14 @@ class CounterRNG:
     def models(self) -> int:
         return self.keys.shape[0]
 
+    def part(self, lo: int, hi: int) -> "CounterRNG":
+        """The streams of models lo..hi-1 at this counter: each draws from it what it would
+        draw from the whole. The caller moves this counter on (``counter = part.counter``)."""
+        sub = object.__new__(CounterRNG)
+        sub.device, sub.dtype, sub.counter = self.device, self.dtype, self.counter
+        sub.keys = self.keys[lo:hi]
+        return sub
+
     def _positions(self, n: int) -> torch.Tensor:
         """The stream positions of the next draw of n numbers (then the counter moves on)."""
         if n >= 1 << 32:

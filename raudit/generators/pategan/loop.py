@@ -78,13 +78,46 @@ def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
 
 
 class PateNets:
-    """The three network families of a PATE-GAN; ports override the defaults."""
+    """The three network families of a PATE-GAN; ports override the defaults.
 
-    def __init__(self, generator: MLP, student: MLP, teacher: MLP):
+    ``block_elements``: generate the fakes the teachers and votes see (no gradients) in
+    blocks of models whose latent draw holds about this many numbers, so that each block's
+    noise and activations stay in the core's cache (see :func:`fakes`); None: all models at
+    once. Only for generators whose models share nothing, so that a model's rows do not
+    depend on its block (:class:`Stacked` networks; tests/ports check it bit for bit).
+    """
+
+    def __init__(self, generator: MLP, student: MLP, teacher: MLP, *,
+                 block_elements: int | None = None):
         self.generator, self.student, self.teacher = generator, student, teacher
+        self.block_elements = block_elements
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
+
+
+@torch.no_grad()
+def fakes(nets: PateNets, gen: Stacked, rng: CounterRNG, cfg: LoopConfig, n: int) -> torch.Tensor:
+    """n generated rows per model, without gradients: ``nets.generate(gen, draw_z(...))``,
+    block by block over the models when ``nets.block_elements`` asks for it (CPU only).
+
+    smartnoise's teachers see 5 x k x 64 fresh rows per model and iteration: at M = 32 the
+    float64 latent draw alone is 5 MB and every generator layer another, more than a core's
+    L2 cache, and that pass was 2/3 of the step. Each model's noise comes from its own
+    stream at the same counter and its rows from its own parameters, so the rows are the
+    same bits either way (the random streams and the determinism across M guarantee it).
+    """
+    m, block = rng.models, nets.block_elements
+    size = max(1, block // max(1, n * cfg.z_dim)) if block else m
+    if size >= m or rng.device.type != "cpu":
+        return nets.generate(gen, draw_z(rng, cfg.z_train, n, cfg.z_dim))
+    flat, out = gen.flat.detach(), []
+    for lo in range(0, m, size):
+        part = rng.part(lo, lo + size)
+        z = draw_z(part, cfg.z_train, n, cfg.z_dim)
+        out.append(nets.generate(Stacked(flat[lo:lo + size], gen.layout), z))
+    rng.counter = part.counter
+    return torch.cat(out)
 
 
 def make_accountant(cfg: LoopConfig, models: int) -> Accountant:
@@ -172,12 +205,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         for _ in range(cfg.teacher_steps):
-            with torch.no_grad():
-                if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
-                    z = draw_z(rng, cfg.z_train, cfg.k * cfg.batch, cfg.z_dim)
-                    fake = nets.generate(gen, z).reshape(m * cfg.k, cfg.batch, -1)
-                else:
-                    fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim))
+            if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
+                fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
+            else:
+                fake = fakes(nets, gen, rng, cfg, cfg.batch)
             rows = teachers.step(fake, upd)
             if observer is not None:
                 first_rows = rows if first_rows is None else first_rows
@@ -188,8 +219,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
         for _ in range(cfg.student_steps):
             with torch.no_grad():
-                fake = nets.generate(gen, draw_z(rng, cfg.z_train, cfg.student_batch or cfg.batch,
-                                                 cfg.z_dim))
+                fake = fakes(nets, gen, rng, cfg, cfg.student_batch or cfg.batch)
                 n1 = teachers.votes(fake)
                 if cfg.confident is None:
                     labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)

@@ -60,7 +60,7 @@ from raudit.generators.base import group_tables
 from raudit.generators.pategan.loop import PateNets
 from raudit.generators.pategan.ports import PortPateGan
 from raudit.generators.pategan.smartnoise.encoding import SeedBook, SmartNoiseEncoder, column_plan
-from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
+from raudit.generators.pategan.smartnoise.nets import BLOCK_ELEMENTS, ResidualGenerator, discriminator
 from raudit.generators.pategan.smartnoise.options import SmartNoiseOptions
 from raudit.privacy import STUDY_DELTA
 
@@ -91,7 +91,7 @@ class SmartNoisePateGan(PortPateGan):
 
     def nets(self, d: int) -> PateNets:
         return PateNets(generator=ResidualGenerator(self.options["latent_dim"], d, self.options["binary"]),
-                        student=discriminator(d), teacher=discriminator(d))
+                        student=discriminator(d), teacher=discriminator(d), block_elements=BLOCK_ELEMENTS)
 
     def delta_rule(self) -> float | str:
         """Upstream's 1/(N sqrt N); the paper's delta (the study's) under preset ``paper``."""
