@@ -2,7 +2,6 @@
 student_balance and critic=joint change the networks' training, never the privacy plan."""
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
@@ -15,14 +14,9 @@ from raudit.generators.pategan.loop import student_loss
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
 
+from test_fixed import table  # fixed's tests' small mixed table (this folder is on sys.path)
+
 Fixed = generators.get("fixed")
-
-
-def table(n=200, seed=0):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"a": rng.integers(0, 5, n), "b": rng.normal(3, 1, n)})
-    df["label"] = (rng.random(n) < 0.3).astype(int)
-    return df
 
 
 def test_bad_training_options_are_one_line_errors():
