@@ -131,7 +131,7 @@ def show(r: dict[str, Any]) -> None:
         con.print(f"verdict: {sentence(r['impl'], r['dataset'], p, real)}", markup=False,
                   highlight=False)
     for c in r.get("learning") or []:
-        if line := learning_sentence(r["impl"], r["dataset"], c):
+        if line := learning_sentence(r["impl"], r["dataset"], c, real):
             con.print(f"learning: {line}", markup=False, highlight=False)
     what = " + ".join(([f"{r['fits_run']} fits"] if r["fits_run"] else [])
                       + (["Setting A"] if r.get("real_run") else []))

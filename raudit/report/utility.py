@@ -199,7 +199,7 @@ def section(res: Results, out: Path) -> Section | None:
     if not t.empty:
         for r in results:
             for c in r.get("learning") or []:
-                if line := learning_sentence(r["impl"], r["dataset"], c):
+                if line := learning_sentence(r["impl"], r["dataset"], c, r.get("real")):
                     sec.add(Verdict("Learning", line, False))  # the line names who
         sec.add(Table("Learning threshold: utility against its coin-flip control", t,
                       "utility_learning.csv",

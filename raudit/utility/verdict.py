@@ -48,10 +48,42 @@ def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
             "of the real data's margin over a random guess")
 
 
-def learning_sentence(impl: str, dataset: str, curve: dict) -> str | None:
+#: a classifier whose Setting A AUROC is below this cannot show learning on the dataset
+BLIND_AUROC = 0.6
+
+
+def blind_classifiers(real: dict | None) -> dict[str, float]:
+    """Classifiers that do not learn from the real table itself (Setting A AUROC below
+    :data:`BLIND_AUROC`): a learning curve they score measures nothing (LR on epileptic,
+    whose classes differ in spread, not mean: 0.46)."""
+    per = (real or {}).get("per_classifier") or {}
+    return {n: v["auroc"] for n, v in sorted(per.items())
+            if v.get("auroc") is not None and v["auroc"] < BLIND_AUROC}
+
+
+def _blind_note(real: dict | None) -> str:
+    blind = blind_classifiers(real)
+    if not blind:
+        return ""
+    each = ", ".join(f"{n} {a:.2f}" for n, a in blind.items())
+    if len(blind) == len((real or {}).get("per_classifier") or {}):
+        return (f"; but this curve measures nothing: on the real table itself (Setting A) the "
+                f"classifiers score AUROC {each}, no better than chance, so no generator could "
+                "show learning with them here (use -c rf or the study's 12)")
+    return (f"; caution: {each} (AUROC on the real table itself, Setting A) cannot see this "
+            "dataset and only dilute the mean")
+
+
+def learning_sentence(impl: str, dataset: str, curve: dict, real: dict | None = None) -> str | None:
     """The coin-flip control's answer in words (``curve``: utility.learning.curve_rows):
     whether the released votes teach the generator anything at the swept eps. The per-point
-    sentences report best-of utility, which a generator can reach with coins alone."""
+    sentences report best-of utility, which a generator can reach with coins alone.
+    ``real``: the run's Setting A, when it ran; classifiers at chance there are named."""
+    line = _learning_words(impl, dataset, curve)
+    return None if line is None else line + _blind_note(real)
+
+
+def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
     rows = sorted((r for r in curve.get("rows") or [] if r.get("p") is not None),
                   key=lambda r: r["epsilon"])
     if not rows:

@@ -48,3 +48,24 @@ def test_learning_sentence_when_the_votes_teach_nothing():
     assert "no learning shown up to eps = 10 (at eps = 10: mean AUROC B 0.610 vs 0.550, " \
            "p = 0.50 over 5 fits)" in line
     assert learning_sentence("paper", "cervical", {"rows": [], "threshold": None}) is None
+
+
+def test_learning_sentence_names_classifiers_blind_on_the_real_table():
+    # LR on epileptic scores 0.46 trained and tested on the real table: a curve it scores
+    # alone measures nothing; beside classifiers that do see the data it only dilutes
+    from raudit.utility.verdict import learning_sentence
+
+    curve = _curve(None, 0.7, 0.5)
+    lr_only = {"auroc": 0.46, "per_classifier": {"lr": {"auroc": 0.4645}}}
+    line = learning_sentence("fixed", "epileptic", curve, lr_only)
+    assert line.endswith("; but this curve measures nothing: on the real table itself (Setting "
+                         "A) the classifiers score AUROC lr 0.46, no better than chance, so no "
+                         "generator could show learning with them here (use -c rf or the "
+                         "study's 12)")
+    mixed = {"per_classifier": {"lr": {"auroc": 0.4645}, "rf": {"auroc": 0.9937}}}
+    assert learning_sentence("fixed", "epileptic", curve, mixed).endswith(
+        "; caution: lr 0.46 (AUROC on the real table itself, Setting A) cannot see this "
+        "dataset and only dilute the mean")
+    seeing = {"per_classifier": {"lr": {"auroc": 0.995}}}
+    assert learning_sentence("fixed", "breast-cancer", curve, seeing) == \
+        learning_sentence("fixed", "breast-cancer", curve)
