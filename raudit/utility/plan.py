@@ -177,7 +177,7 @@ def _cap(cls: type, opts: dict, preset: str, ds, cap: int | None) -> int | None:
 def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
     """Every sweep point as (config, reason it cannot run or None)."""
     cls = generators.get(req.impl)
-    out, checked = [], _STEP_CHECKS
+    out = []
     axes = itertools.product(req.epsilons, req.teachers or ("",), req.presets,
                              req.conditional or (None,), (None, req.control) if req.control else (None,))
     for eps, teach, preset, cond, control in axes:
@@ -205,7 +205,7 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
             # one delta rule for train, audit and utility (raudit.privacy); the study's
             # sweeps used 10^-5 for every generator: pass that --delta to reproduce them
             cfg["delta"] = float(PrivacySpec(float(eps), req.delta).resolve(gen, len(ds.train)).delta)
-            reason = _no_step(gen, ds, cfg, checked)
+            reason = _no_step(gen, ds, cfg)
         out.append((cfg, reason))
     return out
 
@@ -213,19 +213,19 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
 _STEP_CHECKS: dict[str, str | None] = {}  # per process: a function of the key below
 
 
-def _no_step(gen, ds, cfg: dict, checked: dict) -> str | None:
+def _no_step(gen, ds, cfg: dict) -> str | None:
     """Why the point cannot take a single training step (it is skipped, named), or None.
     Any other refusal of the generator's checks is the user's error, before any work."""
     # a control arm gives the same answer; configs() is called several times per run
     key = repr((cfg["impl"], cfg["options"], cfg["epsilon"], cfg["delta"], cfg["data_digest"],
                 cfg["label"], cfg["bounds"]))
-    if key not in checked:
+    if key not in _STEP_CHECKS:
         try:
             gen.check(ds.train, epsilon=cfg["epsilon"], delta=cfg["delta"], columns=ds.columns)
-            checked[key] = None
+            _STEP_CHECKS[key] = None
         except NoStep as exc:
-            checked[key] = _NoStepReason(exc)
-    return checked[key]
+            _STEP_CHECKS[key] = _NoStepReason(exc)
+    return _STEP_CHECKS[key]
 
 
 class _NoStepReason(str):
