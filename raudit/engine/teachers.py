@@ -75,8 +75,7 @@ def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
             used = np.unique(np.concatenate([p[t, : s[t]] for t in range(len(s))]))
             local = np.searchsorted(used, p)  # global row id -> shard row
             x = batch.x[0, used].cpu().numpy()
-            lr = cfg.lr if cfg.teacher_lr is None else cfg.teacher_lr
-            training = TeacherTraining(cfg.batch, lr, sample=cfg.teacher_sample)
+            training = TeacherTraining(cfg.batch, cfg.teacher_rate, sample=cfg.teacher_sample)
             actors.append(remote.remote(x, local, s, used, seed, first, net, training,
                                         str(dtype).replace("torch.", "")))
         return RayTeachers(actors)

@@ -66,6 +66,11 @@ class LoopConfig:
     teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
     student_balance: bool = False  # weight the student's loss so both released labels count equally
 
+    @property
+    def teacher_rate(self) -> float:
+        """The teachers' Adam lr: ``teacher_lr``, else ``lr`` (local and Ray teachers alike)."""
+        return self.lr if self.teacher_lr is None else self.teacher_lr
+
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:
     if kind == "uniform":  # latent noise: 32 bits are plenty, and half the hashing in float64
@@ -179,9 +184,8 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     elif teachers is None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
-        t_lr = cfg.lr if cfg.teacher_lr is None else cfg.teacher_lr
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
-            cfg.batch, t_lr, sample=cfg.teacher_sample, update=cfg.teacher_update,
+            cfg.batch, cfg.teacher_rate, sample=cfg.teacher_sample, update=cfg.teacher_update,
             partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
     # The loop only emits votes and asks for eps; the accountant does the math.
