@@ -16,33 +16,63 @@ share of positive synthetic labels, accuracy and balanced accuracy, CPU seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import time
+
+import numpy as np
 
 from raudit import data, generators
 from raudit.utility.cnn import cnn_accuracy
 
 
-def run_arm(ds, a, control: str | None) -> dict:
+def class_cosine(syn, real, label: str) -> float:
+    """Mean over classes of cos(synthetic class mean - synthetic mean, real class mean - real
+    mean), pixels only: > 0 where the generator's images of a class lean the way that class's
+    real images do, ~0 where its label-image link is arbitrary, < 0 where it is reversed."""
+    out = []
+    for c in sorted(real[label].unique()):
+        s_rows = syn[syn[label] == c].drop(columns=label).to_numpy(float)
+        if len(s_rows) == 0:
+            continue
+        s = s_rows.mean(0) - syn.drop(columns=label).to_numpy(float).mean(0)
+        r = real[real[label] == c].drop(columns=label).to_numpy(float).mean(0) - \
+            real.drop(columns=label).to_numpy(float).mean(0)
+        out.append(float(s @ r / (np.linalg.norm(s) * np.linalg.norm(r) + 1e-12)))
+    return float(np.mean(out))
+
+
+def run_arm(ds, a, control: str | None, seed: int) -> dict:
     opts = dict(config="image", teachers=a.teachers, max_iter=a.steps, batch=a.batch)
+    if ds.classes > 2:  # mnist10: the digit, one-hot to generator and teachers
+        opts.update(conditional=True, classes=ds.classes)
     if a.z_dim:
         opts["z_dim"] = a.z_dim
     if a.label_prior is not None:  # a conditional generator: the label from a public prior
         opts.update(conditional=True, label_prior=a.label_prior)
     if a.label_channel:
         opts["label_channel"] = True
+    for kv in a.option:  # -o KEY=VALUE, values as JSON where they parse
+        key, _, value = kv.partition("=")
+        try:
+            opts[key] = json.loads(value)
+        except json.JSONDecodeError:
+            opts[key] = value
     t0 = time.process_time()
     gen = generators.get("gpate")(**opts)
-    fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[a.seed],
+    fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[seed],
                           train_options={"control": control} if control else None)[0]
     train_s = time.process_time() - t0
-    syn = fitted.sample(a.samples, seed=a.seed + 1)
+    syn = fitted.sample(a.samples, seed=seed + 1)
     label = ds.train.columns[-1]
     score = cnn_accuracy(syn.drop(columns=label).to_numpy(), syn[label].to_numpy(),
                          ds.test.drop(columns=label).to_numpy(), ds.test[label].to_numpy(),
-                         epochs=a.epochs, seed=a.seed)
+                         classes=ds.classes, epochs=a.epochs, seed=seed)
     s = fitted.summary()
-    return {"arm": control or "real", "steps": s["iterations"], "eps_hat": s["eps_hat"],
-            "positive_share": float(syn[label].mean()), "accuracy": score.accuracy,
+    share = (float(syn[label].mean()) if ds.classes == 2 else  # the largest class's share
+             float(syn[label].value_counts(normalize=True).max()))
+    cos = class_cosine(syn, ds.train, label)
+    return {"arm": control or "real", "seed": seed, "class_cosine": cos, "steps": s["iterations"], "eps_hat": s["eps_hat"],
+            "label_share": share, "accuracy": score.accuracy,
             "balanced_accuracy": score.balanced_accuracy, "train_cpu_s": train_s,
             "total_cpu_s": time.process_time() - t0}
 
@@ -57,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--epsilon", type=float, default=1e6)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="seeds seed .. seed+N-1 per arm; with both arms, the paired one-sided test")
+    ap.add_argument("--dataset", choices=["mnist", "mnist10"], default="mnist",
+                    help="mnist10: the digit as the label (10 classes, conditional=true, classes=10)")
+    ap.add_argument("-o", "--option", action="append", default=[],
+                    help="a gpate option KEY=VALUE (repeatable), e.g. -o sigma1=600")
     ap.add_argument("--label-channel", action="store_true",
                     help="teachers see the label as a second image channel (option label_channel)")
     ap.add_argument("--label-prior", type=float, default=None,
@@ -70,22 +106,37 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    ds = data.load("mnist")
+    ds = data.load(a.dataset)
     label = ds.test.columns[-1]
-    base = float(1 - ds.test[label].mean())
-    print(f"MNIST (is_zero): {len(ds.train):,} training rows, {len(ds.test):,} test rows; "
-          f"a constant 'not zero' scores accuracy {base:.4f}, balanced 0.5", flush=True)
+    base = float(ds.test[label].value_counts(normalize=True).max())
+    print(f"{a.dataset} ({label}, {ds.classes} classes): {len(ds.train):,} training rows, "
+          f"{len(ds.test):,} test rows; a constant classifier scores accuracy {base:.4f}, "
+          f"balanced {1 / ds.classes:.2f}", flush=True)
     if not a.no_reference:
         real = ds.train.sample(a.samples, random_state=a.seed)  # the CNN's ceiling at this size
         ref = cnn_accuracy(real.drop(columns=label).to_numpy(), real[label].to_numpy(),
                            ds.test.drop(columns=label).to_numpy(), ds.test[label].to_numpy(),
-                           epochs=a.epochs, seed=a.seed)
+                           classes=ds.classes, epochs=a.epochs, seed=a.seed)
         print(f"arm=real-images accuracy={ref.accuracy:.4f} "
               f"balanced_accuracy={ref.balanced_accuracy:.4f}", flush=True)
-    for control in [None if arm == "real" else arm for arm in a.arms]:
-        r = run_arm(ds, a, control)
-        print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()),
-              flush=True)
+    measure = "accuracy" if ds.classes > 2 else "balanced_accuracy"
+    scores: dict[str, list[float]] = {}
+    for seed in range(a.seed, a.seed + a.seeds):
+        for control in [None if arm == "real" else arm for arm in a.arms]:
+            r = run_arm(ds, a, control, seed)
+            scores.setdefault(r["arm"], []).append(r[measure])
+            print(" ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in r.items()), flush=True)
+    for arm, v in scores.items():
+        se = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
+        print(f"summary arm={arm} {measure} mean={np.mean(v):.4f} se={se:.4f} n={len(v)}")
+    if len(scores) == 2 and a.seeds > 1:  # paired by seed: the same init, partition and z draws
+        from scipy.stats import ttest_rel
+
+        diff = np.subtract(scores["real"], scores["coin"])
+        t = ttest_rel(scores["real"], scores["coin"], alternative="greater")
+        print(f"summary real-coin {measure} diff={diff.mean():.4f} "
+              f"se={diff.std(ddof=1) / np.sqrt(len(diff)):.4f} one-sided paired t p={t.pvalue:.4g}")
     return 0
 
 

@@ -156,6 +156,7 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     attack, _ = resolve_attack(req.attack, req.features)
     dataset = req.dataset or attack.default_dataset
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
+    data.require_binary(ds, "an audit")
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":
         raise ConfigError("a data-only audit needs --target ROWID (or worst-case): choosing a "

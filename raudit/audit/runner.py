@@ -134,6 +134,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or attack.default_dataset
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
+    data.require_binary(ds, "an audit")
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
     if target == "auto":
         if req.target_selection == "pool":

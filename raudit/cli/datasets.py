@@ -52,10 +52,11 @@ def list_datasets(fmt: tables.Format = "auto") -> None:
 
 
 def _measured(ds: data.Dataset) -> dict:
+    binary = ds.classes == 2  # mnist10's digit has no "positives"
     return {
-        "train_rows": len(ds.train), "test_rows": len(ds.test),
-        "train_positives": int(ds.train.iloc[:, -1].sum()),
-        "test_positives": int(ds.test.iloc[:, -1].sum()),
+        "train_rows": len(ds.train), "test_rows": len(ds.test), "classes": ds.classes,
+        "train_positives": int(ds.train.iloc[:, -1].sum()) if binary else None,
+        "test_positives": int(ds.test.iloc[:, -1].sum()) if binary else None,
         "label": ds.label, "notes": ds.notes,
         "column_meta": [
             {"name": c.name, "kind": c.kind, "lower": c.lower, "upper": c.upper,

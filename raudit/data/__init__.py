@@ -4,16 +4,17 @@
 >>> ds = data.load("cervical")          # a registered name (see data.names())
 >>> ds = data.load("mine.csv", label="y", bounds="bounds.json")  # a user file
 
-Every :class:`Dataset` is all-numeric with its binary 0/1 label last, split 80/20
+Every :class:`Dataset` is all-numeric with its label last (binary 0/1; ``mnist10``: the digit), split 80/20
 stratified on the label with ``random_state=seed`` (13 by default).
 """
 
 from raudit.data.dataset import ColumnMeta, Dataset, infer_columns
 from raudit.data.fetch import cache_dir, data_dir, import_file
-from raudit.data.registry import clear_cache, info, load, names, source
+from raudit.data.registry import clear_cache, info, load, names, require_binary, source
 from raudit.data.sources import DataFile, Source
 
 __all__ = [
     "ColumnMeta", "DataFile", "Dataset", "Source", "cache_dir", "clear_cache",
-    "data_dir", "import_file", "infer_columns", "info", "load", "names", "source",
+    "data_dir", "import_file", "infer_columns", "info", "load", "names", "require_binary",
+    "source",
 ]

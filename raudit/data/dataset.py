@@ -32,7 +32,8 @@ class ColumnMeta:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A cleaned, split, all-numeric table with the binary label as its last column."""
+    """A cleaned, split, all-numeric table with its label as the last column (binary 0/1,
+    except ``mnist10``'s digit: :attr:`classes`)."""
 
     name: str
     train: pd.DataFrame
@@ -44,6 +45,13 @@ class Dataset:
     @property
     def label(self) -> str:
         return self.train.columns[-1]
+
+    @property
+    def classes(self) -> int:
+        """How many label classes: 2 for a binary label, upper - lower + 1 for an integer
+        one (``mnist10``: 10)."""
+        m = self.meta[self.label]
+        return 2 if m.kind == "binary" else int(m.upper - m.lower + 1)
 
     @property
     def meta(self) -> dict[str, ColumnMeta]:

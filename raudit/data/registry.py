@@ -3,7 +3,8 @@
 Every registered dataset is cleaned as the reproduction study did, has an
 all-numeric table with its binary 0/1 label last, and is split 80/20 stratified
 on the label with ``random_state=seed`` (13 by default), except ``worst-case``
-(no held-out data in the game). Anything that is not a registered name but is
+(no held-out data in the game) and ``mnist10``, whose label is the digit 0-9 (the
+G-PATE paper's 10-class evaluation; audits and utility refuse it: :func:`require_binary`). Anything that is not a registered name but is
 an existing file is loaded as a user table (see :mod:`raudit.data.userfile`).
 """
 
@@ -30,6 +31,7 @@ class Entry:
     source: Source
     read: Callable[[Sequence[Path]], Cleaned]
     stratified_split: bool = True
+    classes: int = 2  # label classes; only ``mnist10`` has more (its digit)
 
 
 DATASETS: Registry[Entry] = Registry("dataset")
@@ -39,6 +41,7 @@ for _name, _entry in (
     ("isolet", Entry(sources.ISOLET, readers.isolet)),
     ("credit", Entry(sources.CREDIT, readers.credit)),
     ("mnist", Entry(sources.MNIST, readers.mnist)),
+    ("mnist10", Entry(sources.MNIST10, readers.mnist10, classes=10)),
     ("breast-cancer", Entry(sources.BREAST_CANCER, lambda _: builtin.breast_cancer())),
     ("digits", Entry(sources.DIGITS, lambda _: builtin.digits())),
     ("worst-case", Entry(sources.WORST_CASE, lambda _: builtin.worst_case(),
@@ -130,6 +133,14 @@ def _load(text: str, label, bounds, seed: int) -> Dataset:
     raise UnknownNameError("dataset", text, names())
 
 
+def require_binary(ds: Dataset, purpose: str) -> None:
+    """ConfigError, before any work, when ``ds``'s label is not binary (``mnist10``)."""
+    if ds.classes != 2:
+        raise ConfigError(f"{purpose} needs a binary 0/1 label; dataset {ds.name!r} has a "
+                          f"{ds.classes}-class label ({ds.label!r}): use the binary one "
+                          f"(e.g. mnist: is_zero)")
+
+
 def info(name: str) -> dict:
     """What is known about a registered dataset without parsing it (JSON-ready).
 
@@ -154,6 +165,7 @@ def info(name: str) -> dict:
     return {
         "name": name, "title": src.title, "rows": src.rows, "columns": src.columns,
         "positives": src.positives, "label_rule": src.label_rule, "licence": src.licence,
+        "classes": DATASETS.get(name).classes,
         "homepage": src.homepage, "urls": list(src.urls), "status": where,
         "available": available, "split": "none" if not DATASETS.get(name).stratified_split
         else "stratified 80/20", "files": files,

@@ -16,7 +16,7 @@ no copy was at hand to hash, so their readers check the schema instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,10 @@ MNIST = Source(
     ),
     rows=70000, columns=785, positives=6903,
 )
+
+# the same files, the digit as the label (ten classes: no "positives")
+MNIST10 = replace(MNIST, title="MNIST handwritten digits, ten classes", label_rule="digit (0-9)",
+                  positives=None)
 
 BREAST_CANCER = Source(
     title="Breast Cancer Wisconsin (Diagnostic), bundled with scikit-learn",

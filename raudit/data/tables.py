@@ -19,11 +19,12 @@ PublicSpec = tuple[ColumnKind, float, float]
 
 @dataclass(frozen=True)
 class Cleaned:
-    """A whole cleaned table, binary 0/1 label last, before splitting.
+    """A whole cleaned table, its label last (binary 0/1 unless ``public`` says otherwise:
+    ``mnist10``'s digit is an integer 0-9), before splitting.
 
     ``public`` gives the columns whose kind and bounds come from a schema or
     codebook; every other column's metadata is read off the records (``"data"``).
-    The label is always public: it is 0/1 by construction.
+    The label is always public: 0/1 by construction, or the classes ``public`` names.
     """
 
     frame: pd.DataFrame
@@ -41,7 +42,8 @@ def columns_of(cleaned: Cleaned) -> tuple[ColumnMeta, ...]:
     Data bounds are read off the whole cleaned table (train and test), so that
     held-out rows fall inside them; they leak the records all the same.
     """
-    frame, public = cleaned.frame, {**cleaned.public, cleaned.label: ("binary", 0.0, 1.0)}
+    frame = cleaned.frame
+    public = {**cleaned.public, cleaned.label: cleaned.public.get(cleaned.label, ("binary", 0.0, 1.0))}
     inferred = {c.name: c for c in infer_columns(frame[[c for c in frame.columns if c not in public]])}
     out = []
     for name in frame.columns:

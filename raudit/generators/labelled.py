@@ -45,14 +45,34 @@ def with_label(features: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor
     return torch.cat([features(torch.cat([z[..., :-1], y], -1)), y], -1)
 
 
-def public_label(tables: Sequence, columns: Sequence[ColumnMeta] | None):
-    """The columns' metadata with the label's bounds public, [0, 1]: the conditional
-    generator writes the label as 0/1, which the dataset contract makes it (schema, not
-    a statistic); a table whose label holds anything else is rejected before training."""
+def with_class(features: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor, classes: int,
+               z_kind: str) -> torch.Tensor:
+    """Rows (..., d): ``features`` of [z without its last coordinate, one-hot y] (d - 1
+    columns) then y uniform over 0..classes-1 (public: no record is read), read off the last
+    z coordinate and written encoded as y / (classes - 1) (a label with public bounds
+    [0, classes - 1] under a min-max encoder)."""
+    last = z[..., -1:]
+    u = (last + 1.0) / 2.0 if z_kind == "uniform-sym" else (
+        last if z_kind == "uniform" else torch.special.ndtr(last))
+    y = torch.clamp(torch.floor(u * classes), 0, classes - 1)
+    onehot = torch.nn.functional.one_hot(y.squeeze(-1).long(), classes).to(z.dtype)
+    return torch.cat([features(torch.cat([z[..., :-1], onehot], -1)), y / (classes - 1)], -1)
+
+
+def public_label(tables: Sequence, columns: Sequence[ColumnMeta] | None, classes: int = 2):
+    """The columns' metadata with the label's bounds public, [0, 1] (``classes`` 2) or
+    [0, classes - 1]: the conditional generator writes the label as one of its classes,
+    which the dataset contract makes it (schema, not a statistic); a table whose label
+    holds anything else is rejected before training."""
     label = tables[0].columns[-1]
+    allowed = tuple(range(classes))
     for t in tables:
-        if not t[label].isin((0, 1)).all():
-            raise DataError(f"conditional=true needs a 0/1 label; column {label!r} holds other "
-                            f"values (use -o conditional=false)")
-    meta = ColumnMeta(label, "binary", 0.0, 1.0, "public", (0.0, 1.0))
+        if not t[label].isin(allowed).all():
+            got = "a 0/1 label" if classes == 2 else f"a label in 0..{classes - 1}"
+            hint = ("use -o conditional=false, or -o classes=N for a label of N classes"
+                    if classes == 2 else "check -o classes")
+            raise DataError(f"conditional=true needs {got}; column {label!r} holds other "
+                            f"values ({hint})")
+    meta = (ColumnMeta(label, "binary", 0.0, 1.0, "public", (0.0, 1.0)) if classes == 2 else
+            ColumnMeta(label, "integer", 0.0, float(classes - 1), "public"))
     return tuple(c for c in (columns or ()) if c.name != label) + (meta,)

@@ -27,6 +27,7 @@ def run_inspect(req: InspectRequest, out: Path | None = None,
     """Inspect every generator of ``req``; write ``out`` when given; return the runs."""
     names = generators.names() if req.all_ else list(req.impls or ("paper",))
     ds = data.load(req.dataset, label=req.label, bounds=req.bounds)
+    data.require_binary(ds, "inspect")
     n, d = ds.train.shape
     specs = [InspectSpec(name, epsilon=req.epsilon, delta=req.delta, seed=req.seed,
                          options=generator_options(name, req, n, d, strict=not req.all_))

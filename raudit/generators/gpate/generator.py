@@ -26,7 +26,9 @@ the teachers nearly agree.
 ``conditional=True`` (off by default; image: the label head is dropped): the label is drawn from
 Bernoulli(``label_prior``), a public constant, and fed to the generator, which writes
 the other columns, so a synthetic table always has both classes
-(:mod:`raudit.generators.labelled`; why: docs/learning.md).
+(:mod:`raudit.generators.labelled`; why: docs/learning.md). ``classes=10`` (image and
+conditional only; the ``mnist10`` dataset): the label is the digit, uniform over the ten,
+fed one-hot to the generator and to the teachers (the G-PATE authors' conditioning).
 
 Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
 are released without smooth sensitivity (the published method does the same).
@@ -93,6 +95,7 @@ class GPateHP:
     teacher_lr: float | None = None
     teacher_decay: float = 0.0
     teacher_kernels: str = "fast"
+    classes: int = 2
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class GPateOptions(OptionsObject):
     teacher_lr: float | None = None
     teacher_decay: float = 0.0
     teacher_kernels: Literal["fast", "reference"] = "fast"
+    classes: int = 2
 
 
 class GPate(BatchedGenerator):
@@ -183,6 +187,11 @@ class GPate(BatchedGenerator):
         if o.teacher_label == "heads" and (o.config != "tabular" or not o.conditional):
             raise ConfigError("teacher_label=heads needs config=tabular and conditional=true "
                               "(a head per label of the generator's public 0/1 label)")
+        if isinstance(o.classes, bool) or not isinstance(o.classes, int) or o.classes < 2:
+            raise ConfigError(f"classes must be an integer >= 2, got {o.classes!r}")
+        if o.classes > 2 and (o.config != "image" or not o.conditional):
+            raise ConfigError("classes > 2 needs config=image and conditional=true (a generator "
+                              "conditioned on the digit, e.g. on mnist10)")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
@@ -190,7 +199,7 @@ class GPate(BatchedGenerator):
 
     def fit_many(self, tables, *, columns=None, **kw):
         if self.options["conditional"] and len(tables):
-            columns = public_label(tables, columns)
+            columns = public_label(tables, columns, self.options["classes"])
         return super().fit_many(tables, columns=columns, **kw)
 
     def resolve(self, n_rows: int, n_cols: int) -> GPateHP:
@@ -210,7 +219,7 @@ class GPate(BatchedGenerator):
                        o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
                        o["z_dim"], chunk, o["teacher_hidden"], o["label_channel"],
                        o["teacher_label"], o["teacher_lr"], float(o["teacher_decay"]),
-                       o["teacher_kernels"])
+                       o["teacher_kernels"], o["classes"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -267,7 +276,7 @@ class GPate(BatchedGenerator):
         prior = self.options["label_prior"] if self.options["conditional"] else None
         nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
                         label_channel=hp.label_channel, teacher_label=hp.teacher_label,
-                        kernels=hp.teacher_kernels)
+                        kernels=hp.teacher_kernels, classes=hp.classes)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from raudit.generators.labelled import with_label
+from raudit.generators.labelled import with_class, with_label
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked, constant, xavier_uniform
 
@@ -156,19 +156,34 @@ class ImageGenerator:
 class ImageTeacher:
     """A small conv discriminator on (image, label); called like :class:`MLP` (logits=True)."""
 
-    def __init__(self, ch: int = 16, label_channel: bool = False, kernels: str = "fast"):
+    def __init__(self, ch: int = 16, label_channel: bool = False, kernels: str = "fast",
+                 classes: int = 2):
         # label_channel: the label also enters as a constant second image channel (the
         # reference code's conv_cond_concat), so the image gradient can depend on it; a label
         # seen only by the last, linear layer adds a constant to the logit and leaves the
-        # gradient with respect to the image the same for both labels
+        # gradient with respect to the image the same for both labels.
+        # classes > 2 (mnist10's digit, encoded d / (classes - 1)): the label is read back
+        # as a one-hot of ``classes`` values, which enters as that many constant image
+        # channels AND beside the last layer's features, as the reference code's
+        # conv_cond_concat / concat of y (always: without it the image gradient could not
+        # depend on the digit, and a conditional generator could not learn which is which)
         if kernels not in KERNELS:
             raise ValueError(f"kernels must be one of {KERNELS}, got {kernels!r}")
-        self.ch, self.cin, self.kernels = ch, 2 if label_channel else 1, kernels
+        self.ch, self.kernels, self.classes = ch, kernels, classes
+        self.cin = 1 + classes if classes > 2 else (2 if label_channel else 1)
+        self.lin = classes if classes > 2 else 1  # label values beside the conv features
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         c2 = 2 * self.ch
         return {"c1": (self.ch, self.cin, 4, 4), "cb1": (self.ch,), "c2": (c2, self.ch, 4, 4),
-                "cb2": (c2,), "w": (c2 * 49 + 1, 1), "b": (1,)}
+                "cb2": (c2,), "w": (c2 * 49 + self.lin, 1), "b": (1,)}
+
+    def _label(self, x: torch.Tensor) -> torch.Tensor:
+        """The label as the teacher reads it: the encoded value (binary), or a one-hot."""
+        if self.classes == 2:
+            return x[..., 784:785]
+        digit = torch.round(x[..., 784].detach() * (self.classes - 1)).long().clamp_(0, self.classes - 1)
+        return F.one_hot(digit, self.classes).to(x.dtype)
 
     def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
         c2 = 2 * self.ch
@@ -176,7 +191,8 @@ class ImageTeacher:
                  "cb1": constant(rng, (self.ch,), 0.0, copies),
                  "c2": _normal(rng, (c2, self.ch, 4, 4), 0.02, copies),
                  "cb2": constant(rng, (c2,), 0.0, copies),
-                 "w": xavier_uniform(rng, c2 * 49 + 1, 1, copies), "b": constant(rng, (1,), 0.0, copies)}
+                 "w": xavier_uniform(rng, c2 * 49 + self.lin, 1, copies),
+                 "b": constant(rng, (1,), 0.0, copies)}
         return Stacked.create(self.shapes(), inits)
 
     def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False, shared: int = 1) -> torch.Tensor:
@@ -186,8 +202,10 @@ class ImageTeacher:
             x = x.repeat_interleave(shared, dim=0)
         b = x.shape[1]
         img = x[..., :784].reshape(g, b, 1, 28, 28)
-        if self.cin == 2:
-            img = torch.cat([img, x[..., 784:785, None, None].expand(g, b, 1, 28, 28)], dim=2)
+        label = self._label(x)  # (G, B, 1) or (G, B, classes)
+        if self.cin > 1:
+            c = self.cin - 1
+            img = torch.cat([img, label[..., None, None].expand(g, b, c, 28, 28)], dim=2)
         w1, w2 = v["c1"].reshape(-1, self.cin, 4, 4), v["c2"].reshape(-1, self.ch, 4, 4)
         if self.kernels == "fast":
             h = _fast_convs(img, w1, v["cb1"].reshape(-1), w2, v["cb2"].reshape(-1), g)
@@ -195,7 +213,7 @@ class ImageTeacher:
             h = F.leaky_relu(F.conv2d(_grouped(img), w1, v["cb1"].reshape(-1), stride=2, padding=1,
                                       groups=g), 0.2)
             h = F.leaky_relu(F.conv2d(h, w2, v["cb2"].reshape(-1), stride=2, padding=1, groups=g), 0.2)
-        feats = torch.cat([_ungrouped(h, g).reshape(g, b, -1), x[..., 784:785]], dim=2)
+        feats = torch.cat([_ungrouped(h, g).reshape(g, b, -1), label], dim=2)
         out = torch.baddbmm(v["b"].unsqueeze(1), feats, v["w"])
         return out if logits else torch.sigmoid(out)
 
@@ -231,14 +249,31 @@ class LabelledImageNets(ImageNets):
         return with_label(lambda zy: self.generator(p, zy)[..., :784], z, self.prior, self.z_kind)
 
 
+class ClassImageNets(ImageNets):
+    """The image nets over ``classes`` > 2 labels (``mnist10``'s digit): the conditional
+    generator of the G-PATE authors, G(z, one-hot y), with y uniform over the classes (a
+    public constant), read off the last z coordinate (:func:`raudit.generators.labelled.with_class`);
+    teachers conditioned on the one-hot label (:class:`ImageTeacher` with ``classes``)."""
+
+    def __init__(self, d: int, classes: int, z_dim: int = 100, kernels: str = "fast"):
+        super().__init__(d, z_dim, False, kernels)
+        self.classes = classes
+        self.generator = ImageGenerator(z_dim - 1 + classes)  # z less its last draw, one-hot y
+        self.teacher = ImageTeacher(kernels=kernels, classes=classes)
+
+    def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
+        return with_class(lambda zy: self.generator(p, zy)[..., :784], z, self.classes, self.z_kind)
+
+
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
              teacher_hidden: int = 0, label_channel: bool = False, teacher_label: str = "input",
-             kernels: str = "fast"):
+             kernels: str = "fast", classes: int = 2):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
     ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width;
     ``teacher_label="heads"`` (conditional tabular only): :class:`LabelHeadTeacher`;
-    ``kernels`` (image only): the teachers' convolution path (:data:`KERNELS`)."""
+    ``kernels`` (image only): the teachers' convolution path (:data:`KERNELS`);
+    ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`."""
     if kind == "tabular":
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
@@ -246,5 +281,7 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
     z = {"label_channel": label_channel, "kernels": kernels}
     if z_dim is not None:
         z["z_dim"] = z_dim
+    if classes > 2:
+        return ClassImageNets(d, classes, z.get("z_dim", 100), kernels)
     return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 
