@@ -29,14 +29,14 @@ def class_cosine(syn, real, label: str) -> float:
     """Mean over classes of cos(synthetic class mean - synthetic mean, real class mean - real
     mean), pixels only: > 0 where the generator's images of a class lean the way that class's
     real images do, ~0 where its label-image link is arbitrary, < 0 where it is reversed."""
+    sx, sy = syn.drop(columns=label).to_numpy(np.float32), syn[label].to_numpy()
+    rx, ry = real.drop(columns=label).to_numpy(np.float32), real[label].to_numpy()
     out = []
-    for c in sorted(real[label].unique()):
-        s_rows = syn[syn[label] == c].drop(columns=label).to_numpy(float)
-        if len(s_rows) == 0:
+    for c in np.unique(ry):
+        if not (sy == c).any():
             continue
-        s = s_rows.mean(0) - syn.drop(columns=label).to_numpy(float).mean(0)
-        r = real[real[label] == c].drop(columns=label).to_numpy(float).mean(0) - \
-            real.drop(columns=label).to_numpy(float).mean(0)
+        s = sx[sy == c].mean(0) - sx.mean(0)
+        r = rx[ry == c].mean(0) - rx.mean(0)
         out.append(float(s @ r / (np.linalg.norm(s) * np.linalg.norm(r) + 1e-12)))
     return float(np.mean(out))
 

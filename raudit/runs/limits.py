@@ -149,6 +149,7 @@ def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = No
     if ds is None:
         dataset = req.dataset or ("worst-case" if req.attack == "querybased" else "breast-cancer")
         ds = data.load(dataset, label=req.label, bounds=req.bounds)
+    data.require_binary(ds, "an audit")  # before sizing it: the right reason, first
     rows, cols = ds.train.shape
     teachers = opts.get("teachers")
     if isinstance(teachers, int) and teachers > rows:

@@ -21,7 +21,7 @@ def test_list_shows_every_dataset_and_where_it_is(credit_dir):
     result = invoke("list")
     assert result.exit_code == 0, result.output
     for name in ("breast-cancer", "cervical", "credit", "digits", "epileptic", "isolet", "mnist",
-                 "worst-case"):
+                 "mnist10", "worst-case"):
         assert name in result.output
     assert "284,807" in result.output and "yes (data dir)" in result.output
 

@@ -9,7 +9,7 @@ import pytest
 from raudit import data
 from raudit.errors import ConfigError, DataError, UnknownNameError
 
-NEEDS_SHARED = {"cervical", "epileptic", "isolet", "mnist"}
+NEEDS_SHARED = {"cervical", "epileptic", "isolet", "mnist", "mnist10"}
 
 
 @pytest.fixture(params=data.names())
@@ -25,7 +25,7 @@ def dataset_name(request, monkeypatch, credit_dir, shared_root):
 
 def test_names_are_the_registered_datasets():
     assert data.names() == ["breast-cancer", "cervical", "credit", "digits", "epileptic",
-                            "isolet", "mnist", "worst-case"]
+                            "isolet", "mnist", "mnist10", "worst-case"]
 
 
 def test_contract(dataset_name):
@@ -35,18 +35,20 @@ def test_contract(dataset_name):
     assert list(ds.train.columns) == list(ds.test.columns) == [c.name for c in ds.columns]
     assert all(pd.api.types.is_numeric_dtype(t) for t in ds.train.dtypes)
     assert not full.isna().any().any()
-    assert set(full[ds.label].unique()) == {0, 1}
+    classes = 10 if dataset_name == "mnist10" else 2  # the one multi-class label: the digit
+    assert ds.classes == classes and set(full[ds.label].unique()) == set(range(classes))
     label_meta = ds.meta[ds.label]
     assert (label_meta.kind, label_meta.lower, label_meta.upper, label_meta.bounds) == (
-        "binary", 0.0, 1.0, "public")
+        "binary" if classes == 2 else "integer", 0.0, classes - 1.0, "public")
     for meta in ds.columns:  # every record lies within its column's bounds, public or not
         assert full[meta.name].min() >= meta.lower and full[meta.name].max() <= meta.upper, meta
     if dataset_name != "worst-case":
         assert not set(ds.train.index) & set(ds.test.index)
         assert len(ds.test) == pytest.approx(0.2 * len(full), abs=1)
-        # stratified: the positive rate of each part is within one row of the whole's
-        rate = full[ds.label].mean()
-        assert abs(ds.test[ds.label].sum() - rate * len(ds.test)) <= 1
+        # stratified: each class's rate in each part is within one row of the whole's
+        for c in range(classes):
+            rate = (full[ds.label] == c).mean()
+            assert abs((ds.test[ds.label] == c).sum() - rate * len(ds.test)) <= 1
 
 
 def test_split_is_seeded(dataset_name):
@@ -111,6 +113,28 @@ def test_mnist_shape(shared_data):
     assert ds.train.is_zero.sum() + ds.test.is_zero.sum() == 6903
     assert ds.train["pixel0"].dtype == np.uint8
     assert ds.meta["pixel400"].bounds == "public" and ds.meta["pixel400"].upper == 255
+
+
+def test_mnist10_is_mnist_with_its_digit(shared_data):
+    ds, binary = data.load("mnist10"), data.load("mnist")
+    assert (len(ds.train), len(ds.test), ds.train.shape[1], ds.label, ds.classes) == (
+        56000, 14000, 785, "digit", 10)
+    full = pd.concat([ds.train, ds.test]).sort_index()
+    assert full.digit.value_counts().sort_index().tolist() == [
+        6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958]  # MNIST's 70,000 digits
+    same = pd.concat([binary.train, binary.test]).sort_index()  # the same rows, pixels and zeros
+    assert full.drop(columns="digit").equals(same.drop(columns="is_zero"))
+    assert ((full.digit == 0).astype("int64") == same.is_zero).all()
+    assert ds.meta["digit"] == data.ColumnMeta("digit", "integer", 0.0, 9.0, "public")
+    assert binary.classes == 2 and data.info("mnist10")["classes"] == 10
+    assert data.info("mnist10")["positives"] is None
+
+
+def test_a_multi_class_label_is_refused_where_a_binary_one_is_needed(shared_data):
+    data.require_binary(data.load("mnist"), "an audit")
+    with pytest.raises(ConfigError, match="^an audit needs a binary 0/1 label; dataset 'mnist10' "
+                                          "has a 10-class label"):
+        data.require_binary(data.load("mnist10"), "an audit")
 
 
 def test_builtin_tables():
@@ -190,3 +214,16 @@ def test_info_is_static_and_json_ready(credit_dir):
     assert data.info("worst-case")["status"] == "built in"
     with pytest.raises(UnknownNameError):
         data.info("nope")
+
+
+def test_an_audit_of_mnist10_is_refused_in_one_line_before_any_work(shared_data, tmp_path):
+    from typer.testing import CliRunner
+
+    from raudit.cli.app import app
+
+    out = tmp_path / "audit"
+    res = CliRunner().invoke(app, ["audit", "--impl", "identity", "--dataset", "mnist10",
+                                   "--backend", "local", "--out", str(out)])
+    err = res.stderr.strip()
+    assert res.exit_code == 2 and err.startswith("error: ") and "\n" not in err, res.output
+    assert "needs a binary 0/1 label" in err and not out.exists()
