@@ -1,7 +1,8 @@
 """G-PATE on MNIST: CPU seconds per training step against the number of teachers.
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/gpate_steps.py 100 400 3733 \
-        --batch 64 --z-dim 50 --steps 3 [--profile] [--chunk 256] [--kernels reference]
+        --batch 64 --z-dim 50 --steps 3 [--profile] [--chunk 256] [--kernels reference] \
+        [--dataset mnist10]
 
 ``config=image`` on the 56,000 MNIST training rows, one torch thread, eps 1e6 so that every
 step is taken; each k trains ``--steps`` + 1 steps and the CPU time (``process_time``, so a
@@ -22,14 +23,15 @@ import torch
 from raudit import data, generators
 
 
-def teacher_flop(k: int, batch: int, teacher_batch: int, ch: int = 16) -> float:
+def teacher_flop(k: int, batch: int, teacher_batch: int, ch: int = 16, classes: int = 2) -> float:
     """FLOP of the teachers in one step: forward, then weight and input gradients on the
     real and generated rows (the teacher step), forward and input gradient on the generated
     rows (the generator's gradients); the input gradient of the first convolution is paid
     only where the input is the generated batch."""
-    conv1 = 2 * ch * 16 * 14 * 14  # 1 -> ch, 4x4/2: 2 FLOP per multiply-add
+    cin = 1 + classes if classes > 2 else 1  # mnist10: the one-hot digit as image channels
+    conv1 = 2 * ch * cin * 16 * 14 * 14  # cin -> ch, 4x4/2: 2 FLOP per multiply-add
     conv2 = 2 * (2 * ch) * ch * 16 * 7 * 7  # ch -> 2ch
-    lin = 2 * (2 * ch * 49 + 1)
+    lin = 2 * (2 * ch * 49 + (classes if classes > 2 else 1))
     fwd = conv1 + conv2 + lin
     step = (batch + teacher_batch) * (fwd + fwd + (conv2 + lin))  # forward, weights, inputs of conv2
     grads = batch * (fwd + conv2 + lin + conv1)  # forward, input gradient through both convs
@@ -47,9 +49,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="the image teachers' path (option teacher_kernels; default fast)")
     ap.add_argument("--peak", type=float, default=88.0, help="one core's fp32 peak, GFLOP/s")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--dataset", choices=["mnist", "mnist10"], default="mnist",
+                    help="mnist10: the 10-class configuration (conditional=true, classes=10)")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
-    ds = data.load("mnist")
+    ds = data.load(a.dataset)
     n = len(ds.train)
     for k in a.teachers:
         stamps: list[float] = []
@@ -63,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
                 prof.__enter__()
 
         opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch)
+        if ds.classes > 2:
+            opts.update(conditional=True, classes=ds.classes)
         opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk),
                                                     ("teacher_kernels", a.kernels)) if v})
         gen = generators.get("gpate")(**opts)
@@ -70,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         gen.fit_many([ds.train], epsilon=1e6, seeds=[0], progress=tick)
         steps = np.diff(stamps)
         tb = max(1, min(a.batch, n // k))
-        flop = teacher_flop(k, a.batch, tb)
+        flop = teacher_flop(k, a.batch, tb, classes=ds.classes)
         limit = flop / (a.peak * 1e9)
         print(f"k={k} batch={a.batch} teacher_batch={tb}: CPU s per step {np.round(steps, 2).tolist()} "
               f"(median {np.median(steps):.2f}); setup + first step {stamps[0] - t0:.1f}s; "
