@@ -71,7 +71,12 @@ def run_arm(ds, a, control: str | None, seed: int) -> dict:
     share = (float(syn[label].mean()) if ds.classes == 2 else  # the largest class's share
              float(syn[label].value_counts(normalize=True).max()))
     cos = class_cosine(syn, ds.train, label)
-    return {"arm": control or "real", "seed": seed, "class_cosine": cos, "steps": s["iterations"], "eps_hat": s["eps_hat"],
+    extra = {}
+    if ds.classes == 2:  # mean pixel of the positive minus the negative class (real: zeros +)
+        px = syn.drop(columns=label).to_numpy(np.float32).mean(1)
+        y = syn[label].to_numpy()
+        extra["ink_gap"] = float(px[y == 1].mean() - px[y == 0].mean()) if 0 < y.mean() < 1 else 0.0
+    return {"arm": control or "real", "seed": seed, "class_cosine": cos, **extra, "steps": s["iterations"], "eps_hat": s["eps_hat"],
             "label_share": share, "accuracy": score.accuracy,
             "balanced_accuracy": score.balanced_accuracy, "train_cpu_s": train_s,
             "total_cpu_s": time.process_time() - t0}
@@ -119,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
                            classes=ds.classes, epochs=a.epochs, seed=a.seed)
         print(f"arm=real-images accuracy={ref.accuracy:.4f} "
               f"balanced_accuracy={ref.balanced_accuracy:.4f}", flush=True)
+    if ds.classes == 2:
+        px = ds.train.drop(columns=label).to_numpy(np.float32).mean(1)
+        y = ds.train[label].to_numpy()
+        print(f"real ink_gap (mean pixel, class 1 - class 0) {px[y == 1].mean() - px[y == 0].mean():.2f}")
     measure = "accuracy" if ds.classes > 2 else "balanced_accuracy"
     scores: dict[str, list[float]] = {}
     for seed in range(a.seed, a.seed + a.seeds):
