@@ -128,7 +128,20 @@ def test_a_0_1_label_input_moves_one_class_further_a_one_hot_label_does_not():
     further than another."""
     binary = _class_gap(nets_for("image", 785, 0.5, z_dim=8), 2)
     one_hot = _class_gap(nets_for("image", 785, 0.5, z_dim=8, classes=10), 10)
+    binary_one_hot = _class_gap(nets_for("image", 785, 0.5, z_dim=8, label_input="one-hot"), 2)
     # measured at this seed: -0.048 (class 1 darker by ~5 % of the pixel range) against
     # -0.0005 for the one-hot label (first against last digit)
     assert binary < -0.03
-    assert abs(one_hot) < 0.005
+    assert abs(one_hot) < 0.005 and abs(binary_one_hot) < 0.005
+
+
+def test_label_input_one_hot_is_a_binary_image_option():
+    with pytest.raises(ConfigError, match="label_input=one-hot needs config=image and conditional"):
+        generators.get("gpate")(config="image", label_input="one-hot")
+    with pytest.raises(ConfigError, match="label_input"):
+        generators.get("gpate")(config="image", conditional=True, label_input="onehot")
+    gen = generators.get("gpate")(config="image", conditional=True, label_input="one-hot",
+                                  teachers=2, batch=3, max_iter=1, sigma1=1.0, sigma2=1.0, z_dim=8)
+    out = gen.fit(digits_shaped(30, classes=2).rename(columns={"digit": "is_zero"}),
+                  epsilon=1e6, seed=0).sample(400, seed=1)
+    assert set(out["is_zero"].unique()) == {0, 1} and 0.4 < out["is_zero"].mean() < 0.6

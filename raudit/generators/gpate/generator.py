@@ -29,6 +29,9 @@ the other columns, so a synthetic table always has both classes
 (:mod:`raudit.generators.labelled`; why: docs/learning.md). ``classes=10`` (image and
 conditional only; the ``mnist10`` dataset): the label is the digit, uniform over the ten,
 fed one-hot to the generator and to the teachers (the G-PATE authors' conditioning).
+``label_input="one-hot"`` (binary, image, conditional): the 0/1 label enters the generator as
+two one-hot inputs; the default, one 0/1 value, is an extra bias only class 1 has, which drifts
+class-1 images further under label-blind teacher gradients (measured: docs/learning.md).
 
 Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
 are released without smooth sensitivity (the published method does the same).
@@ -96,6 +99,7 @@ class GPateHP:
     teacher_decay: float = 0.0
     teacher_kernels: str = "fast"
     classes: int = 2
+    label_input: str = "value"
 
 
 @dataclass(frozen=True)
@@ -129,6 +133,7 @@ class GPateOptions(OptionsObject):
     teacher_decay: float = 0.0
     teacher_kernels: Literal["fast", "reference"] = "fast"
     classes: int = 2
+    label_input: Literal["value", "one-hot"] = "value"
 
 
 class GPate(BatchedGenerator):
@@ -192,6 +197,10 @@ class GPate(BatchedGenerator):
         if o.classes > 2 and (o.config != "image" or not o.conditional):
             raise ConfigError("classes > 2 needs config=image and conditional=true (a generator "
                               "conditioned on the digit, e.g. on mnist10)")
+        if o.label_input not in ("value", "one-hot"):
+            raise ConfigError(f"label_input must be value or one-hot, got {o.label_input!r}")
+        if o.label_input == "one-hot" and (o.config != "image" or not o.conditional):
+            raise ConfigError("label_input=one-hot needs config=image and conditional=true")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
@@ -219,7 +228,7 @@ class GPate(BatchedGenerator):
                        o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
                        o["z_dim"], chunk, o["teacher_hidden"], o["label_channel"],
                        o["teacher_label"], o["teacher_lr"], float(o["teacher_decay"]),
-                       o["teacher_kernels"], o["classes"])
+                       o["teacher_kernels"], o["classes"], o["label_input"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -276,7 +285,8 @@ class GPate(BatchedGenerator):
         prior = self.options["label_prior"] if self.options["conditional"] else None
         nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
                         label_channel=hp.label_channel, teacher_label=hp.teacher_label,
-                        kernels=hp.teacher_kernels, classes=hp.classes)
+                        kernels=hp.teacher_kernels, classes=hp.classes,
+                        label_input=hp.label_input)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

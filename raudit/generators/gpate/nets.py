@@ -255,11 +255,13 @@ class ClassImageNets(ImageNets):
     public constant), read off the last z coordinate (:func:`raudit.generators.labelled.with_class`);
     teachers conditioned on the one-hot label (:class:`ImageTeacher` with ``classes``)."""
 
-    def __init__(self, d: int, classes: int, z_dim: int = 100, kernels: str = "fast"):
-        super().__init__(d, z_dim, False, kernels)
+    def __init__(self, d: int, classes: int, z_dim: int = 100, kernels: str = "fast",
+                 label_channel: bool = False):
+        super().__init__(d, z_dim, label_channel, kernels)
         self.classes = classes
         self.generator = ImageGenerator(z_dim - 1 + classes)  # z less its last draw, one-hot y
-        self.teacher = ImageTeacher(kernels=kernels, classes=classes)
+        # classes == 2 (``label_input="one-hot"``): the binary teacher, label_channel as asked
+        self.teacher = ImageTeacher(label_channel=label_channel, kernels=kernels, classes=classes)
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return with_class(lambda zy: self.generator(p, zy)[..., :784], z, self.classes, self.z_kind)
@@ -267,13 +269,15 @@ class ClassImageNets(ImageNets):
 
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
              teacher_hidden: int = 0, label_channel: bool = False, teacher_label: str = "input",
-             kernels: str = "fast", classes: int = 2):
+             kernels: str = "fast", classes: int = 2, label_input: str = "value"):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
     ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width;
     ``teacher_label="heads"`` (conditional tabular only): :class:`LabelHeadTeacher`;
     ``kernels`` (image only): the teachers' convolution path (:data:`KERNELS`);
-    ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`."""
+    ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`; so does
+    ``label_input="one-hot"`` for a binary conditional image generator (the 0/1 label as
+    two one-hot inputs instead of one 0/1 value, which drifts class 1: docs/learning.md)."""
     if kind == "tabular":
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
@@ -281,7 +285,7 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
     z = {"label_channel": label_channel, "kernels": kernels}
     if z_dim is not None:
         z["z_dim"] = z_dim
-    if classes > 2:
-        return ClassImageNets(d, classes, z.get("z_dim", 100), kernels)
+    if classes > 2 or (label_prior is not None and label_input == "one-hot"):
+        return ClassImageNets(d, classes, z.get("z_dim", 100), kernels, label_channel)
     return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 
