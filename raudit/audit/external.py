@@ -151,7 +151,7 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     from raudit.audit.runner import append_summary, estimates_of
     from raudit.audit.verdict import ALPHA, verdict
     from raudit.results import ResultStore, spec_hash
-    from raudit.results.store import check_writable
+    from raudit.results.files import check_writable
 
     attack, _ = resolve_attack(req.attack, req.features)
     dataset = req.dataset or attack.default_dataset

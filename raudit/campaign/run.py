@@ -30,7 +30,7 @@ from raudit.campaign import plan as pl
 from raudit.engine.driver import EngineConfig, session
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs import limits
 from raudit.runs.schedule import schedule
 

@@ -32,7 +32,7 @@ from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 
 __all__ = ["run_transcript_audit"]
 

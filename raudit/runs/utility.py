@@ -20,7 +20,7 @@ from typing import Any
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs import limits
 from raudit.runs.jobs import UtilityJob
 from raudit.runs.schedule import Progress, quiet, schedule
