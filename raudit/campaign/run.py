@@ -100,7 +100,7 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
     how the first chunk's work per model compared with its own job's planned pace."""
     from raudit.audit.guard import duration, shadow_work
-    from raudit.runs.jobs import utility_work
+    from raudit.runs.utility_job import utility_work
 
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
 
