@@ -44,10 +44,10 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
+from raudit.results.convert import conform, empty_frame, to_arrow, to_pandas
 from raudit.results.files import FolderLock, fsync_dir, write_atomic
 from raudit.results.ids import canonical_json, spec_hash
-from raudit.results.schema import (SCHEMA_VERSION, arrow_schema, conform, empty_frame, to_arrow,
-                                   to_pandas)
+from raudit.results.schema import SCHEMA_VERSION, arrow_schema
 
 MANIFEST = "raudit.json"
 QUARANTINE = "quarantine"
