@@ -73,7 +73,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
         resolve_auto_chunks(jobs, engine, notice)
         result = _run_locked(header, jobs, out, engine, progress, notice, plan)
-        from raudit.runs.calibrate import observe_jobs
+        from raudit.runs.chunk_size import observe_jobs
         observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
         return result
 
@@ -152,7 +152,7 @@ def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
 
     if not any(getattr(j, "auto_chunk", False) for j in jobs):
         return
-    from raudit.runs.calibrate import auto_chunk_sizes
+    from raudit.runs.chunk_size import auto_chunk_sizes
 
     workers = engine.planned_workers()
     sizes = auto_chunk_sizes(jobs, engine, workers, notice)

@@ -32,7 +32,7 @@ CAL_M = 8
 def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
     from raudit.runs import chunk_cache
 
-    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
+    return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
 def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
@@ -50,7 +50,7 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     :func:`plan_table` say so ("at_most")."""
     from raudit.runs import reference
 
-    workers, device = engine.planned_workers(), cb._slot_device(engine)
+    workers, device = engine.planned_workers(), cb.slot_device(engine)
     fit = cb.job_fit(job)
     impl, opts, dataset, eps, delta, label, bounds = fit
     fkey = _fkey(fit)
