@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from raudit.audit import runner as ar
+from raudit.audit import summary
 from raudit.audit import targets as tg
 from raudit.audit.game import trials
 from raudit.audit.guard import Estimator, probe
@@ -259,7 +260,7 @@ class AuditJob(Job):
     def finish(self) -> dict[str, Any]:
         ids = {t["trial_id"] for ts in self.per_world.values() for t in ts}
         units, failed, wall = self.game_stats()
-        row = ar.summarise(self.req, self.game, self.ds, self.store, self.audit_id, ids,
+        row = summary.summarise(self.req, self.game, self.ds, self.store, self.audit_id, ids,
                            units, wall, result=self.looks[-1] if self.req.sequential else None)
         sel = {**self.selection, "target_row": str(self.game.target)} if self.selection else {}
         return {**row, **sel, "models_run": units, "failed_chunks": failed}
