@@ -18,7 +18,6 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit import whitebox as wb
-from raudit.audit.chunk import run_chunk  # noqa: F401 - the audit chunk kind names it here
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import validate_generator
