@@ -128,8 +128,8 @@ def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
         return game_fit(job.game)
     from raudit.utility import plan
 
-    cfg, _ = next(((c, r) for c, r in plan.configs(job.req, job.ds) if r is None),
-                  plan.configs(job.req, job.ds)[0])
+    points = plan.configs(job.req, job.ds)
+    cfg, _ = next(((c, r) for c, r in points if r is None), points[0])
     return (job.req.impl, dict(cfg["options"]), job.req.dataset, cfg["epsilon"], cfg["delta"],
             job.req.label, job.req.bounds)
 

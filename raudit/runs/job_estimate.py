@@ -120,12 +120,13 @@ def plan_table(jobs, engine: EngineConfig) -> list[dict]:
     return rows
 
 
-def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: dict
-                      ) -> tuple[int, bool, bool]:
+def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: dict,
+                      first_cap: bool) -> tuple[int, bool, bool]:
     """(iterations, at_most, lower_bound) of one sweep point: the closed form at the
     point's own eps, delta and options; else the reference's stopping iteration of that
     set-up; else the job's first runnable point's calibration where the set-up is that
-    point's; else the point's max_iter (a cap); else the first point's count, as said."""
+    point's (``first_cap``: that count is its max_iter); else the point's max_iter (a
+    cap); else the first point's count, as said."""
     from raudit.runs import reference
 
     req = job.req
@@ -140,7 +141,7 @@ def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: d
         return int(memo[key]), False, False
     explicit = fit[1].get("max_iter") or fit[1].get("iterations")
     if _fkey(fit) == _fkey(first) or not explicit:
-        return int(cal.iterations or cb.CAL_ITERS), _at_most(job, cal, memo), cal.lower_bound
+        return int(cal.iterations or cb.CAL_ITERS), first_cap, cal.lower_bound
     return int(explicit), True, False
 
 
@@ -150,13 +151,14 @@ def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bo
     cannot take a step train nothing. Returns (the estimate, whether any count is a cap)."""
     from raudit.utility import plan
 
-    first = cb.job_fit(job)
-    points = [_point_iterations(job, cfg, first, cal, memo)
-              for cfg, reason in plan.configs(job.req, job.ds) if reason is None]
+    first, first_cap, configs = cb.job_fit(job), _at_most(job, cal, memo), \
+        plan.configs(job.req, job.ds)
+    points = [_point_iterations(job, cfg, first, cal, memo, first_cap)
+              for cfg, reason in configs if reason is None]
     fits = job.req.fits
     model_iters = fits * sum(p[0] for p in points)
     iters = [p[0] for p in points] or [0]
-    est = {"models": job.planned_models(), "model_iterations": model_iters,
+    est = {"models": fits * len(configs), "model_iterations": model_iters,  # planned_models
            "iterations_per_model": round(model_iters / max(1, fits * len(points))),
            "iterations_range": (min(iters), max(iters)),
            "lower_bound": any(p[2] for p in points),
