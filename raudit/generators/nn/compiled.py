@@ -46,12 +46,12 @@ def _has_compiler() -> bool:
     return any(shutil.which(c) for c in (os.environ.get("CXX", ""), "g++", "c++", "clang++") if c)
 
 
-MODES = ("0", "1", "fused")
+MODES = ("0", "1", "fused", "step")
 
 
 def mode() -> str:
     """``RAUDIT_COMPILE``: "0" (or unset) eager, "1" bit-exact kernels, "fused" those and the
-    teachers' step (see the module docstring)."""
+    teachers' step, "step" the whole PATE-GAN iteration (see the module docstring)."""
     value = os.environ.get("RAUDIT_COMPILE", "").strip() or "0"
     if value not in MODES:
         raise ValueError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
