@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn import compiled
 from raudit.generators.nn import rng as rng_mod
 from raudit.generators.nn.rng import CounterRNG
@@ -39,6 +41,12 @@ from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
 
 _COMPILED: dict[tuple, object] = {}
 _BROKEN: set[tuple] = set()
+
+
+def _compile(fn):
+    """How the iteration is compiled (tests replace it by the identity to check the traced
+    program eagerly, without paying for a compile)."""
+    return torch.compile(fn, fullgraph=True, dynamic=False)
 
 
 class StepRNG(CounterRNG):
@@ -75,18 +83,25 @@ def _adam(p, g, m, v, t, active, lr: float, betas=(0.9, 0.999), eps: float = 1e-
 
 
 class Plan:
-    """The constants of one set-up: networks, loop options, teacher data layout."""
+    """The constants of one set-up (what the compiled graph bakes in): the networks and
+    their layouts, the loop options the step reads, and how the teachers train."""
 
-    def __init__(self, cfg, nets, teachers: LocalTeachers, dtype: torch.dtype):
-        self.cfg, self.nets, self.teachers, self.dtype = cfg, nets, teachers, dtype
+    def __init__(self, cfg, nets, teachers: LocalTeachers, layouts: tuple, dtype: torch.dtype):
+        self.cfg, self.nets, self.layouts, self.dtype = cfg, nets, layouts, dtype
         self.k, self.models = teachers.k, teachers.models
+        self.t_batch, self.t_sample, self.t_partial = teachers.batch, teachers.sample, teachers.partial_batch
+        self.t_lr, self.t_betas = teachers.opt.lr, (teachers.opt.b1, teachers.opt.b2)
         self.aggregate = AGGREGATIONS[cfg.aggregation]
 
     def key(self, shapes: tuple) -> tuple:
+        """What a compiled graph is specific to: runs that differ only in what the step does
+        not read (the accountant, eps, the stopping rule, the cap) share one graph."""
         c, n = self.cfg, self.nets
         nets = tuple((tuple(x.widths), tuple(x.activations)) for x in (n.generator, n.student, n.teacher))
-        return (c, nets, self.teachers.batch, self.teachers.sample, self.teachers.partial_batch,
-                self.teachers.opt.lr, self.teachers.opt.b1, self.teachers.opt.b2, self.dtype, shapes)
+        step = (c.k, c.batch, c.noise_scale, c.aggregation, c.teacher_steps, c.student_steps, c.z_dim,
+                c.z_train, c.generator_loss, c.lr, c.teacher_fakes, c.student_batch)
+        return (step, nets, self.t_batch, self.t_sample, self.t_partial, self.t_lr, self.t_betas,
+                self.dtype, shapes)
 
 
 def supported(cfg, nets, teachers, device: torch.device) -> bool:
@@ -106,7 +121,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
     """One iteration, a pure function: ``state`` -> (new state, records for the boundary)."""
     (g_p, g_m, g_v, g_t, s_p, s_m, s_v, s_t, t_p, t_m, t_v, t_t, base, t_base, active) = state
     keys, t_keys, table, ids, parts, sizes = data
-    cfg, nets, tch, k, mdl = plan.cfg, plan.nets, plan.teachers, plan.k, plan.models
+    cfg, nets, k, mdl = plan.cfg, plan.nets, plan.k, plan.models
     from raudit.generators.pategan.loop import draw_z
     rng, trng = StepRNG(keys, base, plan.dtype), StepRNG(t_keys, t_base, plan.dtype)
     act_t = active.repeat_interleave(k)
@@ -123,15 +138,15 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
         else:
             fake = generate(g_p, cfg.batch)
         shared = k if fake.shape[0] == mdl else 1
-        if tch.sample == "with-replacement":
-            pos = trng.integers(sizes, tch.batch)
+        if plan.t_sample == "with-replacement":
+            pos = trng.integers(sizes, plan.t_batch)
         else:  # the first batch of a fresh shuffle; a tie is reported and the step redone eagerly
             keyv = trng.open_uniform(parts.shape[1])
             cols = torch.arange(parts.shape[1], device=keyv.device)[None, :]
             keyv = torch.where(cols < sizes, keyv, keyv + 2.0)
-            vals, idx = torch.topk(keyv, tch.batch + 1, dim=1, largest=False, sorted=True)
+            vals, idx = torch.topk(keyv, plan.t_batch + 1, dim=1, largest=False, sorted=True)
             ties.append((vals[:, 1:] <= vals[:, :-1]).any())
-            pos = torch.minimum(idx[:, :tch.batch], (sizes - 1).clamp(min=0))
+            pos = torch.minimum(idx[:, :plan.t_batch], (sizes - 1).clamp(min=0))
         rows_out.append(torch.gather(parts, 1, pos).view(mdl, k, -1))
         rid = torch.gather(ids, 1, pos)
         fake = fake.detach()
@@ -139,7 +154,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
         def teacher_loss(flat):
             p = Stacked(flat, layout_t)
             logits = nets.teacher(p, F.embedding(rid, table), logits=True)
-            if tch.partial_batch and tch.sample == "first-shuffled":
+            if plan.t_partial and plan.t_sample == "first-shuffled":
                 per = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits), reduction="none")
                 valid = (torch.arange(per.shape[1], device=per.device)[None, :] < sizes).to(per.dtype)
                 real = ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
@@ -148,8 +163,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
             return real + bce_logits(nets.teacher(p, fake, logits=True, shared=shared), 0.0)
 
         grad = torch.func.grad(teacher_loss)(t_p)
-        t_p, t_m, t_v, t_t = _adam(t_p, grad, t_m, t_v, t_t, act_t, tch.opt.lr,
-                                   (tch.opt.b1, tch.opt.b2))
+        t_p, t_m, t_v, t_t = _adam(t_p, grad, t_m, t_v, t_t, act_t, plan.t_lr, plan.t_betas)
     votes = []
     for _ in range(cfg.student_steps):
         fake = generate(g_p, cfg.student_batch or cfg.batch).detach()
@@ -184,11 +198,10 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
 class FusedStep:
     """The compiled iteration bound to one training run's objects (see :func:`prepare`)."""
 
-    def __init__(self, plan: Plan, gen: Stacked, student: Stacked, g_opt, s_opt, rng: CounterRNG):
-        self.plan, self.gen, self.student, self.g_opt, self.s_opt, self.rng = (
-            plan, gen, student, g_opt, s_opt, rng)
-        t = plan.teachers
-        plan.layouts = (gen.layout, student.layout, t.params.layout)
+    def __init__(self, plan: Plan, teachers: LocalTeachers, nets: tuple, rng: CounterRNG):
+        self.plan, self.teachers, self.rng = plan, teachers, rng
+        (self.gen, self.g_opt), (self.student, self.s_opt) = nets
+        t, gen, student = teachers, self.gen, self.student
         self.data = (rng.keys, t.rng.keys, t.table, t.ids, t.parts, t.sizes)
         self.key = plan.key(tuple((tuple(x.shape), x.dtype) for x in self.data)
                             + (tuple(gen.flat.shape), tuple(student.flat.shape), tuple(t.params.flat.shape)))
@@ -199,8 +212,7 @@ class FusedStep:
         if fn is None:
             compiled._cache_dir()
             plan = self.plan
-            fn = _COMPILED[self.key] = torch.compile(
-                lambda state, data: _iteration(plan, state, data), fullgraph=True, dynamic=False)
+            fn = _COMPILED[self.key] = _compile(lambda state, data: _iteration(plan, state, data))
         return fn
 
     def __call__(self, active: torch.Tensor):
@@ -209,7 +221,7 @@ class FusedStep:
         eager loop must take this iteration (a tie in a shuffle's keys, or no compiler)."""
         if self.key in _BROKEN:
             return None
-        t, g, s = self.plan.teachers, self.g_opt, self.s_opt
+        t, g, s = self.teachers, self.g_opt, self.s_opt
         base = torch.tensor(self.rng.counter, dtype=torch.int64)
         t_base = torch.tensor(t.rng.counter, dtype=torch.int64)
         state = (self.gen.flat.detach(), g.m, g.v, g.t, self.student.flat.detach(), s.m, s.v, s.t,
@@ -238,4 +250,31 @@ def prepare(cfg, nets, teachers, gen: Stacked, student: Stacked, g_opt, s_opt,
     :func:`supported`; else None (the eager loop)."""
     if compiled.mode() != "step" or not supported(cfg, nets, teachers, gen.flat.device):
         return None
-    return FusedStep(Plan(cfg, nets, teachers, gen.flat.dtype), gen, student, g_opt, s_opt, rng)
+    layouts = (gen.layout, student.layout, teachers.params.layout)
+    plan = Plan(cfg, nets, teachers, layouts, gen.flat.dtype)
+    return FusedStep(plan, teachers, ((gen, g_opt), (student, s_opt)), rng)
+
+
+def emit(it: int, cfg, out: tuple, sinks: tuple, teachers: LocalTeachers, first_rows,
+         act_np: np.ndarray):
+    """What the eager iteration hands the accountant and the observer (``sinks``), in its
+    order, from the step's records ``out``; returns the first teacher batch (TeacherLoss's
+    rows). The teachers' losses are read after the step: only the teacher rounds, which
+    come first, move the teachers."""
+    from raudit.generators.pategan.loop import vote_event
+    acct, observer = sinks
+    rows, n1, noise, labels = out
+    if observer is not None:
+        for r in rows:
+            first_rows = r if first_rows is None else first_rows
+            rows_np = r.numpy()
+            for t in range(cfg.k):
+                observer(TeacherBatch(it, t, rows_np[:, t], act_np))
+        if first_rows is not None:
+            observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
+    for n1_np, noise_np, labels_np in zip(n1.numpy(), noise.numpy(), labels.numpy()):
+        acct.compose(vote_event(cfg, n1_np, act_np))
+        if observer is not None:
+            observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise_np, labels_np, act_np.copy(),
+                           act_np, cfg.aggregation, cfg.noise))
+    return first_rows

@@ -212,7 +212,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         out = fused(active) if fused is not None else None  # RAUDIT_COMPILE=step
         if out is not None:
-            first_rows = _fused_records(it, cfg, out, acct, observer, teachers, first_rows, act_np)
+            first_rows = fused_step.emit(it, cfg, out, (acct, observer), teachers, first_rows, act_np)
         else:
             for _ in range(cfg.teacher_steps):
                 if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
@@ -278,28 +278,6 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         if cfg.check == "after":
             active &= torch.as_tensor(eps_hat < epsilon, device=dev)
     return gen, iters.tolist(), [float(e) for e in eps_hat], student
-
-
-def _fused_records(it, cfg: LoopConfig, out, acct: Accountant, observer, teachers, first_rows,
-                   act_np: np.ndarray):
-    """What the eager iteration hands the accountant and the observer, in its order, from
-    the fused step's records (:mod:`raudit.generators.pategan.fused_step`). The teachers'
-    losses are read after the step: only the teacher rounds, which come first, move them."""
-    rows, n1, noise, labels = out
-    if observer is not None:
-        for r in rows:
-            first_rows = r if first_rows is None else first_rows
-            rows_np = r.numpy()
-            for t in range(cfg.k):
-                observer(TeacherBatch(it, t, rows_np[:, t], act_np))
-        if first_rows is not None:
-            observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
-    for n1_np, noise_np, labels_np in zip(n1.numpy(), noise.numpy(), labels.numpy()):
-        acct.compose(vote_event(cfg, n1_np, act_np))
-        if observer is not None:
-            observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise_np, labels_np, act_np.copy(),
-                           act_np, cfg.aggregation, cfg.noise))
-    return first_rows
 
 
 def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Tensor | None,
