@@ -12,6 +12,19 @@ loss and its backward, :mod:`raudit.generators.pategan.teachers`), which fuses a
 floating-point sums: its gradients agree with eager to about 1e-6 relative (float32), not
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
+``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
+(`paper`, `borealis`, the ports on :mod:`raudit.generators.pategan.loop`) and of the WGAN-GP loop
+(`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
+votes and their noise, student, Adam and both random streams
+(:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
+accountant and the observer get the step's votes, noise and rows after the call. The draws are
+the eager streams' (the hash is integer arithmetic), but sums are reordered: parameters drift from
+eager by float rounding (e.g. 1e-4 relative after 20 float32 iterations of `paper`, 1e-16 in
+float64), so a vote on a knife edge may flip. The rest of the process (set-up, sampling) is
+eager, as under "0". Measured 1.35-1.8x the model-iterations per CPU-second at M = 128, with
+about 50-60 CPU-seconds to compile a set-up the first time and about 6 to load it from the cache
+(docs/performance.md, "A fused training step").
+
 ``RAUDIT_COMPILE=1`` compiles the bit-exact kernels; ``0`` or unset is the eager reference, the default by
 measurement: the compiled hash gives `paper` 1.15-1.45x and `original` about 1.2x the
 model-iterations per CPU-second at M = 128 and nothing for `smartnoise`, while each process
