@@ -45,7 +45,11 @@ _BROKEN: set[tuple] = set()
 
 def _compile(fn):
     """How the iteration is compiled (tests replace it by the identity to check the traced
-    program eagerly, without paying for a compile)."""
+    program eagerly, without paying for a compile). Every set-up's graph hangs off the same
+    code object, and dynamo stops compiling a code object after ``recompile_limit`` graphs (8):
+    a campaign's process may see more set-ups than that, so the limit is raised."""
+    import torch._dynamo.config as dynamo_config
+    dynamo_config.recompile_limit = max(dynamo_config.recompile_limit, 64)
     return torch.compile(fn, fullgraph=True, dynamic=False)
 
 
@@ -112,6 +116,7 @@ def supported(cfg, nets, teachers, device: torch.device) -> bool:
             and type(nets).generate is PateNets.generate and cfg.confident is None
             and cfg.control is None and cfg.noise == "laplace" and not cfg.student_balance
             and cfg.teacher_update == "joint" and teachers.update == "joint"
+            and not teachers.opt.weight_decay and teachers.opt.max_grad_norm is None
             and teachers.sample in ("with-replacement", "first-shuffled")
             and cfg.teacher_fakes in ("shared", "per-teacher")
             and cfg.aggregation in AGGREGATIONS)
