@@ -157,3 +157,23 @@ def test_the_conditional_wgan_stays_eager(monkeypatch, traced):
     ref, _ = fit(monkeypatch, "0", "original", teachers=2, max_iter=2, conditional=True)
     got, _ = fit(monkeypatch, "step", "original", teachers=2, max_iter=2, conditional=True)
     assert not fused_step._COMPILED and torch.equal(got.generator.flat, ref.generator.flat)
+
+
+def test_an_iteration_with_a_tie_is_taken_by_the_eager_loop(monkeypatch, traced):
+    """A tie among a shuffle's lowest keys: the step's results are dropped and the eager
+    loop takes that iteration from the same state, so nothing moves."""
+    real, calls = fused_step._iteration, []
+
+    def tie_on_second(plan, state, data):
+        out = real(plan, state, data)
+        calls.append(1)
+        return out[:5] + (torch.tensor(len(calls) == 2),) + out[6:]
+
+    monkeypatch.setattr(fused_step, "_iteration", tie_on_second)
+    options = dict(teachers=3, batch=8, lam=0.01, orders=20, max_iter=4)
+    ref, ref_events = fit(monkeypatch, "0", "borealis", **options)
+    got, events = fit(monkeypatch, "step", "borealis", **options)
+    assert len(calls) == 4  # 4 iterations tried fused; the second was handed back
+    assert got.iterations == ref.iterations and got.eps_hat == ref.eps_hat
+    assert [type(e) for e in events] == [type(e) for e in ref_events]
+    torch.testing.assert_close(got.generator.flat, ref.generator.flat, rtol=0, atol=1e-12)
