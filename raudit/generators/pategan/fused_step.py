@@ -210,7 +210,6 @@ class FusedStep:
         self.data = (rng.keys, t.rng.keys, t.table, t.ids, t.parts, t.sizes)
         self.key = plan.key(tuple((tuple(x.shape), x.dtype) for x in self.data)
                             + (tuple(gen.flat.shape), tuple(student.flat.shape), tuple(t.params.flat.shape)))
-        self.draws = None  # (generator stream, teacher stream) draws per iteration
 
     def _fn(self):
         fn = _COMPILED.get(self.key)
