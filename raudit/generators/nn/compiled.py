@@ -21,8 +21,9 @@ accountant and the observer get the step's votes, noise and rows after the call.
 the eager streams' (the hash is integer arithmetic), but sums are reordered: parameters drift from
 eager by float rounding (e.g. 1e-4 relative after 20 float32 iterations of `paper`, 1e-16 in
 float64), so a vote on a knife edge may flip. The rest of the process (set-up, sampling) is
-eager, as under "0". Measured at M = 128 against eager, per CPU-second: `paper` 1.79x,
-`original` 1.68x, `borealis` 1.38x (medians of four side-by-side rounds), with 50-60 CPU-seconds
+eager, as under "0". Measured against eager, per CPU-second: `paper` 1.79x, `original` 1.68x,
+`borealis` 1.38x at M = 128 (medians of four side-by-side rounds); 2.63x, 1.91x, 1.40x at
+M = 32, with 45-60 CPU-seconds
 to compile a set-up the first time and about 6 to load it from the cache (docs/performance.md,
 "A fused training step").
 
