@@ -26,8 +26,8 @@ from raudit.accountants.vote_budget import (dd_answers, gdp_mu, informative_answ
                                             informative_checks)
 
 
-def _count(n: int) -> str:
-    return "unbounded" if n < 0 else (f"{n:,}" if n < 10 ** 9 else "> 10^9")
+def _count(n: int | None) -> str:
+    return "unbounded" if n is None else (f"{n:,}" if n < 10 ** 9 else "> 10^9")
 
 
 def _answers_table(a, rows: dict[str, int]) -> None:

@@ -126,12 +126,13 @@ def informative_checks(epsilon: float, delta: float, teachers: int) -> int:
 
 
 def dd_answers(epsilon: float, delta: float, teachers: int, dissent: int, sigma2: float,
-               orders=None) -> int:
+               orders=None) -> int | None:
     """The most GNMax answers at sigma2, each on a two-class vote with ``dissent`` teachers
     against the rest, whose data-dependent RDP (Theorem 6, :func:`rdp_gnmax`) converts to
     at most (eps, delta): max over orders of floor((eps - log(1/delta)/(order - 1)) / RDP).
     No threshold checks and no smooth-sensitivity release are charged, so the data-dependent
-    analysis can pay for no more answers than this. -1 stands for "unbounded" (RDP 0)."""
+    analysis can pay for no more answers than this. None: unbounded (the votes are so
+    confident that the answers' RDP is 0 at an order where the conversion leaves room)."""
     _check(epsilon, delta)
     _check_teachers(teachers)
     if not (isinstance(dissent, int) and 0 <= dissent <= teachers // 2):
@@ -143,7 +144,7 @@ def dd_answers(epsilon: float, delta: float, teachers: int, dissent: int, sigma2
     per = rdp_gnmax(logq_gnmax(counts, sigma2)[None], sigma2, o)[0]
     room = epsilon - math.log(1.0 / delta) / (o - 1.0)
     if np.any((per <= 0) & (room >= 0)):
-        return -1
+        return None
     with np.errstate(divide="ignore"):
         n = np.where(room > 0, np.floor(room / per * (1 + 1e-12)), 0.0)
     return int(n.max())
