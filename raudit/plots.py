@@ -6,7 +6,7 @@ import io
 import re
 from pathlib import Path
 
-from raudit.results.store import write_atomic
+from raudit.results.files import write_atomic
 
 DPI = 110
 

@@ -148,10 +148,10 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     from raudit import data
     from raudit.audit import analyse as an
     from raudit.audit import targets as tg
-    from raudit.audit.runner import append_summary, estimates_of
+    from raudit.audit.summary import append_summary, estimates_of
     from raudit.audit.verdict import ALPHA, verdict
     from raudit.results import ResultStore, spec_hash
-    from raudit.results.store import check_writable
+    from raudit.results.files import check_writable
 
     attack, _ = resolve_attack(req.attack, req.features)
     dataset = req.dataset or attack.default_dataset

@@ -49,7 +49,7 @@ def probe(game: Game, audit_id: str) -> None:
     spec = {"audit_id": audit_id, "game": {**game.spec(), "options": options}, "world": "in",
             "trials": trials(game, world="in", count=1), "device": "cpu"}
     try:
-        chunk.run_chunk(spec)  # the module's, not this module's name (tests patch that one)
+        chunk.run_chunk(spec)  # itself: a test's substitute (runs.dispatch) is for the pool
     except RauditError:
         raise
     except Exception as exc:  # noqa: BLE001 - a bug or a numerical failure: say what and where

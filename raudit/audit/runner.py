@@ -1,5 +1,6 @@
-"""An audit's request, plan and summary: validate, plan the trials and the target
-selection, analyse the stored models. :func:`raudit.runs.run_audit` runs them::
+"""An audit's request and plan: validate, plan the trials and the target selection
+(the summary of the stored models: :mod:`raudit.audit.summary`).
+:func:`raudit.runs.run_audit` runs them::
 
     game, manifest, ds = prepare(AuditRequest(impl="paper", attack="querybased",
                                               dataset="worst-case", shadow_models=200))
@@ -9,25 +10,18 @@ selection, analyse the stored models. :func:`raudit.runs.run_audit` runs them::
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
 from raudit import data, generators
 from raudit.attacks import resolve as resolve_attack
-from raudit.audit import analyse as an
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit import whitebox as wb
-from raudit.audit.chunk import run_chunk  # noqa: F401 - the audit chunk kind names it here
-from raudit.audit.estimators import estimate_rows
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
-from raudit.audit.guard import check_models, first_error, validate_generator
+from raudit.audit.guard import validate_generator
 from raudit.audit.mechanisms import event_trial, mechanism_columns  # noqa: F401 - jobs and tests
-from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
@@ -245,63 +239,3 @@ def choose_selected(store: ResultStore, plan: dict, seed: int) -> tuple[Any, lis
     return row, aucs
 
 
-def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: str,
-              ids: set[str], units: int, wall_s: float,
-              result: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Analyse the stored models of ``ids``, append the summary row (once) and return it.
-
-    ``result``: the analysis already made (a sequential audit's last look).
-    Raises :class:`AuditFailed` when no model of the audit trained."""
-    check_models(store, ids, len(ids))
-    shadow = store.read("shadow")
-    if result is None:
-        result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
-    else:
-        game = dataclasses.replace(game, shadow_models=int(result["models_per_world"]))
-    rate = units / wall_s * 3600 if units and wall_s > 0 else None
-    label = "worst-case" if req.target == "worst-case" or (
-        req.target is None and "target_row" in ds.notes) else f"row:{game.target}"
-    row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
-                         models_per_hour=rate)
-    row["synthetic_protocol"] = game.synthetic_protocol
-    if "looks" in result:
-        row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
-    if "eps_anytime" in result:
-        row["eps_anytime"] = float(result["eps_anytime"])
-    row["verdict"] = verdict(row)
-    row["first_error"] = first_error(shadow, ids) if result["missing"] else None
-    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
-    row["tightness"] = tightness(row)
-    row["verdict_line"] = verdict_line(row)
-    values = estimates_of(result)
-    append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
-    return {**row, "estimates": values}
-
-
-def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:
-    """{estimator: eps_lo or None} of an analysis (None for NaN: no bound)."""
-    values = result.get("estimates") or {}
-    return {k: None if v is None or math.isnan(v) else float(v) for k, v in values.items()}
-
-
-def append_summary(store: ResultStore, row: dict, values: dict[str, float | None],
-                   alpha: float) -> None:
-    """One summary row per audit, and its estimates beside it: a rerun that changed
-    nothing adds none."""
-    prev = store.read("summary")
-    prev = prev[prev["audit_id"] == row["audit_id"]]
-    if len(prev):
-        last = prev.iloc[-1]
-        same = all(_same(last[k], row[k]) for k in ("models_ok", "missing", "eps_cp", "auc"))
-        if same:
-            return
-    store.append("summary", [row])
-    rows = estimate_rows(row["audit_id"], values, alpha)
-    if rows:
-        store.append("estimates", [{**r, "created_at": row["created_at"]} for r in rows])
-
-
-def _same(a, b) -> bool:
-    """Equal numbers, or both missing (None, NaN, pd.NA)."""
-    a, b = (None if x is None or pd.isna(x) else float(x) for x in (a, b))
-    return a == b

@@ -19,6 +19,12 @@ def _dur(s: float) -> str:
     return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
+def _iters(row: dict) -> str:
+    """Iterations per model: one count, or a sweep's range over its points."""
+    lo, hi = row.get("iterations_range") or (row["iterations_per_model"],) * 2
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
 PLAN_COLUMNS = ("job", "kind", "impl", "dataset", "eps", "models/fits", "iters/model",
                 "model-iterations", "est. time", "rate")
 
@@ -40,7 +46,7 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
         tot_s += r["wall_s"]
         lower |= r["lower_bound"]
         out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
-                    f"{r['models']:,}", f"{ge}{r['iterations_per_model']:,}",
+                    f"{r['models']:,}", f"{ge}{_iters(r)}",
                     f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}", r["rate"]])
     ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
@@ -52,7 +58,8 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
              "(raudit/runs/reference-rates.json) scaled by this machine's speed; 'measured "
              f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
              "model: the PATE family's closed form where it applies, else where the "
-             "calibration's models stopped by eps. <= : counted at the job's max_iter, a "
+             "calibration's models stopped by eps; a sweep's points each at their own "
+             "(a range: the mean times the points' fits is its model-iterations). <= : counted at the job's max_iter, a "
              "cap its models may stop before (at most). "
              ">= : the generator stops by its own eps rule and did not within the "
              f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "

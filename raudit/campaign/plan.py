@@ -120,6 +120,7 @@ def inspect_runner():
 def build(job: JobSpec, chunk_size: int | None = None):
     """The job object of one expanded job, or a ConfigError naming the key and line."""
     from raudit.runs import jobs as jb
+    from raudit.runs.utility_job import UtilityJob
 
     try:
         if job.kind == "audit":
@@ -127,7 +128,7 @@ def build(job: JobSpec, chunk_size: int | None = None):
             made.auto_chunk = job.settings.get("chunk_size") == "auto"
             return made
         if job.kind == "utility":
-            return jb.UtilityJob(job.name, utility_request(job))
+            return UtilityJob(job.name, utility_request(job))
         _unknown(job, set(INSPECT_KEYS))
         from raudit.inspect.job import request_from_settings
         request_from_settings(dict(job.settings))  # validate now, with the job's line

@@ -30,7 +30,7 @@ from raudit.campaign import plan as pl
 from raudit.engine.driver import EngineConfig, session
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs import limits
 from raudit.runs.schedule import schedule
 
@@ -73,7 +73,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
         root.ensure_manifest({"kind": "campaign", "name": header["name"]})
         resolve_auto_chunks(jobs, engine, notice)
         result = _run_locked(header, jobs, out, engine, progress, notice, plan)
-        from raudit.runs.calibrate import observe_jobs
+        from raudit.runs.chunk_size import observe_jobs
         observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
         return result
 
@@ -100,7 +100,7 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
     how the first chunk's work per model compared with its own job's planned pace."""
     from raudit.audit.guard import duration, shadow_work
-    from raudit.runs.jobs import utility_work
+    from raudit.runs.utility_job import utility_work
 
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
 
@@ -152,7 +152,7 @@ def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
 
     if not any(getattr(j, "auto_chunk", False) for j in jobs):
         return
-    from raudit.runs.calibrate import auto_chunk_sizes
+    from raudit.runs.chunk_size import auto_chunk_sizes
 
     workers = engine.planned_workers()
     sizes = auto_chunk_sizes(jobs, engine, workers, notice)

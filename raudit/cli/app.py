@@ -34,7 +34,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     if allow_unpinned:
         import os
 
-        from raudit.data.fetch import ALLOW_UNPINNED
+        from raudit.data.cache import ALLOW_UNPINNED
         os.environ[ALLOW_UNPINNED] = "1"
 
 

@@ -17,7 +17,7 @@ from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec, fmt_delta, fmt_eps, training_notes
 from raudit.results.events import EventSink
-from raudit.results.store import check_writable, write_atomic
+from raudit.results.files import check_writable, write_atomic
 from raudit.seeds import train_seeds
 from raudit.generators.exec_adapter import folder_name
 

@@ -8,8 +8,9 @@ Every :class:`Dataset` is all-numeric with its binary 0/1 label last, split 80/2
 stratified on the label with ``random_state=seed`` (13 by default).
 """
 
+from raudit.data.cache import cache_dir, data_dir
 from raudit.data.dataset import ColumnMeta, Dataset, infer_columns
-from raudit.data.fetch import cache_dir, data_dir, import_file
+from raudit.data.install import import_file
 from raudit.data.registry import clear_cache, info, load, names, source
 from raudit.data.sources import DataFile, Source
 

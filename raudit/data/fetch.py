@@ -1,113 +1,36 @@
-"""Find, download, verify and import dataset files.
+"""Dataset files on this machine, downloading the missing ones.
 
-A file is looked up, in order, in ``$RAUDIT_DATA_DIR/<relpath>``, then in the
-cache ``<cache>/data/<relpath>`` (``<cache>`` is ``$RAUDIT_CACHE_DIR`` or
-``platformdirs.user_cache_dir("raudit")``), and otherwise downloaded from its
-URLs into the cache: written to a temporary file beside its final place,
-checked against its sha256, then renamed, so a cache never holds a partial or
-unverified file. Files found locally are verified too; a hash is computed once
-per (path, mtime, size) in a process.
+:func:`fetch` returns local, verified paths (:mod:`raudit.data.cache` says where a file
+is and checks it); a file on neither the data dir nor the cache is downloaded from its
+URLs (mirrors in order, a zip's member extracted) and stored by
+:func:`raudit.data.install.store`, which verifies before it renames into the cache.
 
 A file without a pinned sha256 (credit, the full isolet: no hash could be verified
 offline yet) is not downloaded unless the user says so (``RAUDIT_ALLOW_UNPINNED=1`` or
-``raudit --allow-unpinned ...``). What is accepted has its sha256 recorded in
-``<cache>/data/SHA256SUMS.accepted`` (``sha256sum -c`` format) and every later load of
-the cached copy, or a re-download, is checked against it.
+``raudit --allow-unpinned ...``); what is accepted is recorded and checked on every
+later load (:mod:`raudit.data.cache`).
 """
 
 from __future__ import annotations
 
 import fnmatch
-import gzip
-import hashlib
 import logging
-import os
 import shutil
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Sequence
-from contextlib import suppress
+from collections.abc import Sequence
 from http.client import HTTPException
 from pathlib import Path
 from urllib.request import urlopen
 
-import platformdirs
-
-from raudit.data import lzw
+from raudit.data.cache import (ACCEPTED, ALLOW_UNPINNED, CHUNK, accepted, allow_unpinned,
+                               cache_dir, locate, verify)
+from raudit.data.install import store
 from raudit.data.sources import DataFile
-from raudit.errors import ChecksumError, DataError, UnknownNameError
+from raudit.errors import ChecksumError, DataError
 
 log = logging.getLogger(__name__)
-_CHUNK = 1 << 20
-ALLOW_UNPINNED = "RAUDIT_ALLOW_UNPINNED"
-ACCEPTED = "SHA256SUMS.accepted"
-_HASHES: dict[tuple[str, int, int, bool], str] = {}
-
-
-def data_dir() -> Path | None:
-    """The folder named by ``RAUDIT_DATA_DIR``, or None when it is unset."""
-    value = os.environ.get("RAUDIT_DATA_DIR")
-    return Path(value).expanduser().resolve() if value else None
-
-
-def cache_dir() -> Path:
-    """Where downloaded and imported files live (``<cache>/data``)."""
-    root = os.environ.get("RAUDIT_CACHE_DIR") or platformdirs.user_cache_dir("raudit")
-    return Path(root).expanduser() / "data"
-
-
-def locate(file: DataFile) -> tuple[Path, str] | None:
-    """Where ``file`` is on this machine, as (path, "data dir" | "cache"), without downloading."""
-    root = data_dir()
-    if root is not None and (root / file.relpath).is_file():
-        return root / file.relpath, "data dir"
-    cached = cache_dir() / file.relpath
-    return (cached, "cache") if cached.is_file() else None
-
-
-def _digest(path: Path, *, raw: bool = False) -> str:
-    """sha256 of the file's bytes (``raw``: of its gunzipped bytes), memoised by stat."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, raw)
-    if key not in _HASHES:
-        h = hashlib.sha256()
-        with (gzip.open(path, "rb") if raw else open(path, "rb")) as fh:
-            while block := fh.read(_CHUNK):
-                h.update(block)
-        _HASHES[key] = h.hexdigest()
-    return _HASHES[key]
-
-
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return fh.read(2) == b"\x1f\x8b"
-
-
-def allow_unpinned() -> bool:
-    return os.environ.get(ALLOW_UNPINNED, "").strip().lower() not in ("", "0", "false", "no")
-
-
-def accepted() -> dict[str, str]:
-    """relpath -> sha256 of the unpinned files accepted into this cache."""
-    path = cache_dir() / ACCEPTED
-    if not path.is_file():
-        return {}
-    out = {}
-    for line in path.read_text().splitlines():
-        digest, _, rel = line.partition("  ")
-        if rel:
-            out[rel.strip()] = digest.strip()
-    return out
-
-
-def _record(file: DataFile, digest: str) -> None:
-    rows = {**accepted(), file.relpath: digest}
-    path = cache_dir() / ACCEPTED
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{ACCEPTED}.tmp")
-    tmp.write_text("".join(f"{d}  {r}\n" for r, d in sorted(rows.items())))
-    os.replace(tmp, path)
 
 
 def _unpinned_refused(file: DataFile, dataset: str) -> DataError:
@@ -117,31 +40,6 @@ def _unpinned_refused(file: DataFile, dataset: str) -> DataError:
         f"set {ALLOW_UNPINNED}=1 (or run `raudit --allow-unpinned ...`) to accept the "
         f"download (its sha256 is then recorded in {cache_dir() / ACCEPTED} and checked on "
         f"every later load), or import a copy you trust with `raudit datasets import PATH{name}`")
-
-
-def matches(path: Path, file: DataFile) -> bool:
-    """Whether the file at ``path`` hashes to ``file``'s pinned sha256 (raw or as stored)."""
-    digest = _digest(path)
-    if digest in (file.sha256, file.raw_sha256):
-        return True
-    return bool(file.raw_sha256) and _is_gzip(path) and _digest(path, raw=True) == file.raw_sha256
-
-
-def verify(path: Path, file: DataFile) -> Path:
-    """Return ``path`` if it holds ``file``'s pinned content; ChecksumError otherwise."""
-    if file.pinned and not matches(path, file):
-        raise ChecksumError(
-            f"checksum mismatch for {path}: sha256 {_digest(path)}, expected "
-            f"{file.sha256 or file.raw_sha256} ({file.relpath}); delete the file and load "
-            "again to re-download it, or import the original with `raudit datasets import`"
-        )
-    known = None if file.pinned else accepted().get(file.relpath)
-    if known and path.resolve() == (cache_dir() / file.relpath).resolve() \
-            and _digest(path) != known:
-        raise ChecksumError(
-            f"{path} changed since it was accepted: sha256 {_digest(path)}, accepted "
-            f"{known} ({cache_dir() / ACCEPTED}); delete it and load again, or import it again")
-    return path
 
 
 def fetch(files: Sequence[DataFile], *, dataset: str = "") -> tuple[Path, ...]:
@@ -213,7 +111,7 @@ def _download(url: str, dest: Path) -> None:
     with urlopen(url, timeout=60) as response, open(dest, "wb") as out:
         total = int(response.headers.get("Content-Length") or 0) or None
         with _Progress(url, total) as advance:
-            while block := response.read(_CHUNK):
+            while block := response.read(CHUNK):
                 out.write(block)
                 advance(len(block))
 
@@ -251,108 +149,9 @@ def _extract(archive: Path, pattern: str, workdir: Path, url: str) -> Path:
                                 f"(members: {', '.join(names)}); expected exactly one")
             dest = workdir / hits[0].rsplit("/", 1)[-1]
             with zf.open(hits[0]) as src, open(dest, "wb") as out:
-                shutil.copyfileobj(src, out, _CHUNK)
+                shutil.copyfileobj(src, out, CHUNK)
             return dest
     except zipfile.BadZipFile as exc:
         raise DataError(f"{url} is not a valid zip archive ({exc})") from exc
 
 
-def store(src: Path, file: DataFile, *, origin: str, downloaded: bool = False) -> Path:
-    """Put ``src``'s content at ``file``'s cache path, verified, atomically.
-
-    ``.Z`` content is decompressed; plain content for a ``.gz`` path is gzipped
-    (``raw_sha256`` then vouches for it). A mismatch leaves the cache untouched. An
-    unpinned file's sha256 is recorded; a re-download must match what was recorded, an
-    import (the user's own choice) replaces the record.
-    """
-    dest = cache_dir() / file.relpath
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with open(src, "rb") as fh:
-            head = fh.read(2)
-        with os.fdopen(fd, "wb") as out:
-            if head == lzw.MAGIC:
-                out.write(lzw.decompress(src.read_bytes()))
-            elif dest.suffix == ".gz" and head != b"\x1f\x8b":
-                with open(src, "rb") as fh, gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as gz:
-                    shutil.copyfileobj(fh, gz, _CHUNK)
-            else:
-                with open(src, "rb") as fh:
-                    shutil.copyfileobj(fh, out, _CHUNK)
-        if file.pinned and not matches(tmp, file):
-            raise ChecksumError(
-                f"checksum mismatch for {origin}: sha256 {_digest(tmp)}, expected "
-                f"{file.sha256 or file.raw_sha256} ({file.relpath}); the file is not the "
-                "canonical one (corrupt, truncated or a different version)"
-            )
-        if not file.pinned:
-            digest, known = _digest(tmp), accepted().get(file.relpath)
-            if downloaded and known and digest != known:
-                raise ChecksumError(
-                    f"checksum mismatch for {origin}: sha256 {digest}, but {known} was accepted "
-                    f"before ({cache_dir() / ACCEPTED}); the file changed upstream or in transit")
-            log.warning("%s has no pinned checksum; accepted with sha256 %s (recorded in %s)",
-                        file.relpath, digest, cache_dir() / ACCEPTED)
-            _record(file, digest)
-        os.replace(tmp, dest)
-    finally:
-        with suppress(FileNotFoundError):
-            tmp.unlink()
-    return dest
-
-
-def _stem(name: str) -> str:
-    """A file name without .gz/.Z, with '-' and '.' treated alike (mirrors differ)."""
-    for suffix in (".gz", ".Z"):
-        name = name.removesuffix(suffix)
-    return name.replace("-", ".")
-
-
-def import_file(path: str | Path, name: str | None = None) -> Path:
-    """Copy a user-supplied file into the cache after checking its checksum.
-
-    With ``name``, the file must be one of that dataset's files: matched by hash,
-    else by file name (a pinned file whose hash differs raises ChecksumError; an
-    unpinned one is stored as given). Without ``name``, the file's hash must match
-    a pinned file of some dataset. Returns the cached path.
-    """
-    src = Path(path).expanduser()
-    if not src.is_file():
-        raise DataError(f"no such file: {src}")
-    from raudit.data.registry import DATASETS  # the registry loads through this module
-
-    if name is not None and name not in DATASETS:
-        raise UnknownNameError("dataset", name, DATASETS.names())
-    sources = [DATASETS.get(n).source for n in ([name] if name else DATASETS.names())]
-    candidates = [f for s in sources for f in (*s.files, *s.fallback)]
-    for f in candidates:
-        if f.pinned and matches(src, f):
-            return store(src, f, origin=str(src))
-    if zipfile.is_zipfile(src):
-        raise DataError(f"{src} is a zip archive; extract the dataset's file from it and import that")
-    if name is None:
-        raise DataError(f"{src} matches no known dataset file by checksum; "
-                        "pass --name NAME to say which dataset it belongs to")
-    intended = candidates if len(candidates) == 1 else [
-        f for f in candidates if _stem(Path(f.relpath).name) == _stem(src.name)]
-    if not intended:
-        expected = ", ".join(Path(f.relpath).name for f in candidates) or "no files (built in)"
-        raise DataError(f"{src.name} is not a file of dataset {name!r}; expected one of: {expected}")
-    if intended[0].pinned:
-        raise ChecksumError(
-            f"checksum mismatch for {src}: sha256 {_digest(src)}, expected "
-            f"{intended[0].sha256 or intended[0].raw_sha256} ({intended[0].relpath}); "
-            "import the original, unmodified file"
-        )
-    return store(src, intended[0], origin=str(src))
-
-
-def status(files: Iterable[DataFile]) -> str | None:
-    """Where all ``files`` are: "data dir", "cache", or None if any is missing."""
-    places = [locate(f) for f in files]
-    if not places or any(p is None for p in places):
-        return None
-    kinds = {p[1] for p in places}
-    return kinds.pop() if len(kinds) == 1 else "data dir + cache"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from raudit.data import builtin, fetch, readers, shipped, sources, userfile
+from raudit.data import builtin, cache, fetch, readers, shipped, sources, userfile
 from raudit.data.dataset import ColumnMeta, Dataset
 from raudit.data.sources import Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
@@ -63,7 +63,7 @@ def _resolve(name: str) -> tuple[tuple[Path, ...], str]:
     src = source(name)
     if not src.files:
         return (), ""
-    if fetch.status(src.files) is None and src.fallback and fetch.status(src.fallback):
+    if cache.status(src.files) is None and src.fallback and cache.status(src.fallback):
         return fetch.fetch(src.fallback, dataset=name), src.fallback_note
     return fetch.fetch(src.files, dataset=name), ""
 
@@ -139,15 +139,15 @@ def info(name: str) -> dict:
     "downloadable", or "import needed".
     """
     src = source(name)
-    where = fetch.status(src.files) if src.files else "built in"
-    if where is None and src.fallback and (part := fetch.status(src.fallback)):
+    where = cache.status(src.files) if src.files else "built in"
+    if where is None and src.fallback and (part := cache.status(src.fallback)):
         where = f"partial ({part}): {src.fallback_note}"
     available = where is not None
     if where is None:
         where = "downloadable" if all(f.urls for f in src.files) else "import needed"
     files = []
     for f in (*src.files, *src.fallback):
-        place = fetch.locate(f)
+        place = cache.locate(f)
         files.append({"relpath": f.relpath, "sha256": f.sha256, "urls": list(f.urls),
                       "path": str(place[0]) if place else None,
                       "role": "fallback" if f in src.fallback else "main"})

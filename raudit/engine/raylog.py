@@ -19,7 +19,7 @@ _routed: dict[str, Path] = {}
 
 
 def log_path() -> Path:
-    from raudit.data.fetch import cache_dir
+    from raudit.data.cache import cache_dir
 
     return Path(os.environ.get("RAUDIT_RAY_LOG") or cache_dir().parent / "logs" / "ray.log")
 

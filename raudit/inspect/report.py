@@ -21,7 +21,8 @@ from typing import Any
 from raudit.inspect.cells import EXTRA, OTHER_BUGS, STUDY, SYMBOL
 from raudit.inspect.plots import plot_all
 from raudit.privacy import fmt_eps, training_notes
-from raudit.results.store import ResultStore, write_atomic
+from raudit.results.files import write_atomic
+from raudit.results.store import ResultStore
 
 __all__ = ["CSV_COLUMNS", "finish_runs", "run_notes", "table_text", "violations_csv",
            "write_folder"]

@@ -19,7 +19,7 @@ from raudit.errors import ConfigError
 from raudit.report import audits, inspect, provenance, render, utility
 from raudit.report.load import load
 from raudit.report.model import Figure, Report, Table
-from raudit.results.store import check_writable, write_atomic
+from raudit.results.files import check_writable, write_atomic
 
 FORMATS = ("html", "md")
 

@@ -22,7 +22,7 @@ from raudit.plots import pyplot, save, slug
 from raudit.report.inspect_evidence import anchor, evidence_page
 from raudit.report.load import Results
 from raudit.report.model import Figure, Links, Para, Section, Table
-from raudit.results.store import write_atomic
+from raudit.results.files import write_atomic
 
 ORDER = {"violated": 0, "ok": 1, "not_checked": 2, "not_applicable": 3}
 WORD = {"violated": "violated", "ok": "ok", "not_checked": "?", "not_applicable": "n/a"}

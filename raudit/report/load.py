@@ -28,7 +28,8 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.results.schema import SCHEMA_VERSION, TABLES, arrow_schema, conform, to_pandas
+from raudit.results.convert import conform, to_pandas
+from raudit.results.schema import SCHEMA_VERSION, TABLES, arrow_schema
 from raudit.results.store import MANIFEST
 
 VIOLATION_COLUMNS = ("impl", "category", "status", "evidence", "plot")

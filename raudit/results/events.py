@@ -89,7 +89,7 @@ class EventSink:
 
     def write(self, path: Path | str) -> Path:
         """Write every event so far to ``path`` (whole file, temp name then rename)."""
-        from raudit.results.store import write_atomic
+        from raudit.results.files import write_atomic
         path = Path(path)
         table = self.table()
         write_atomic(path, lambda fh: pq.write_table(table, fh))

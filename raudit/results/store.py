@@ -20,12 +20,14 @@ Parts are verified when listed (their Parquet footer must parse, once per file
 version); a damaged part (truncated by a full disk, zeroed by a crash outside our
 rename) is moved to ``root/quarantine/<table>/`` with a one-line notice, so its
 trials count as not done and a resume retrains them.
+
+The file-level pieces (the atomic write, the writability check, the folder lock) live in
+:mod:`raudit.results.files`; this module is the tables, their parts and the manifest.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import socket
@@ -41,90 +43,18 @@ import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
-from raudit.errors import ConfigError, RunInterrupted
+from raudit.errors import ConfigError
+from raudit.results.convert import conform, empty_frame, to_arrow, to_pandas
+from raudit.results.files import FolderLock, fsync_dir, write_atomic
 from raudit.results.ids import canonical_json, spec_hash
-from raudit.results.schema import (SCHEMA_VERSION, arrow_schema, conform, empty_frame, to_arrow,
-                                   to_pandas)
+from raudit.results.schema import SCHEMA_VERSION, arrow_schema
 
 MANIFEST = "raudit.json"
-LOCK = ".lock"
 QUARANTINE = "quarantine"
-
-
-def check_writable(folder: Path | str, flag: str = "--out") -> None:
-    """Raise ConfigError unless ``folder`` exists or can be created, and takes new files.
-
-    Called before any work starts, so that no finished training is lost to a
-    PermissionError at the end. Folders it had to create are removed again.
-    """
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"{flag} {folder} is a file; give a folder")
-    missing = [p for p in (folder, *folder.parents) if not p.exists()]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".write-test-{uuid.uuid4().hex}"
-        probe.write_bytes(b"")
-        probe.unlink()
-        for p in missing:  # leave no trace: the run creates the folder when it writes
-            p.rmdir()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ConfigError(f"cannot write to {flag} {folder} ({reason}); choose a folder you "
-                          "can write to") from exc
 
 
 def _notice(message: str) -> None:
     print(f"warning: {message}", file=sys.stderr)
-
-
-def _fsync_dir(path: Path) -> None:
-    """Persist a rename (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-_WHAT_TO_DO = {errno.ENOSPC: "free disk space (or move --out to a larger disk)",
-               errno.EDQUOT: "free space in your quota (or move --out)",
-               errno.EACCES: "make the folder writable", errno.EROFS: "use a writable disk"}
-
-
-def write_error(path: Path, exc: OSError) -> RunInterrupted:
-    """One line for an OSError while writing ``path``: what failed and what to do."""
-    todo = _WHAT_TO_DO.get(exc.errno, "fix the cause")
-    return RunInterrupted(
-        f"cannot write {path}: {exc.strerror or exc} (errno {exc.errno}); {todo}, then rerun "
-        "the same command: everything written before is kept and the run resumes")
-
-
-def write_atomic(path: Path, write) -> None:
-    """Call ``write(file)`` on a hidden temp file next to ``path``, then rename it in.
-
-    An OSError (a full disk, a lost mount) leaves the old content and no temp file, and is
-    raised as :class:`~raudit.errors.RunInterrupted` naming the path and what to do."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise write_error(path, exc) from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 class ResultStore:
@@ -212,7 +142,7 @@ class ResultStore:
     # -- ownership ----------------------------------------------------------
     def lock(self) -> "contextlib.AbstractContextManager[ResultStore]":
         """Hold the folder exclusively for one run (ConfigError naming the holder if taken)."""
-        return _FolderLock(self)
+        return FolderLock(self)
 
     def _dataset(self, table: str) -> pds.Dataset | None:
         parts = self.parts(table)
@@ -322,7 +252,7 @@ class ResultStore:
             os.replace(tmp, self.manifest_path)
         finally:
             tmp.unlink(missing_ok=True)
-        _fsync_dir(self.manifest_path.parent)
+        fsync_dir(self.manifest_path.parent)
         return self.manifest() or wanted
 
     def _check(self, current: dict[str, Any], wanted: dict[str, Any]) -> None:
@@ -345,48 +275,6 @@ def _writer() -> dict[str, str]:
 
     return {"raudit": __version__, "host": socket.gethostname(),
             "python": platform.python_version(), "platform": platform.platform(terse=True)}
-
-
-class _FolderLock:
-    """``flock`` on ``root/.lock``; the file names the holder for the error message."""
-
-    def __init__(self, store: ResultStore):
-        self.store = store
-        self.fh = None
-
-    def __enter__(self) -> ResultStore:
-        import fcntl
-
-        root = self.store.root
-        root.mkdir(parents=True, exist_ok=True)
-        fh = open(root / LOCK, "a+", encoding="utf-8")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = " ".join(fh.read().split())[:200] or "another process"
-            fh.close()
-            raise ConfigError(f"output folder {root} is in use by {holder}; wait for it to "
-                              "finish or choose another --out") from None
-        fh.seek(0)
-        fh.truncate()
-        cmd = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv))
-        fh.write(f"pid {os.getpid()} on {socket.gethostname()} since "
-                 f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M:%S} UTC ({cmd[:120]})\n")
-        fh.flush()
-        self.fh = fh
-        return self.store
-
-    def __exit__(self, *exc) -> None:
-        import fcntl
-
-        if self.fh is not None:
-            fh, self.fh = self.fh, None
-            with contextlib.suppress(OSError):
-                fh.seek(0)
-                fh.truncate()
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            fh.close()
 
 
 def _differences(old: Any, new: Any) -> str:

@@ -25,9 +25,9 @@ from raudit.audit.guard import probe
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs import limits
-from raudit.runs.calibrate import audit_chunk_size, observe_audit
+from raudit.runs.chunk_size import audit_chunk_size, observe_audit
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 

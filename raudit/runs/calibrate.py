@@ -13,17 +13,13 @@ M within ``slack`` of the best measured throughput, on the device the actors use
 GPU keeps gaining up to large M, a CPU core saturates early), and no larger than
 leaves every worker two chunks of the job.
 
-Rates are cached per set-up and machine (:mod:`.chunk_cache`). For callers that plan
-work (an estimate before any work starts): :func:`cached_rate` reads a rate without
-measuring, :func:`measure_rate` measures one and caches it, and :func:`observe` drops
-a cached rate that a finished run contradicts (by more than ``STALE_FACTOR``), so the
-next run measures again instead of being steered by it forever.
+Rates are cached per set-up and machine (:mod:`.chunk_cache`); choosing M for a run,
+reading and checking the cached rates: :mod:`raudit.runs.chunk_size`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from raudit import data, generators
@@ -33,11 +29,6 @@ AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle f
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
 GPU_CANDIDATES = (32, 128, 512)
-# A run's observed rate this many times above or below the cached one makes the entry
-# stale. Wide on purpose: a calibration of AUTO_ITERS iterations carries set-up a long
-# run spreads thinner, and the observed rate includes sampling; a load-skewed entry is
-# off by 2-5x (the issue's "M=1: 4, M=8: 19 model-it/s").
-STALE_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -137,8 +128,8 @@ def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
         return game_fit(job.game)
     from raudit.utility import plan
 
-    cfg, _ = next(((c, r) for c, r in plan.configs(job.req, job.ds) if r is None),
-                  plan.configs(job.req, job.ds)[0])
+    points = plan.configs(job.req, job.ds)
+    cfg, _ = next(((c, r) for c, r in points if r is None), points[0])
     return (job.req.impl, dict(cfg["options"]), job.req.dataset, cfg["epsilon"], cfg["delta"],
             job.req.label, job.req.bounds)
 
@@ -163,160 +154,8 @@ def calibrate_chunk(spec: dict) -> dict:
     return {"device": device, "rates": rates, "load": load, "threads": torch.get_num_threads()}
 
 
-def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[str, int]:
-    """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`):
-    one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
-    the pool (a GPU share when the cluster has GPUs)."""
-
-    auto = [j for j in jobs if j.kind == "audit" and getattr(j, "auto_chunk", False)]
-    fits = {}
-    for job in auto:
-        impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
-        fits[repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))] = \
-            (impl, opts, dataset, eps, delta, label, bounds)
-    measured = measure_rates(fits, engine)
-    out = {}
-    for job in auto:
-        impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
-        got = measured.get(repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds)))
-        if not got or not got.get("rates"):
-            notice(f"warning: {job.name}: the chunk-size calibration failed; keeping "
-                   f"M = {job.req.chunk_size}")
-            continue  # calibration failed: the job keeps the default M (its probe will say why)
-        out[job.name] = choose_m(got["rates"], got["device"], 2 * job.req.shadow_models, workers)
-        notice(f"{job.name}: chunk size {out[job.name]} from {_rates_line(got)}")
-    return out
-
-
-def _rates_line(got: dict) -> str:
-    load = f", load {got['load']:.1f}" if got.get("load") is not None else ""
-    return ("model-iterations per CPU-second " +
-            ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
-            + (f" (cached{load})" if got.get("cached") else "") + f" on {got['device']}")
-
-
-def _slot_device(engine) -> str:
+def slot_device(engine) -> str:
     """The device the rates are measured and cached for (auto runs on CPU unless a GPU says)."""
     return "cpu" if engine.device in ("cpu", "auto") else engine.device
 
 
-def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
-    """{key: {"device", "rates", "cached"}} for each fit set-up: from the on-disk cache
-    (:mod:`.chunk_cache`), else measured by one calibration chunk on a slot of the pool."""
-    from raudit.engine.driver import run_chunks
-    from raudit.runs import chunk_cache
-
-    device = _slot_device(engine)
-    out, todo = {}, {}
-    for k, fit in fits.items():
-        entry = chunk_cache.lookup_entry(chunk_cache.key(fit, device))
-        if entry:
-            out[k] = {"device": device, "rates": entry.rates, "cached": True, "load": entry.load}
-        else:
-            todo[k] = fit
-
-    def done(spec, result, error):
-        if result and result.get("rates"):
-            out[spec["key"]] = result
-            chunk_cache.store(chunk_cache.key(spec["fit"], result["device"]), result["rates"],
-                              load=result.get("load"), threads=result.get("threads"))
-
-    if todo:
-        run_chunks(calibrate_chunk, [{"key": k, "fit": f} for k, f in todo.items()],
-                   config=engine, on_done=done)
-    return out
-
-
-def audit_chunk_size(req, engine, notice=lambda m: None, game=None) -> int:
-    """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
-    to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones. ``game``: the
-    request's prepared game (its resolved dataset and delta), prepared here if not given."""
-    from raudit.audit.runner import DEFAULT_CHUNK, prepare
-    from raudit.runs import chunk_cache
-
-    models = 2 * req.shadow_models
-    fit = game_fit(game or prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them
-    if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, _slot_device(engine))) is None:
-        return DEFAULT_CHUNK
-    got = measure_rates({"audit": fit}, engine).get("audit")
-    if not got:
-        notice(f"warning: the chunk-size calibration failed; using M = {DEFAULT_CHUNK}")
-        return DEFAULT_CHUNK
-    m = choose_m(got["rates"], got["device"], models, engine.planned_workers())
-    redo = (f"; delete {chunk_cache.cache_dir() / chunk_cache.NAME} to re-measure"
-            if got.get("cached") else "")
-    notice(f"chunk size {m} from {_rates_line(got)}{redo}; -M N sets it")
-    return m
-
-
-def cached_rate(fit: tuple, device: str, m: int) -> float | None:
-    """Model-iterations per CPU-second of set-up ``fit`` (:func:`game_fit`/:func:`job_fit`)
-    at chunk size ``m`` on ``device`` from the cache, or None (not measured at that M, or
-    dropped as stale). Reads only: nothing is measured."""
-    from raudit.runs import chunk_cache
-
-    rates = chunk_cache.lookup(chunk_cache.key(fit, device))
-    return None if rates is None else rates.get(int(m))
-
-
-def measure_rate(fit: tuple, device: str = "cpu", ms: Sequence[int] | None = None
-                 ) -> dict[int, float]:
-    """Measure (in this process) and cache {M: model-iterations per CPU-second} of ``fit``
-    at the chunk sizes ``ms`` (default: the device's candidates, stopping early once the
-    calibration has taken ``AUTO_BUDGET_S``)."""
-    from raudit.runs import chunk_cache
-
-    got = calibrate_chunk({"fit": fit, "device": device, "ms": list(ms) if ms else None})
-    chunk_cache.store(chunk_cache.key(fit, device), got["rates"], load=got["load"],
-                      threads=got["threads"])
-    return got["rates"]
-
-
-def observe(fit: tuple, device: str, m: int, model_iterations: float, cpu_s: float,
-            notice=lambda msg: None) -> bool:
-    """A finished run's training at chunk size ``m``: ``model_iterations`` in ``cpu_s`` CPU
-    seconds. Drops the cached rates of ``fit`` when the run's rate is off the cached one at
-    ``m`` by more than ``STALE_FACTOR`` either way (the next run measures again); True when
-    it dropped them."""
-    from raudit.runs import chunk_cache
-
-    cached = cached_rate(fit, device, m)
-    if cached is None or cpu_s <= 0 or model_iterations <= 0:
-        return False
-    seen = model_iterations / cpu_s
-    if 1 / STALE_FACTOR <= seen / cached <= STALE_FACTOR:
-        return False
-    chunk_cache.drop(chunk_cache.key(fit, device))
-    notice(f"the cached chunk-size rate at M={m} ({cached:,.0f} model-iterations per "
-           f"CPU-second) disagrees with this run's ({seen:,.0f}); dropped, the next run "
-           "measures again")
-    return True
-
-
-def observe_rows(fit: tuple, device: str, m: int, shadow, notice=lambda msg: None) -> bool:
-    """:func:`observe` with a run's shadow rows (a DataFrame): its ok models trained in
-    chunks of ``m`` that recorded their training CPU time (``train_cpu_s``)."""
-    if shadow is None or "train_cpu_s" not in shadow or shadow.empty:
-        return False
-    ok = shadow[(shadow["status"] == "ok") & (shadow["chunk_models"] == m)
-                & shadow["train_cpu_s"].notna()]
-    return observe(fit, device, m, float(ok["iterations"].sum()), float(ok["train_cpu_s"].sum()),
-                   notice)
-
-
-def observe_audit(game, m: int, engine, shadow, notice=lambda msg: None) -> bool:
-    """After ``raudit audit -M auto``: check the cached rate of ``game``'s set-up against
-    the audit's shadow rows (trained in chunks of ``m``)."""
-    return observe_rows(game_fit(game), _slot_device(engine), m, shadow, notice)
-
-
-def observe_jobs(jobs, out, engine, notice=lambda msg: None) -> None:
-    """After a campaign: check each ``chunk_size: auto`` audit job's cached rate against
-    the job's rows (best effort: a job without rows checks nothing)."""
-    from raudit.results.store import ResultStore
-
-    for job in jobs:
-        if job.kind == "audit" and getattr(job, "auto_chunk", False):
-            rows = ResultStore(out, partition=job.partition).read("shadow")
-            observe_rows(job_fit(job), _slot_device(engine), job.req.chunk_size, rows,
-                         lambda msg, name=job.name: notice(f"{name}: {msg}"))

@@ -11,7 +11,7 @@ The chunk size never changes a result (every model draws its own random stream),
 a stale entry can only cost speed. Entries written before rates were per CPU-second
 (a bare ``{M: rate}``) read as absent and are measured again; a run whose observed
 rate disagrees with its entry drops it (:func:`drop`, see
-:func:`raudit.runs.calibrate.observe`). A file that does not parse is set aside
+:func:`raudit.runs.chunk_size.observe`). A file that does not parse is set aside
 as ``chunk-rates.json.damaged`` and started afresh; writes go to a temporary file
 renamed over the old one, so no reader sees half a file.
 """

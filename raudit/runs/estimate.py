@@ -128,7 +128,7 @@ def rate_at(rates: dict, m: int) -> float:
 def _cached_rates(fit: tuple, engine) -> dict | None:
     from raudit.runs import chunk_cache
 
-    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
+    return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
 def audit_estimate(req, engine, out=None) -> Estimate:
@@ -162,7 +162,7 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     cands = (tg.candidates_of(ds.train, req.target_candidates)
              if game.target == "auto" else [])
     costs, rate_how = costs_of(game, ds, cands if pooled else cands[:1], m,
-                              cb._slot_device(engine))
+                              cb.slot_device(engine))
     iter_s = costs.iter_s
     rates = _cached_rates(fit, engine)
     if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M

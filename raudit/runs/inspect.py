@@ -17,7 +17,8 @@ from raudit.errors import ConfigError, RauditError
 from raudit.inspect.job import InspectRequest, generator_options, request_from_settings
 from raudit.inspect.report import finish_runs, write_folder
 from raudit.inspect.runner import InspectSpec, inspect_generator, skipped_run, trainable
-from raudit.results.store import ResultStore, check_writable
+from raudit.results.files import check_writable
+from raudit.results.store import ResultStore
 
 __all__ = ["run_inspect", "run_inspect_job"]
 

@@ -13,7 +13,8 @@ Per distinct generator set-up (impl, options, dataset, eps, delta):
   (:func:`raudit.runs.estimate.closed_form_iterations`), else where the reference's
   models stopped by their own eps rule, else the job's ``max_iter`` (a cap: the row says
   ``at_most``), else a ``CAL_ITERS``-iteration calibration says it (models that stop by
-  eps within it, else a lower bound).
+  eps within it, else a lower bound). A utility sweep counts each point at its own
+  iterations (eps 100 runs far longer than eps 0.5), at its first runnable point's rate.
 
 The estimate is for this machine's cores; on a cluster, scale by the slots it has.
 """
@@ -31,7 +32,7 @@ CAL_M = 8
 def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
     from raudit.runs import chunk_cache
 
-    return chunk_cache.lookup(chunk_cache.key(fit, cb._slot_device(engine)))
+    return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
 def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
@@ -49,7 +50,7 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     :func:`plan_table` say so ("at_most")."""
     from raudit.runs import reference
 
-    workers, device = engine.planned_workers(), cb._slot_device(engine)
+    workers, device = engine.planned_workers(), cb.slot_device(engine)
     fit = cb.job_fit(job)
     impl, opts, dataset, eps, delta, label, bounds = fit
     fkey = _fkey(fit)
@@ -111,11 +112,58 @@ def plan_table(jobs, engine: EngineConfig) -> list[dict]:
             continue
         impl, _, dataset, eps, _, _, _ = cb.job_fit(job)
         cal, source = calibration(job, engine, memo)
-        est = cb.estimate(job, cal, workers)
+        est, at_most = cb.estimate(job, cal, workers), _at_most(job, cal, memo)
+        if job.kind == "utility" and not job.req.real_only:
+            est, at_most = _sweep(job, cal, workers, memo)
         rows.append({"job": job.name, "kind": job.kind, "impl": impl, "dataset": dataset,
-                     "epsilon": eps, **est, "rate": source,
-                     "at_most": _at_most(job, cal, memo)})
+                     "epsilon": eps, **est, "rate": source, "at_most": at_most})
     return rows
+
+
+def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: dict,
+                      first_cap: bool) -> tuple[int, bool, bool]:
+    """(iterations, at_most, lower_bound) of one sweep point: the closed form at the
+    point's own eps, delta and options; else the reference's stopping iteration of that
+    set-up; else the job's first runnable point's calibration where the set-up is that
+    point's (``first_cap``: that count is its max_iter); else the point's max_iter (a
+    cap); else the first point's count, as said."""
+    from raudit.runs import reference
+
+    req = job.req
+    fit = (req.impl, dict(cfg["options"]), req.dataset, cfg["epsilon"], cfg["delta"],
+           req.label, req.bounds)
+    key = ("point", _fkey(fit))
+    if key not in memo:
+        memo[key] = (closed_form_iterations(req.impl, fit[1], *job.ds.train.shape, fit[3],
+                                            fit[4])
+                     or (reference.lookup(fit) or {}).get("iterations"))
+    if memo[key]:
+        return int(memo[key]), False, False
+    explicit = fit[1].get("max_iter") or fit[1].get("iterations")
+    if _fkey(fit) == _fkey(first) or not explicit:
+        return int(cal.iterations or cb.CAL_ITERS), first_cap, cal.lower_bound
+    return int(explicit), True, False
+
+
+def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bool]:
+    """:func:`cb.estimate` of a utility sweep with each point's own iterations (eps 100
+    runs far longer than eps 0.5) at the rate of its first runnable point; points that
+    cannot take a step train nothing. Returns (the estimate, whether any count is a cap)."""
+    from raudit.utility import plan
+
+    first, first_cap, configs = cb.job_fit(job), _at_most(job, cal, memo), \
+        plan.configs(job.req, job.ds)
+    points = [_point_iterations(job, cfg, first, cal, memo, first_cap)
+              for cfg, reason in configs if reason is None]
+    fits = job.req.fits
+    model_iters = fits * sum(p[0] for p in points)
+    iters = [p[0] for p in points] or [0]
+    est = {"models": fits * len(configs), "model_iterations": model_iters,  # planned_models
+           "iterations_per_model": round(model_iters / max(1, fits * len(points))),
+           "iterations_range": (min(iters), max(iters)),
+           "lower_bound": any(p[2] for p in points),
+           "wall_s": model_iters / cal.cpu_rate / workers, "calibrated_m": cal.m}
+    return est, any(p[1] for p in points)
 
 
 def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
@@ -132,7 +180,8 @@ def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
         f"{sum(r['rate'] == k for r in runs)} {k}" for k in ("cached", "reference", "measured now")
         if any(r["rate"] == k for r in runs)) if runs else "nothing to train")
     iters = {r["iterations_per_model"] for r in runs}
-    its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1
+    swept = any(len(set(r.get("iterations_range", ()))) > 1 for r in runs)
+    its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1 and not swept
            else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
     text = (f"estimate: about {ge}{cb_duration(total)} in all ({len(runs)} job(s), "
             f"{models:,} {unit}, {its}) on {workers} worker(s); {how}")

@@ -16,13 +16,14 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
+from raudit.audit import summary
 from raudit.audit.one_run_bb import check_canaries, one_run_black_box
 from raudit.audit.transcript import ThreatModel
 from raudit.audit.verdict import tightness, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 
 __all__ = ["run_one_run_audit"]
 
@@ -76,7 +77,7 @@ def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -
     row["verdict_line"] = verdict_line(row)
     with store.lock():
         store.ensure_manifest(manifest)
-        ar.append_summary(store, row, {}, alpha=one["beta"])
+        summary.append_summary(store, row, {}, alpha=one["beta"])
     notes = [f"one training run on {one['trained_rows']} rows (the base and the canaries drawn "
              f"in); canaries scored by {SCORER}, no shadow model",
              f"threat model: {canonical_json(threat.spec())}"]

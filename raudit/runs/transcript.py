@@ -21,6 +21,7 @@ from typing import Any
 from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
+from raudit.audit import summary
 from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.dpsgd import FixedConfidentReleases
@@ -32,7 +33,7 @@ from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 
 __all__ = ["run_transcript_audit"]
 
@@ -146,10 +147,10 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     fit = _fit_clause(result.get("mu_fit"), true.eps, game.delta)
     if fit:  # the tight number beside the assumption-free one, its assumption named
         row["verdict_line"] += f"; GDP fit {fit}"
-    values = ar.estimates_of(result)
+    values = summary.estimates_of(result)
     with store.lock():
         store.ensure_manifest(manifest)
-        ar.append_summary(store, row, values, alpha=ALPHA)
+        summary.append_summary(store, row, values, alpha=ALPHA)
     mech = sched.mechanism
     notes = [f"mechanism-only trials: {mech.describe()}; the likelihood ratio drawn from its "
              f"exact distribution, no training per trial ({sched.source})",

@@ -20,10 +20,10 @@ from typing import Any
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs import limits
-from raudit.runs.jobs import UtilityJob
 from raudit.runs.schedule import Progress, quiet, schedule
+from raudit.runs.utility_job import UtilityJob
 from raudit.utility import plan
 from raudit.utility import runner as ur
 from raudit.utility.plan import UtilityRequest

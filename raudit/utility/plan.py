@@ -177,6 +177,7 @@ def _cap(cls: type, opts: dict, preset: str, ds, cap: int | None) -> int | None:
 def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
     """Every sweep point as (config, reason it cannot run or None)."""
     cls = generators.get(req.impl)
+    base = base_config(req, ds)  # the table's digest hashes every cell: once, not per point
     out = []
     axes = itertools.product(req.epsilons, req.teachers or ("",), req.presets,
                              req.conditional or (None,), (None, req.control) if req.control else (None,))
@@ -192,7 +193,7 @@ def configs(req: UtilityRequest, ds) -> list[tuple[dict, str | None]]:
                 opts[key] = value
             elif key != "max_iter" and not (key == "preset" and value == "default"):
                 reason = f"{req.impl} has no option {key!r} (cannot sweep it)"
-        cfg = {**base_config(req, ds), "impl": req.impl, "options": opts, "epsilon": float(eps),
+        cfg = {**base, "impl": req.impl, "options": opts, "epsilon": float(eps),
                "delta": float(req.delta or STUDY_DELTA), "teachers": k, "preset": preset,
                "conditional": cond, "teachers_request": teach}
         if control is not None:  # only then: the real arm keeps the ids of runs without one

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from raudit.audit import runner
 from raudit.audit.chunk import run_chunk
 from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs import dispatch
 from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=1)
@@ -29,7 +29,7 @@ def _interrupt_after(n, monkeypatch):
             raise KeyboardInterrupt  # like Ctrl-C (or a killed driver) mid-run
         return run_chunk(spec)
 
-    monkeypatch.setattr(runner, "run_chunk", flaky)
+    monkeypatch.setitem(dispatch.SUBSTITUTES, "audit", flaky)
 
 
 def test_interrupted_audit_resumes_to_the_same_result(tmp_path, monkeypatch):
@@ -59,7 +59,7 @@ def test_failed_chunk_is_recorded_then_redone_on_rerun(tmp_path, monkeypatch):
             raise RuntimeError("simulated crash")
         return run_chunk(spec)
 
-    monkeypatch.setattr(runner, "run_chunk", fails_on_second_chunk)
+    monkeypatch.setitem(dispatch.SUBSTITUTES, "audit", fails_on_second_chunk)
     first = run_audit(REQ, tmp_path, LOCAL)
     assert bad["seen"] == 2  # tried, retried once, then recorded
     assert first["missing"] == 3 and first["failed_chunks"] == 1 and first["models_ok"] == 17

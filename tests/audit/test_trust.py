@@ -18,6 +18,7 @@ from raudit.audit.verdict import no_signal, verdict
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
+from raudit.runs import dispatch
 from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=0)
@@ -59,7 +60,7 @@ def test_same_seed_same_summary_whatever_chunking_workers_or_resumes(tmp_path, m
             raise KeyboardInterrupt
         return run_chunk(spec)
 
-    monkeypatch.setattr(runner, "run_chunk", flaky)
+    monkeypatch.setitem(dispatch.SUBSTITUTES, "audit", flaky)
     with pytest.raises(KeyboardInterrupt):
         run_audit(REQ, tmp_path / "c", LOCAL)
     monkeypatch.undo()
@@ -107,7 +108,7 @@ def test_a_run_where_every_model_fails_says_why(tmp_path, monkeypatch):
     def broken(spec):
         raise FloatingPointError("NaN in the generator's loss")
 
-    monkeypatch.setattr(runner, "run_chunk", broken)
+    monkeypatch.setitem(dispatch.SUBSTITUTES, "audit", broken)
     with pytest.raises(AuditFailed, match=r"all 20 shadow models failed \(20 with: "
                                           r"FloatingPointError: NaN in the generator's loss\)"):
         run_audit(AuditRequest(impl="identity", attack="querybased", shadow_models=10),

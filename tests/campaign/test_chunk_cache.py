@@ -8,7 +8,7 @@ import pytest
 from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest, prepare
 from raudit.engine.driver import EngineConfig
 from raudit.runs import chunk_cache
-from raudit.runs.calibrate import audit_chunk_size
+from raudit.runs.chunk_size import audit_chunk_size
 
 
 @pytest.fixture(autouse=True)
@@ -71,7 +71,7 @@ def test_entries_are_per_cpu_second_with_the_load_and_old_wall_clock_ones_read_a
 
 
 def test_a_cached_rate_the_run_contradicts_is_dropped_and_measured_again():
-    from raudit.runs import calibrate as cb
+    from raudit.runs import chunk_size as cb
 
     fit = ("paper", {"max_iter": 3, "teachers": 2}, "worst-case", 1.0, 1e-5, None, None)
     k = chunk_cache.key(fit, "cpu")

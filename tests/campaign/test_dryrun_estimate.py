@@ -91,3 +91,30 @@ def test_the_reference_table_covers_every_config_it_names():
                for job in load_jobs(path)[1] if job.kind != "inspect"
                and reference.lookup(cb.job_fit(job)) is None]
     assert not missing, f"set-ups without a reference rate: {missing}"
+
+
+def test_a_sweep_counts_each_point_at_its_own_iterations(tmp_path, monkeypatch):
+    """paper's eps 100 runs thousands of iterations, eps 0.5 nine: the plan sums each
+    point's closed form (it counted every point at the first one's)."""
+    from raudit.utility import plan
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(reference, "_table", lambda: {})
+    monkeypatch.setattr(cb, "fit_rate", lambda *a, **k: pytest.fail("trained"))
+    cfg = tmp_path / "u.yaml"
+    cfg.write_text("name: sweep\ndefaults: {kind: utility, fits: 3, samples: 1, "
+                   "settings: [B], delta: 1.0e-5}\njobs:\n  - name: p\n    impl: paper\n"
+                   "    dataset: cervical\n    epsilons: [0.5, 100.0]\n")
+    job = load_jobs(cfg)[1][0]
+    chunk_cache.store(chunk_cache.key(cb.job_fit(job), "cpu"), {8: 400.0})
+    n_rows, n_cols = job.ds.train.shape
+    each = [dryrun.closed_form_iterations("paper", c["options"], n_rows, n_cols,
+                                          c["epsilon"], c["delta"])
+            for c, reason in plan.configs(job.req, job.ds) if reason is None]
+    assert len(each) == 2 and each[0] < 100 < each[1]  # the closed form differs per point
+    row = dryrun.plan_table([job], LOCAL)[0]
+    assert row["model_iterations"] == 3 * sum(each)
+    assert row["iterations_range"] == (each[0], each[1]) and not row["at_most"]
+    assert row["wall_s"] == pytest.approx(3 * sum(each) / 400.0)
+    _, cells, _ = dryrun.plan_view({"name": "sweep"}, [row], LOCAL)
+    assert cells[0][6] == f"{each[0]:,}-{each[1]:,}"

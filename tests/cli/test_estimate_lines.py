@@ -13,7 +13,7 @@ from raudit.engine.driver import EngineConfig
 from raudit.runs import costs as cs
 from raudit.runs.estimate import Estimate, line
 from raudit.runs.job_estimate import total_line
-from raudit.runs.jobs import utility_work
+from raudit.runs.utility_job import utility_work
 
 runner = CliRunner()
 LOCAL = EngineConfig(backend="local")

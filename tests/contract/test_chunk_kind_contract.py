@@ -30,10 +30,14 @@ def test_an_unknown_kind_is_refused():
         dispatch.run_spec({"job": "j", "kind": "os:system", "chunk": {}})
 
 
-def test_a_light_home_is_the_same_function(kind):
-    fn = dispatch.CHUNK_KINDS.get(kind)
-    if fn.light is not None:
-        assert import_path(fn.light) is import_path(fn.path)
+def test_a_substitute_replaces_only_what_the_pool_runs(kind, monkeypatch):
+    # the test seam: run_spec calls the substitute (that the audit's probe does not is
+    # tests/audit/test_trust.py::test_a_run_where_every_model_fails_says_why)
+    monkeypatch.setitem(dispatch.SUBSTITUTES, kind, lambda chunk: ("substitute", chunk["device"]))
+    assert dispatch.run_spec(jobs.wrap("j", kind, {})) == ("substitute", "cpu")
+    monkeypatch.setitem(dispatch.SUBSTITUTES, "os:system", lambda chunk: "ran")
+    with pytest.raises(UnknownNameError):  # a substitute never makes a kind runnable
+        dispatch.run_spec({"job": "j", "kind": "os:system", "chunk": {}})
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from raudit.cli.datasets import app
-from raudit.data import fetch
+from raudit.data import cache, fetch
 
 runner = CliRunner()
 
@@ -77,7 +77,7 @@ def test_import_with_and_without_a_checksum(tmp_path):
     good.write_text("Time,Class\n0,0\n")
     result = invoke("import", str(good), "--name", "credit")
     assert result.exit_code == 0, result.output
-    assert (fetch.cache_dir() / "credit_card" / "creditcard.csv").read_text() == "Time,Class\n0,0\n"
+    assert (cache.cache_dir() / "credit_card" / "creditcard.csv").read_text() == "Time,Class\n0,0\n"
     bad = tmp_path / "risk_factors_cervical_cancer.csv"
     bad.write_text("x\n")
     _one_line(invoke("import", str(bad), "--name", "cervical"), "sha256")

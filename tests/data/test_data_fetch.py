@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from raudit import data
-from raudit.data import fetch
+from raudit.data import cache, fetch
 from raudit.data.registry import DATASETS
 from raudit.data.sources import DataFile
 from raudit.errors import ChecksumError, DataError, UnknownNameError
@@ -46,19 +46,19 @@ def make_zip(path: Path, members: dict[str, bytes]) -> Path:
 
 
 def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
-    assert fetch.cache_dir() == tmp_path / "cache" / "data"
+    assert cache.cache_dir() == tmp_path / "cache" / "data"
     monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert fetch.cache_dir() == tmp_path / "elsewhere" / "data"
-    assert fetch.data_dir() is None
+    assert cache.cache_dir() == tmp_path / "elsewhere" / "data"
+    assert cache.data_dir() is None
 
 
 def test_data_dir_comes_before_the_cache(tmp_path, monkeypatch):
     f = DataFile("x/t.csv", sha256(CONTENT))
-    write(fetch.cache_dir() / f.relpath, CONTENT)
-    assert fetch.locate(f) == (fetch.cache_dir() / f.relpath, "cache")
+    write(cache.cache_dir() / f.relpath, CONTENT)
+    assert cache.locate(f) == (cache.cache_dir() / f.relpath, "cache")
     write(tmp_path / "dd" / f.relpath, CONTENT)
     monkeypatch.setenv("RAUDIT_DATA_DIR", str(tmp_path / "dd"))
-    assert fetch.locate(f) == ((tmp_path / "dd" / f.relpath).resolve(), "data dir")
+    assert cache.locate(f) == ((tmp_path / "dd" / f.relpath).resolve(), "data dir")
     assert fetch.fetch([f]) == ((tmp_path / "dd" / f.relpath).resolve(),)
 
 
@@ -77,7 +77,7 @@ def test_download_from_file_url_verifies_and_stores(tmp_path, monkeypatch):
     src = write(tmp_path / "remote" / "t.csv", CONTENT)
     f = DataFile("x/t.csv", sha256(CONTENT), (src.as_uri(),))
     (path,) = fetch.fetch([f])
-    assert path == fetch.cache_dir() / "x/t.csv" and path.read_bytes() == CONTENT
+    assert path == cache.cache_dir() / "x/t.csv" and path.read_bytes() == CONTENT
     assert [p.name for p in path.parent.iterdir()] == ["t.csv"]  # no temp files left
 
     def no_download(*a, **k):
@@ -94,7 +94,7 @@ def test_download_with_wrong_checksum_leaves_the_cache_empty(tmp_path):
         fetch.fetch([f])
     assert sha256(CONTENT + b"5,6,0\n") in str(err.value) and sha256(CONTENT) in str(err.value)
     assert src.as_uri() in str(err.value)
-    folder = fetch.cache_dir() / "x"
+    folder = cache.cache_dir() / "x"
     assert not folder.exists() or list(folder.iterdir()) == []
 
 
@@ -119,7 +119,7 @@ def test_zip_member_is_extracted_and_gzipped_for_a_gz_path(tmp_path):
                  raw_sha256=sha256(CONTENT))
     (path,) = fetch.fetch([f])
     assert path.name == "t.csv.gz" and gzip.decompress(path.read_bytes()) == CONTENT
-    fetch.verify(path, f)  # accepted through the raw (decompressed) hash
+    cache.verify(path, f)  # accepted through the raw (decompressed) hash
 
 
 def test_one_download_serves_several_members(tmp_path, monkeypatch):
@@ -154,7 +154,7 @@ def test_unpinned_download_is_refused_without_the_flag(tmp_path, monkeypatch):
     monkeypatch.setattr(fetch, "_download", lambda url, dest: seen.append(url))
     with pytest.raises(ChecksumError, match="no pinned sha256.*RAUDIT_ALLOW_UNPINNED=1"):
         fetch.fetch([f], dataset="credit")
-    assert seen == [] and not fetch.cache_dir().exists()  # refused before downloading
+    assert seen == [] and not cache.cache_dir().exists()  # refused before downloading
 
 
 def test_accepted_unpinned_download_is_recorded_and_checked_later(tmp_path, monkeypatch):
@@ -162,7 +162,7 @@ def test_accepted_unpinned_download_is_recorded_and_checked_later(tmp_path, monk
     f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
     monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
     path = fetch.fetch([f])[0]
-    record = fetch.cache_dir() / "SHA256SUMS.accepted"
+    record = cache.cache_dir() / "SHA256SUMS.accepted"
     assert record.read_text() == f"{sha256(CONTENT)}  credit_card/creditcard.csv\n"
     monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED")
     assert fetch.fetch([f]) == (path,)  # the cached, accepted copy loads without the flag
@@ -210,7 +210,7 @@ def test_registered_dataset_downloads_end_to_end(tmp_path, monkeypatch, shared_r
     assert data.info("cervical")["status"] == "downloadable"
     ds = data.load("cervical")
     assert ds.train.shape == (686, 29)
-    assert (fetch.cache_dir() / file.relpath).is_file()
+    assert (cache.cache_dir() / file.relpath).is_file()
     assert data.info("cervical")["status"] == "cache"
 
 
@@ -219,7 +219,7 @@ def test_import_by_checksum_without_a_name(shared_root):
         pytest.skip("reference datasets not found")
     relpath = data.source("cervical").files[0].relpath
     dest = data.import_file(shared_root / relpath)
-    assert dest == fetch.cache_dir() / relpath
+    assert dest == cache.cache_dir() / relpath
     assert data.info("cervical")["status"] == "cache"
 
 
@@ -229,20 +229,20 @@ def test_import_of_an_uncompressed_copy_is_stored_gzipped(tmp_path, shared_root)
     file = data.source("mnist").files[3]  # t10k labels, 10 kB
     raw = write(tmp_path / "t10k-labels-idx1-ubyte", gzip.decompress((shared_root / file.relpath).read_bytes()))
     dest = data.import_file(raw, "mnist")
-    assert dest.name == "t10k-labels.idx1-ubyte.gz" and fetch.matches(dest, file)
+    assert dest.name == "t10k-labels.idx1-ubyte.gz" and cache.matches(dest, file)
 
 
 def test_import_with_wrong_checksum(tmp_path):
     bad = write(tmp_path / "risk_factors_cervical_cancer.csv", b"Biopsy\n1\n")
     with pytest.raises(ChecksumError, match=f"{sha256(b'Biopsy' + bytes([10, 49, 10]))}, expected"):
         data.import_file(bad, "cervical")
-    assert not (fetch.cache_dir() / data.source("cervical").files[0].relpath).exists()
+    assert not (cache.cache_dir() / data.source("cervical").files[0].relpath).exists()
 
 
 def test_import_unpinned_file_by_name(tmp_path):
     src = write(tmp_path / "creditcard (1).csv", CONTENT)
     dest = data.import_file(src, "credit")
-    assert dest == fetch.cache_dir() / "credit_card/creditcard.csv" and dest.read_bytes() == CONTENT
+    assert dest == cache.cache_dir() / "credit_card/creditcard.csv" and dest.read_bytes() == CONTENT
 
 
 def test_import_refusals(tmp_path):
@@ -280,4 +280,4 @@ def test_isolet_full_data_downloads_from_a_zip_of_z_members(tmp_path, monkeypatc
     ds = data.load("isolet")
     assert len(ds.train) + len(ds.test) == 78 and ds.train.shape[1] == 618
     assert ds.notes["part"].startswith("full") and "fallback" not in ds.notes
-    assert (fetch.cache_dir() / "isolet" / "isolet5.data").is_file()
+    assert (cache.cache_dir() / "isolet" / "isolet5.data").is_file()

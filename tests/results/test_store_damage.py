@@ -12,7 +12,7 @@ from raudit.audit.runner import AuditRequest
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError
 from raudit.results import ResultStore
-from raudit.results.store import check_writable
+from raudit.results.files import check_writable
 from raudit.runs.audit import run_audit
 
 LOCAL = EngineConfig(backend="local", retries=0)

@@ -87,7 +87,7 @@ def test_a_point_that_cannot_step_is_skipped_by_name_and_a_sweep_of_only_such_po
     # the first point that can run, so such a sweep no longer stops the plan.
     from raudit.errors import NoStep
     from raudit.runs.calibrate import job_fit
-    from raudit.runs.jobs import UtilityJob
+    from raudit.runs.utility_job import UtilityJob
 
     base = dict(impl="gpate", dataset="breast-cancer", fits=1, samples=1, classifiers=("lr",),
                 settings=("B",), max_iter=1)

@@ -1,1 +1,2 @@
-"""The faithful synthcity port of PATE-GAN: its loop (port), and where it has them, its networks and encoding."""
+"""The faithful synthcity port of PATE-GAN: its generator (port), its loop (training),
+its networks and its encoding."""

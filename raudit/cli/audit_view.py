@@ -1,0 +1,106 @@
+"""What `raudit audit` prints: the summary as a table (every registered estimator, the
+ceiling, what the run did) and its verdict, or as JSON. Split from
+:mod:`raudit.cli.audit`, which parses and checks the options and runs the audit.
+"""
+
+from __future__ import annotations
+
+import math
+
+from raudit.privacy import fmt_delta
+
+
+def jsonable(d: dict) -> dict:
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if hasattr(v, "isoformat"):
+            return v.isoformat()
+        return v
+    return {k: fix(v) for k, v in d.items()}
+
+
+def _fmt(x, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def show(r: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from raudit.audit.estimators import ESTIMATORS, values_of
+    from raudit.audit.verdict import no_signal
+
+    t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
+              show_header=False, title_justify="left")
+    t.add_column(style="bold")
+    t.add_column()
+    t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
+    t.add_row("threat model", r.get("threat_model") or "black-box")
+    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
+    t.add_row("AUC (test)", _fmt(r["auc"]))
+    if no_signal(r):
+        t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
+                  "the worlds (the attack found no signal)")
+    else:
+        t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
+                  f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
+    if r["eps_max"] is not None and r["eps_max"] == 0:  # the ceiling itself is 0
+        sat = " [yellow]too few test models to certify any eps > 0: raise --shadow-models[/yellow]"
+    elif r["saturated"]:
+        sat = " [red]SATURATED: at the ceiling, more models could show more[/red]"
+    else:
+        sat = ""
+    # every registered estimator (raudit.audit.estimators), CP first with the ceiling
+    values = values_of(r)
+    t.add_row(ESTIMATORS.get("cp").label, f"{_fmt(values['cp'])}  of max {_fmt(r['eps_max'])}{sat}")
+    for name in ESTIMATORS.names():
+        est = ESTIMATORS.get(name)
+        if name != "cp" and values[name] is not None:
+            t.add_row(est.label, _fmt(values[name]) + ("" if est.assumption == "none" else
+                                                        f"  (assumes {est.assumption})"))
+    if r.get("mu_gdp") is not None:
+        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
+    missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
+    if r.get("eps_anytime") is not None:
+        t.add_row("anytime", f"eps >= {_fmt(r['eps_anytime'])} after {r['models_ok']} trials, "
+                  f"{r['looks']} look(s): {r['stop_reason']}")
+    elif r.get("canaries"):
+        t.add_row("one run", f"{r['canaries']} canaries: {r['one_run_correct']} of "
+                  f"{r['one_run_guesses']} guesses right, eps >= {_fmt(r['eps_one_run'])} "
+                  "(assumes pure DP)")
+    else:
+        t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    if r.get("looks") and r.get("eps_anytime") is None:
+        t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
+                  "at its share of alpha, so the bound keeps its confidence)")
+    if r.get("first_error"):
+        t.add_row("first error", r["first_error"])
+    rows_txt = ("each world its own training size (the study's protocol)"
+                if r.get("synthetic_protocol") == "per-world" else "the same in both worlds")
+    t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
+    rate = r.get("models_per_hour")
+    if r.get("impl") == "external":
+        t.add_row("this run", f"data-only audit of {r['models_ok']} synthetic files")
+    elif r["models_run"] or r.get("failed_chunks"):
+        t.add_row("this run", f"{r['models_run']} models in {r['wall_s']:.1f} s"
+                  + (f", {rate:,.0f} models/hour" if rate else "") + f" on {r['placement']}")
+    else:
+        t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
+    if "target_aucs" in r:
+        best = r["target_aucs"].get(str(r["target_row"]))
+        t.add_row("target selection", f"{len(r['target_aucs'])} candidates scored by "
+                  f"{r.get('selection_models', 0)} models trained in this run, best AUC "
+                  f"{_fmt(best)} (row {r['target_row']})")
+    for note in r.get("notes") or []:
+        t.add_row("note", note)
+    t.add_row("results", r["out"])
+    Console().print(t)
+    Console().print(f"[bold]verdict:[/bold] {r['verdict']}")
+    if r.get("verdict_line"):
+        Console().print(f"[bold]claimed / mechanism / audited:[/bold] {r['verdict_line']}"
+                        + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
+                           # the line itself names the source where eps_true is n/a
+                           if r.get("eps_true_source") and r.get("eps_true_method") else ""))
