@@ -13,7 +13,7 @@ floating-point sums: its gradients agree with eager to about 1e-6 relative (floa
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
 ``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
-(`paper`, `borealis`, the ports on :mod:`raudit.generators.pategan.loop`) and of the WGAN-GP loop
+(`paper`, `borealis`: :mod:`raudit.generators.pategan.loop` with plain MLPs) and of the WGAN-GP loop
 (`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
 votes and their noise, student, Adam and both random streams
 (:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
