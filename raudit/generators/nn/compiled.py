@@ -81,7 +81,7 @@ def enabled(exact: bool = True) -> bool:
 
 def _cache_dir() -> None:
     if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
-        from raudit.data.fetch import cache_dir  # <cache>/data: its parent is raudit's cache
+        from raudit.data.cache import cache_dir  # <cache>/data: its parent is raudit's cache
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir().parent / "inductor")
 
 
