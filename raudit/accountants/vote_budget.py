@@ -21,25 +21,47 @@ data-independent Gaussian answers at that sigma. Hence, for any (eps, delta),
     informative answers = Q_max(k / 2) = floor(mu(eps, delta)^2 k^2 / 8).
 
 Scope: answers whose cost is data-independent (GNMax as `fixed` uses it, and any
-Gaussian-vote generator). A data-dependent analysis (Confident-GNMax with a
-smooth-sensitivity release) charges less for answers where the teachers nearly agree,
-so it is outside this bound, and so are Laplace votes (the paper's). All functions
-are pure.
+Gaussian-vote generator); Laplace votes (the paper's) are outside it. The bound is on
+releasing the noisy values; an analysis of the released argmax bit alone could certify
+somewhat more (not pursued here).
+
+**The data-dependent case** (Confident-GNMax, `fixed -o analysis=data-dependent`). Every
+query first pays a threshold check max(n0, n1) + N(0, sigma1^2) >= T, charged at its
+data-independent cost whatever the votes: a Gaussian release of L2 sensitivity 1 (one
+record moves one teacher, so the top count by at most 1). The checks alone are therefore
+bounded like the answers above. The top count lies between ceil(k/2) (an even split) and
+k (consensus), a range of floor(k/2); a check is *informative* when, with T at the
+midpoint, it tells consensus from an even split as reliably as an informative answer
+reads a unanimous vote (Phi(sqrt 2) = 0.921): sigma1 <= floor(k/2) / (2 sqrt 2), hence
+
+    informative checks = floor(mu^2 floor(k/2)^2 / 8)   (about a quarter of the answers).
+
+Beyond that many, the answered set is close to a data-independent coin: the checks cannot
+pick the confident queries out, and what the analysis saves must come from the answers'
+own data-dependent cost (Theorem 6 of Papernot et al. 2018), small only where the votes
+really are near-unanimous. :func:`dd_answers` counts the answers that cost fits in eps at
+a given number of dissenting teachers (no checks, no release: an upper bound on what the
+analysis can pay for). All functions are pure.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
+from raudit.accountants.gnmax import DEFAULT_ORDERS, logq_gnmax, rdp_gnmax
 from raudit.errors import ConfigError
 
-__all__ = ["gdp_delta", "gdp_mu", "informative_answers", "max_answers", "VOTE_SENSITIVITY"]
+__all__ = ["CHECK_SENSITIVITY", "dd_answers", "gdp_delta", "gdp_mu", "informative_answers",
+           "informative_checks", "max_answers", "VOTE_SENSITIVITY"]
 
 #: L2 sensitivity of a two-class vote histogram under add/remove of one record.
 VOTE_SENSITIVITY = math.sqrt(2.0)
+#: L2 sensitivity of the top count max(n0, n1) that Confident-GNMax's threshold check releases.
+CHECK_SENSITIVITY = 1.0
 
 
 def _check(epsilon: float, delta: float) -> None:
@@ -81,8 +103,48 @@ def max_answers(epsilon: float, delta: float, sigma: float,
     return int(math.floor(mu * mu * sigma * sigma / (sensitivity * sensitivity) * (1 + 1e-12)))
 
 
-def informative_answers(epsilon: float, delta: float, teachers: int) -> int:
-    """Answers whose noise is at most half the teacher count: Q_max(sigma = k / 2)."""
+def _check_teachers(teachers: int) -> None:
     if not (isinstance(teachers, int) and teachers >= 1):
         raise ConfigError(f"teachers must be a positive integer, got {teachers!r}")
+
+
+def informative_answers(epsilon: float, delta: float, teachers: int) -> int:
+    """Answers whose noise is at most half the teacher count: Q_max(sigma = k / 2)."""
+    _check_teachers(teachers)
     return max_answers(epsilon, delta, teachers / 2.0)
+
+
+def informative_checks(epsilon: float, delta: float, teachers: int) -> int:
+    """Threshold checks that can tell consensus (top count k) from an even split (ceil(k/2))
+    with error at most Phi(-sqrt 2): Q_max(sigma1 = floor(k/2) / (2 sqrt 2), sensitivity 1)
+    (module docstring). 0 for k = 1: one teacher's top count never moves."""
+    _check_teachers(teachers)
+    gap = teachers // 2
+    if gap == 0:
+        return 0
+    return max_answers(epsilon, delta, gap / (2.0 * math.sqrt(2.0)), sensitivity=CHECK_SENSITIVITY)
+
+
+def dd_answers(epsilon: float, delta: float, teachers: int, dissent: int, sigma2: float,
+               orders=None) -> int | None:
+    """The most GNMax answers at sigma2, each on a two-class vote with ``dissent`` teachers
+    against the rest, whose data-dependent RDP (Theorem 6, :func:`rdp_gnmax`) converts to
+    at most (eps, delta): max over orders of floor((eps - log(1/delta)/(order - 1)) / RDP).
+    No threshold checks and no smooth-sensitivity release are charged, so the data-dependent
+    analysis can pay for no more answers than this. None: unbounded (the votes are so
+    confident that the answers' RDP is 0 at an order where the conversion leaves room)."""
+    _check(epsilon, delta)
+    _check_teachers(teachers)
+    if not (isinstance(dissent, int) and 0 <= dissent <= teachers // 2):
+        raise ConfigError(f"dissent must be an integer in [0, k // 2], got {dissent!r}")
+    if not sigma2 > 0:
+        raise ConfigError(f"sigma2 must be positive, got {sigma2!r}")
+    o = np.asarray(DEFAULT_ORDERS[1:] if orders is None else orders, dtype=np.float64)
+    counts = np.array([teachers - dissent, dissent], dtype=np.float64)
+    per = rdp_gnmax(logq_gnmax(counts, sigma2)[None], sigma2, o)[0]
+    room = epsilon - math.log(1.0 / delta) / (o - 1.0)
+    if np.any((per <= 0) & (room >= 0)):
+        return None
+    with np.errstate(divide="ignore"):
+        n = np.where(room > 0, np.floor(room / per * (1 + 1e-12)), 0.0)
+    return int(n.max())

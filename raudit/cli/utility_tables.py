@@ -96,7 +96,9 @@ def learning(r: dict[str, Any], curve: dict[str, Any]) -> Table:
         t.add_column(c, justify="right")
     for row in curve["rows"]:
         sc = "/".join(_f(row.get(k), 2) for k in ("real_single_class", "control_single_class"))
-        t.add_row(f"{row['epsilon']:g}", _pm(row.get("real_mean"), row.get("real_se")),
+        # a data-dependent release above eps: the row is shown, it never sets the threshold
+        spent = f" (eps_hat {row['eps_hat_max']:.4g}!)" if row.get("over_eps") else ""
+        t.add_row(f"{row['epsilon']:g}{spent}", _pm(row.get("real_mean"), row.get("real_se")),
                   _pm(row.get("control_mean"), row.get("control_se")),
                   _pm(row.get("diff"), row.get("se")), _f(row.get("p"), 4),
                   str(row.get("fits")), sc)

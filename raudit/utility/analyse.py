@@ -152,6 +152,7 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
         # a fit that took no step is its initialisation: counted, never averaged in silently
         rec["fits_no_step"] = int((fit_rows["iterations"] == 0).sum())
         rec["eps_hat"] = _f(fit_rows["eps_hat"].mean())
+        rec["eps_hat_max"] = _f(fit_rows["eps_hat"].max())  # the learning threshold's check
         rec["train_wall_s"] = _f(fit_rows["train_wall_s"].sum())
         rec["single_class_share"] = learning.single_class_share(ok_p)
         rec["fit_means"] = learning.fit_means(ok_p)

@@ -92,6 +92,16 @@ def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
     group = f" ({curve['group']})" if curve.get("group") else ""
     who = (f"{impl}{group} on {dataset} against its coin-flip control (every released vote a "
            "fair coin)")
+    over = [r for r in rows if r.get("over_eps") and _num(r["p"]) < alpha
+            and (thr is None or r["epsilon"] < thr)]
+    if over:  # a pass whose fits spent more than the eps it is filed under
+        r = over[0]
+        return (f"{who}: at eps = {r['epsilon']:g} the real fits beat the control (mean AUROC B "
+                f"{_num(r['real_mean']):.3f} vs {_num(r['control_mean']):.3f}, p = "
+                f"{_num(r['p']):.3f}) but released eps_hat up to {_num(r['eps_hat_max']):.4g}: "
+                "that is learning at the released eps, not at eps = "
+                f"{r['epsilon']:g}; " + ("no point within its eps passes" if thr is None
+                                         else f"within its eps it learns from eps = {thr:g}"))
     if thr is None:
         top = rows[-1]
         return (f"{who}: no learning shown up to eps = {top['epsilon']:g} (at eps = "

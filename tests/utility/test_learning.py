@@ -18,10 +18,11 @@ from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.aggregation import aggregator
 from raudit.runs.utility import run_utility
-from raudit.utility.learning import (fit_means, learning_threshold, paired_one_sided,
-                                     single_class_share)
+from raudit.utility.learning import (curve_rows, fit_means, learning_threshold,
+                                     paired_one_sided, single_class_share)
 from raudit.utility.plan import UtilityRequest
 from raudit.utility.runner import frame
+from raudit.utility.verdict import learning_sentence
 
 LOCAL = EngineConfig(backend="local")
 
@@ -55,6 +56,36 @@ def test_learning_threshold_is_the_smallest_significant_eps():
     assert learning_threshold([(1.0, 0.3), (5.0, float("nan"))]) is None
     with pytest.raises(ValueError, match="alpha"):
         learning_threshold(curve, alpha=1.5)
+
+
+def _point(eps, fits, control=False, eps_hat_max=None):
+    return {"label": f"eps={eps:g}" + (" coin" if control else ""), "epsilon": eps,
+            "pair_key": eps, "control": control, "status": "ok", "fit_means": fits,
+            "auroc_B_mean": float(np.mean(list(fits.values()))), "auroc_B_se": 0.01,
+            "eps_hat_max": eps_hat_max}
+
+
+def test_a_point_that_released_more_than_its_eps_never_sets_the_threshold():
+    """A data-dependent release can land far above eps (cervical at eps 10: about 1,800):
+    that point's pass is shown, flagged, and not filed under its eps."""
+    gain = {0: 0.7, 1: 0.8, 2: 0.75}  # d = (0.2, 0.3, 0.2) against 0.5: p well below 0.05
+    base = {0: 0.5, 1: 0.5, 2: 0.55}
+    pts = [_point(10.0, gain, eps_hat_max=1821.0), _point(10.0, base, True, 2556.0),
+           _point(100.0, gain, eps_hat_max=99.9999999), _point(100.0, base, True, 99.9)]
+    curve = curve_rows(pts)
+    rows = {r["epsilon"]: r for r in curve["rows"]}
+    assert rows[10.0]["over_eps"] and rows[10.0]["p"] < 0.05
+    assert not rows[100.0]["over_eps"]  # a calibration a hair below eps is within it
+    assert curve["threshold"] == 100.0
+    line = learning_sentence("fixed", "cervical", curve)
+    assert "released eps_hat up to 1821" in line and "learns from eps = 100" in line
+    # without the eps_hat (generators that do not report one) nothing changes
+    bare = curve_rows([{**p, "eps_hat_max": None} for p in pts])
+    assert bare["threshold"] == 10.0 and not any(r["over_eps"] for r in bare["rows"])
+    assert "learns from eps = 10 " in learning_sentence("fixed", "cervical", bare)
+    only = curve_rows(pts[:2])
+    assert only["threshold"] is None
+    assert "no point within its eps passes" in learning_sentence("fixed", "cervical", only)
 
 
 def test_fit_means_and_single_class_share():

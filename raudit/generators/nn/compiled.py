@@ -12,6 +12,21 @@ loss and its backward, :mod:`raudit.generators.pategan.teachers`), which fuses a
 floating-point sums: its gradients agree with eager to about 1e-6 relative (float32), not
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
+``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
+(`paper`, `borealis`: :mod:`raudit.generators.pategan.loop` with plain MLPs) and of the WGAN-GP loop
+(`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
+votes and their noise, student, Adam and both random streams
+(:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
+accountant and the observer get the step's votes, noise and rows after the call. The draws are
+the eager streams' (the hash is integer arithmetic), but sums are reordered: parameters drift from
+eager by float rounding (e.g. 1e-4 relative after 20 float32 iterations of `paper`, 1e-16 in
+float64), so a vote on a knife edge may flip. The rest of the process (set-up, sampling) is
+eager, as under "0". Measured against eager, per CPU-second: `paper` 1.79x, `original` 1.68x,
+`borealis` 1.38x at M = 128 (medians of four side-by-side rounds); 2.63x, 1.91x, 1.40x at
+M = 32, with 45-60 CPU-seconds
+to compile a set-up the first time and about 6 to load it from the cache (docs/performance.md,
+"A fused training step").
+
 ``RAUDIT_COMPILE=1`` compiles the bit-exact kernels; ``0`` or unset is the eager reference, the default by
 measurement: the compiled hash gives `paper` 1.15-1.45x and `original` about 1.2x the
 model-iterations per CPU-second at M = 128 and nothing for `smartnoise`, while each process
@@ -46,12 +61,12 @@ def _has_compiler() -> bool:
     return any(shutil.which(c) for c in (os.environ.get("CXX", ""), "g++", "c++", "clang++") if c)
 
 
-MODES = ("0", "1", "fused")
+MODES = ("0", "1", "fused", "step")
 
 
 def mode() -> str:
     """``RAUDIT_COMPILE``: "0" (or unset) eager, "1" bit-exact kernels, "fused" those and the
-    teachers' step (see the module docstring)."""
+    teachers' step, "step" the whole PATE-GAN iteration (see the module docstring)."""
     value = os.environ.get("RAUDIT_COMPILE", "").strip() or "0"
     if value not in MODES:
         raise ValueError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
@@ -66,7 +81,7 @@ def enabled(exact: bool = True) -> bool:
 
 def _cache_dir() -> None:
     if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
-        from raudit.data.fetch import cache_dir  # <cache>/data: its parent is raudit's cache
+        from raudit.data.cache import cache_dir  # <cache>/data: its parent is raudit's cache
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir().parent / "inductor")
 
 

@@ -133,7 +133,13 @@ def _box_muller(u: torch.Tensor) -> torch.Tensor:
 
 
 class CounterRNG:
-    """Independent random streams for M models; every method returns (M, *shape)."""
+    """Independent random streams for M models; every method returns (M, *shape).
+
+    The hashing kernels are class attributes so that a subclass can draw the same numbers
+    through other code (the fused training step traces the torch reference ones)."""
+
+    _unit53, _open53, _unit32x2, _unit24x2, _hash_kernel = (
+        staticmethod(f) for f in (_unit53, _open53, _unit32x2, _unit24x2, _hash_kernel))
 
     def __init__(self, seeds: Sequence[int], *, purpose: str = "fit",
                  device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32):
@@ -164,7 +170,7 @@ class CounterRNG:
         return torch.arange(n, dtype=torch.int64, device=self.device) + base
 
     def _bits(self, shape: tuple[int, ...]) -> torch.Tensor:
-        return _hash_kernel(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+        return self._hash_kernel(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
 
     def _paired(self, unit_pairs, n: int) -> torch.Tensor:
         """(M, n) numbers from a kernel giving two per hash (ceil(n/2) hashes, the last
@@ -178,18 +184,18 @@ class CounterRNG:
         two 32-bit uniforms per hash."""
         n = math.prod(shape)
         if self.dtype == torch.float64 and bits == 32:
-            return self._paired(_unit32x2, n).reshape(self.models, *shape)
+            return self._paired(self._unit32x2, n).reshape(self.models, *shape)
         if self.dtype == torch.float64:
-            return _unit53(self.keys, self._positions(n)).view(self.models, *shape)
-        return self._paired(_unit24x2, n).reshape(self.models, *shape)
+            return self._unit53(self.keys, self._positions(n)).view(self.models, *shape)
+        return self._paired(self._unit24x2, n).reshape(self.models, *shape)
 
     def open_uniform(self, *shape: int, bits: int = 53) -> torch.Tensor:
         """U(0, 1), never 0 or 1 (for logarithms), in float64. ``bits=32`` (latent noise such
         as Gumbel draws, never privacy noise): two per hash, on the grid (i + 0.5) 2^-32."""
         n = math.prod(shape)
         if bits == 32:
-            return (self._paired(_unit32x2, n) + 2.0**-33).reshape(self.models, *shape)
-        return _open53(self.keys, self._positions(n)).view(self.models, *shape)
+            return (self._paired(self._unit32x2, n) + 2.0**-33).reshape(self.models, *shape)
+        return self._open53(self.keys, self._positions(n)).view(self.models, *shape)
 
     def uniform_range(self, low: float, high: float, *shape: int) -> torch.Tensor:
         return (low + (high - low) * self.open_uniform(*shape)).to(self.dtype)
@@ -197,7 +203,7 @@ class CounterRNG:
     def normal(self, *shape: int, std: float = 1.0) -> torch.Tensor:
         """N(0, std^2) by Box-Muller in float64, using both outputs of each pair."""
         n = math.prod(shape)
-        z = _box_muller(_open53(self.keys, self._positions(2 * ((n + 1) // 2))))
+        z = _box_muller(self._open53(self.keys, self._positions(2 * ((n + 1) // 2))))
         return (std * z[:, :n]).reshape(self.models, *shape).to(self.dtype)
 
     def laplace(self, *shape: int, scale: float = 1.0) -> torch.Tensor:
@@ -207,7 +213,7 @@ class CounterRNG:
 
     def integers(self, high: torch.Tensor, *shape: int) -> torch.Tensor:
         """Uniform integers in [0, high) where ``high`` broadcasts against (M, *shape)."""
-        u = _unit53(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
+        u = self._unit53(self.keys, self._positions(math.prod(shape))).view(self.models, *shape)
         return torch.floor(u * high.to(torch.float64)).to(torch.int64)
 
     def permutation(self, n: int, valid: torch.Tensor | None = None) -> torch.Tensor:

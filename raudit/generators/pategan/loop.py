@@ -26,6 +26,7 @@ from raudit.generators.events import (AccountantStep, GradientVotes, Observer, T
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.pategan import fused_step
 from raudit.generators.pategan.aggregation import aggregator
 from raudit.generators.pategan.fixed_dd import confident_votes
 from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
@@ -188,6 +189,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             cfg.batch, cfg.teacher_rate, sample=cfg.teacher_sample, update=cfg.teacher_update,
             partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
+    fused = fused_step.prepare(cfg, nets, teachers, gen, student, g_opt, s_opt, rng)
     # The loop only emits votes and asks for eps; the accountant does the math.
     acct = make_accountant(cfg, m) if accountant is None else accountant
     aggregate = aggregator(cfg.noise, cfg.aggregation, cfg.control)
@@ -208,55 +210,59 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             break
         act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
-        for _ in range(cfg.teacher_steps):
-            if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
-                fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
-            else:
-                fake = fakes(nets, gen, rng, cfg, cfg.batch)
-            rows = teachers.step(fake, upd)
-            if observer is not None:
-                first_rows = rows if first_rows is None else first_rows
-                rows_np = rows.cpu().numpy()
-                for t in range(cfg.k):
-                    observer(TeacherBatch(it, t, rows_np[:, t], act_np))
-        if observer is not None and first_rows is not None and hasattr(teachers, "losses_on"):
-            observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
-        for _ in range(cfg.student_steps):
-            with torch.no_grad():
-                fake = fakes(nets, gen, rng, cfg, cfg.student_batch or cfg.batch)
-                n1 = teachers.votes(fake)
-                if cfg.confident is None:
-                    labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
-                    answered = None
-                else:
-                    labels, noise, thr_noise, answered = confident_votes(
-                        n1, cfg.k, rng, cfg.confident, cfg.control)
-            n1_np = n1.cpu().numpy()
-            ans_np = None if answered is None else answered.cpu().numpy()
-            acct.compose(vote_event(cfg, n1_np, act_np, ans_np))
-            if observer is not None and answered is None:
-                observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
-                               labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation,
-                               cfg.noise))
-            elif observer is not None:
-                observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
-            s_opt.zero_grad()
-            logits = nets.student(student, fake, logits=True)
-            target = labels.to(fake.dtype)[..., None]
-            if answered is None and not cfg.student_balance:
-                bce_logits(logits, target).backward()
-            else:
-                student_loss(logits, target, answered, cfg.student_balance).backward()
-            s_opt.step(upd)
-        g_opt.zero_grad()
-        logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
-                              logits=True)
-        if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
-            loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()
+        out = fused(active) if fused is not None else None  # RAUDIT_COMPILE=step
+        if out is not None:
+            first_rows = fused_step.emit(it, cfg, out, (acct, observer), teachers, first_rows, act_np)
         else:
-            loss = bce_logits(logits, 1.0)
-        loss.backward()
-        g_opt.step(upd)
+            for _ in range(cfg.teacher_steps):
+                if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
+                    fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
+                else:
+                    fake = fakes(nets, gen, rng, cfg, cfg.batch)
+                rows = teachers.step(fake, upd)
+                if observer is not None:
+                    first_rows = rows if first_rows is None else first_rows
+                    rows_np = rows.cpu().numpy()
+                    for t in range(cfg.k):
+                        observer(TeacherBatch(it, t, rows_np[:, t], act_np))
+            if observer is not None and first_rows is not None and hasattr(teachers, "losses_on"):
+                observer(TeacherLoss(it, teachers.losses_on(first_rows), act_np))
+            for _ in range(cfg.student_steps):
+                with torch.no_grad():
+                    fake = fakes(nets, gen, rng, cfg, cfg.student_batch or cfg.batch)
+                    n1 = teachers.votes(fake)
+                    if cfg.confident is None:
+                        labels, noise = aggregate(n1, cfg.k, rng, cfg.noise_scale)
+                        answered = None
+                    else:
+                        labels, noise, thr_noise, answered = confident_votes(
+                            n1, cfg.k, rng, cfg.confident, cfg.control)
+                n1_np = n1.cpu().numpy()
+                ans_np = None if answered is None else answered.cpu().numpy()
+                acct.compose(vote_event(cfg, n1_np, act_np, ans_np))
+                if observer is not None and answered is None:
+                    observer(Votes(it, n1_np, cfg.k, cfg.noise_scale, noise.cpu().numpy(),
+                                   labels.cpu().numpy(), act_np.copy(), act_np, cfg.aggregation,
+                                   cfg.noise))
+                elif observer is not None:
+                    observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
+                s_opt.zero_grad()
+                logits = nets.student(student, fake, logits=True)
+                target = labels.to(fake.dtype)[..., None]
+                if answered is None and not cfg.student_balance:
+                    bce_logits(logits, target).backward()
+                else:
+                    student_loss(logits, target, answered, cfg.student_balance).backward()
+                s_opt.step(upd)
+            g_opt.zero_grad()
+            logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
+                                  logits=True)
+            if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
+                loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()
+            else:
+                loss = bce_logits(logits, 1.0)
+            loss.backward()
+            g_opt.step(upd)
         iters += act_np
         it += 1
         # a planned run asks for eps only when someone watches, and at the end (an RDP

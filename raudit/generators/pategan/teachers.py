@@ -8,6 +8,7 @@ chunk, re-drawn every iteration...), so it is built outside and handed in.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,10 +17,16 @@ import torch.nn.functional as F
 
 from raudit.generators.events import real_losses
 from raudit.generators.nn.compiled import enabled, kernel
+from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
+
+
+# the teachers' gradient by hand where it is autograd's to the bit (nn/mlp_grad.py);
+# RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests compare it with
+HAND_GRAD = os.environ.get("RAUDIT_HAND_GRAD", "1") != "0"
 
 
 def split_sizes(rows: torch.Tensor, k: int) -> torch.Tensor:
@@ -230,6 +237,13 @@ class LocalTeachers:
             self.opt.step(mask)
             return rows
         real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU
+        if (self.update == "joint" and shared == 1 and HAND_GRAD
+                and mlp_grad.supported(self.net, real.device)):
+            # the same gradient as the autograd lines below, bit for bit, without the graph
+            halves = [(real, 1.0, self._real_weight(b)), (fake.detach(), 0.0, 1.0 / fake.shape[1])]
+            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves)
+            self.opt.step(mask)
+            return rows
         real_loss = self._real_loss(self.net(self.params, real, logits=True))
         if self.update == "split":
             real_loss.backward()
@@ -248,6 +262,15 @@ class LocalTeachers:
         per = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits), reduction="none")
         valid = (torch.arange(per.shape[1], device=per.device)[None, :] < self.sizes).to(per.dtype)
         return ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
+
+    def _real_weight(self, b: int) -> torch.Tensor | float:
+        """d(real loss)/d(per-row BCE) as autograd computes it for :meth:`_real_loss`."""
+        if not (self.partial_batch and self.sample == "first-shuffled"):
+            return 1.0 / b
+        valid = (torch.arange(b, device=self.sizes.device)[None, :] < self.sizes).to(self.params.flat.dtype)
+        count = valid.sum(1).clamp(min=1)
+        per_model = torch.ones_like(count) / count  # the division's backward: grad / count
+        return (per_model[:, None].expand(valid.shape) * valid).unsqueeze(-1)
 
     @torch.no_grad()
     def losses_on(self, rows: torch.Tensor) -> np.ndarray:

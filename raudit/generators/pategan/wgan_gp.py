@@ -36,6 +36,7 @@ from raudit.generators.events import LabelNoise, Observer, TeacherBatch
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.pategan import wgan_step
 from raudit.generators.pategan.loop import draw_z
 from raudit.generators.pategan.options import check_preset, choice, positive, teachers_for
 from raudit.generators.pategan.teachers import shuffled_partition
@@ -180,31 +181,36 @@ def train_wgan_gp(batch: TrainBatch, hp: WganGpHP, *, sigma: float, observer: Ob
     sampler = RowSampler(rng, batch.rows, n_max, hp)
     active = np.ones(m, dtype=bool)  # fixed iteration count: every model trains to the end
     cond = nets.dx if hp.conditional else None
+    fused = wgan_step.prepare(hp, nets, batch, sampler, ((critic, d_opt), (gen, g_opt)), rng, sigma)
     for it in range(hp.max_iter):
-        for t in range(hp.teachers):
+        out = fused() if fused is not None else None  # RAUDIT_COMPILE=step
+        if out is not None:
+            wgan_step.emit(it, out, observer, sigma, active)
+        else:
+            for t in range(hp.teachers):
+                z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
+                rows = sampler.draw(rng, t)
+                real = gather_rows(batch.x, rows)
+                with torch.no_grad():
+                    fake = nets.generate(gen, z, None if cond is None else real[..., cond:])
+                labels = noisy_labels(rng, hp.batch, sigma, hp.noise, with_noise=observer is not None)
+                if observer is not None:
+                    labels, drawn = labels
+                e = rng.uniform(hp.batch, 1)
+                d_opt.zero_grad()
+                critic_loss(nets, critic, real, fake, labels, e, hp.gp_coef).backward(inputs=[critic.flat])
+                d_opt.step()
+                if observer is not None:
+                    observer(TeacherBatch(it, t, rows.cpu().numpy(), active))
+                    observer(LabelNoise(it, sigma, active, drawn.cpu().numpy()))
             z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
-            rows = sampler.draw(rng, t)
-            real = gather_rows(batch.x, rows)
-            with torch.no_grad():
-                fake = nets.generate(gen, z, None if cond is None else real[..., cond:])
-            labels = noisy_labels(rng, hp.batch, sigma, hp.noise, with_noise=observer is not None)
-            if observer is not None:
-                labels, drawn = labels
-            e = rng.uniform(hp.batch, 1)
-            d_opt.zero_grad()
-            critic_loss(nets, critic, real, fake, labels, e, hp.gp_coef).backward(inputs=[critic.flat])
-            d_opt.step()
-            if observer is not None:
-                observer(TeacherBatch(it, t, rows.cpu().numpy(), active))
-                observer(LabelNoise(it, sigma, active, drawn.cpu().numpy()))
-        z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
-        y = None  # the conditional generator step reads the labels of a random real batch
-        if cond is not None:
-            y = gather_rows(batch.x, sampler.draw(rng, None))[..., cond:]
-        g_opt.zero_grad()
-        fake = nets.generate(gen, z, y)
-        (-nets.critic(critic, fake).squeeze(-1).mean(1)).sum().backward(inputs=[gen.flat])
-        g_opt.step()
+            y = None  # the conditional generator step reads the labels of a random real batch
+            if cond is not None:
+                y = gather_rows(batch.x, sampler.draw(rng, None))[..., cond:]
+            g_opt.zero_grad()
+            fake = nets.generate(gen, z, y)
+            (-nets.critic(critic, fake).squeeze(-1).mean(1)).sum().backward(inputs=[gen.flat])
+            g_opt.step()
         if progress is not None:
             progress(it + 1)
     return _trained(gen, nets, batch, hp, sigma)

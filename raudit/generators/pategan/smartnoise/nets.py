@@ -26,9 +26,11 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, layer_norm, linear, xavier_uniform
 
 # latent numbers per block of models when drawing fakes without gradients (loop.fakes):
-# 2^16 float64 numbers are 512 KB, a quarter of a 2 MB L2, so that a block's draw and
-# its layers' outputs stay in the core's cache
-BLOCK_ELEMENTS = 1 << 16
+# 2^17 float64 numbers are 1 MB, half of a 2 MB per-core L2, so that a block's draw and
+# its layers' outputs stay in the core's cache. Chosen by
+# measurement against 2^16 (1.02-1.15x at M = 32 and 128, docs/performance.md); the block
+# never changes a number
+BLOCK_ELEMENTS = 1 << 17
 
 
 class TorchInitMLP(MLP):

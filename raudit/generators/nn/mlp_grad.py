@@ -1,0 +1,107 @@
+"""The gradient of a stacked leaky-ReLU MLP's BCE written out by hand, in autograd's own ops.
+
+Why: smartnoise's teachers (30 -> 20 -> 10 -> 1 at cervical's width) take 25 small
+steps per model and iteration, and autograd's bookkeeping around their tiny batched
+products (graph nodes, one full (G, P) gradient per forward concatenated and then summed)
+was about a fifth of each forward-and-backward. This computes the same gradient with the
+very kernels autograd calls, on the same operands, so the bits are the same
+(tests/generators/test_mlp_grad.py compares the two to the last bit):
+
+* a hidden layer is ``baddbmm(b, x, w)``; its backward ``grad.bmm(w^T)`` (input),
+  ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)`` (bias: autograd's sum_to the
+  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its input;
+* the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
+  and sum over the input axis on CPU; its backward multiplies the expanded gradient by
+  the other factor and sums over the batch axis;
+* BCE with logits: ``(sigmoid(z) - target) * weight``, ``weight`` the mean's (or the
+  masked mean's) per-element gradient;
+* the real and fake halves each give a gradient and the parameter's gradient is their
+  sum, as autograd accumulates it (addition commutes, so the order does not matter).
+
+Only what the smartnoise (and borealis) teachers are: hidden layers of width > 1 with
+leaky ReLU (slope 0.2), one logit out, on CPU (:func:`supported`); anything else uses
+autograd.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from raudit.generators.nn.stacked import MLP, Stacked
+
+SLOPE = 0.2  # stacked.ACTIVATIONS' leaky ReLU
+
+
+def supported(net: MLP, device: torch.device) -> bool:
+    """Whether :func:`bce_grad` reproduces ``net``'s autograd gradient: a plain MLP (its own
+    forward) of leaky-ReLU hidden layers wider than 1 and one sigmoid logit, on CPU."""
+    acts, widths = net.activations, net.widths
+    return (device.type == "cpu" and type(net).__call__ is MLP.__call__ and len(acts) >= 2
+            and all(a == "leaky_relu" for a in acts[:-1]) and acts[-1] == "sigmoid"
+            and widths[-1] == 1 and all(w > 1 for w in widths[1:-1]))
+
+
+def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[list, torch.Tensor]:
+    """Logits (G, B, 1) and, per hidden layer, (its input, its pre-activation)."""
+    saved = []
+    for i in range(layers - 1):
+        h = torch.baddbmm(v[f"b{i}"].unsqueeze(1), x, v[f"w{i}"])
+        saved.append((x, h))
+        x = F.leaky_relu(h, SLOPE)
+    w_t = v[f"w{layers - 1}"].transpose(1, 2)
+    logits = (x * w_t).sum(-1, keepdim=True) + v[f"b{layers - 1}"].unsqueeze(1)
+    saved.append((x, None))
+    return saved, logits
+
+
+def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: int) -> dict:
+    """Parameter gradients from the logits' gradient ``g`` (G, B, 1)."""
+    out = {}
+    last = layers - 1
+    x, _ = saved[last]
+    out[f"b{last}"] = g.sum(1, keepdim=True).squeeze(1)
+    ge = g.expand(x.shape)
+    out[f"w{last}"] = (ge * x).sum(1, keepdim=True).transpose(1, 2)
+    g = ge * v[f"w{last}"].transpose(1, 2)
+    for i in range(last - 1, -1, -1):
+        x, h = saved[i]
+        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, False)
+        out[f"b{i}"] = g.sum(1, keepdim=True)
+        out[f"w{i}"] = x.transpose(1, 2).bmm(g)
+        if i > 0:  # the first layer's input is data: autograd computes no gradient for it
+            g = g.bmm(v[f"w{i}"].transpose(1, 2))
+    return out
+
+
+@torch.no_grad()
+def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch.Tensor | float]],
+             ) -> torch.Tensor:
+    """The (G, P) gradient of the sum over ``halves`` of BCE losses of ``net`` with logits.
+
+    Each half is (x (G, B, d), target, weight): the loss's gradient at logit z is
+    ``(sigmoid(z) - target) * weight``, ``weight`` a number or a (G, B, 1) tensor (a mean
+    over B rows: 1/B; a masked mean: mask / count). Returns a new tensor laid out as
+    ``p.flat``. One or two halves: autograd sums two gradients in either order (addition
+    commutes), a third would depend on its order.
+    """
+    if not 1 <= len(halves) <= 2:
+        raise ValueError("bce_grad takes one or two halves")
+    v = {n: t.detach() for n, t in p.views().items()}
+    layers = len(net.activations)
+    grads = []
+    for x, target, weight in halves:
+        saved, logits = _forward(v, x, layers)
+        g = (logits.sigmoid() - target) * weight
+        grads.append(_backward(v, saved, g, layers))
+    flat = torch.empty_like(p.flat)
+    g_count = flat.shape[0]
+    for name, (offset, shape) in p.layout.items():
+        size = int(torch.Size(shape).numel())
+        parts = [gr[name].reshape(g_count, size) for gr in grads]
+        dest = flat[:, offset:offset + size]
+        if len(parts) == 1:
+            dest.copy_(parts[0])
+        else:
+            torch.add(parts[0], parts[1], out=dest)
+    return flat

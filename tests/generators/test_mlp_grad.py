@@ -1,0 +1,72 @@
+"""The teachers' gradient by hand (nn/mlp_grad.py) against autograd, to the last bit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+
+from raudit import generators
+from raudit.generators.nn import mlp_grad
+from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.nn.stacked import MLP
+from raudit.generators.pategan import teachers as teachers_mod
+from raudit.generators.pategan.smartnoise.nets import discriminator
+from raudit.generators.pategan.teachers import bce_logits
+
+
+def _autograd(net, p, real, fake, valid):
+    """LocalTeachers' autograd joint loss: the real half a masked mean (partial batches)."""
+    p.flat.grad = None
+    per = F.binary_cross_entropy_with_logits(*(lambda z: (z, torch.ones_like(z)))(
+        net(p, real, logits=True)), reduction="none")
+    real_loss = ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
+    (real_loss + bce_logits(net(p, fake, logits=True), 0.0)).backward()
+    return p.flat.grad.clone()
+
+
+@pytest.mark.parametrize("d,b", [(30, 64), (13, 7), (6, 5)])
+def test_bce_grad_is_autograds_bit_for_bit(d, b):
+    g = 12
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(d)
+    real = torch.randn(g, b, d, dtype=torch.float64, generator=gen)
+    fake = torch.randn(g, b, d, dtype=torch.float64, generator=gen) * 3
+    sizes = torch.randint(1, 2 * b, (g, 1), generator=gen)  # some partitions shorter than b
+    valid = (torch.arange(b)[None, :] < sizes).to(torch.float64)
+    want = _autograd(net, p, real, fake, valid)
+    weight = ((torch.ones(g, dtype=torch.float64) / valid.sum(1).clamp(min=1))[:, None]
+              .expand(g, b) * valid).unsqueeze(-1)
+    got = mlp_grad.bce_grad(net, p, [(real, 1.0, weight), (fake, 0.0, 1.0 / b)])
+    assert torch.equal(got.view(torch.int64), want.view(torch.int64))
+
+
+def test_supported_only_where_it_is_autograds():
+    cpu = torch.device("cpu")
+    assert mlp_grad.supported(discriminator(30), cpu)
+    assert not mlp_grad.supported(MLP([30, 20, 1], ["relu", "sigmoid"]), cpu)  # borealis's
+    assert not mlp_grad.supported(MLP([30, 1], ["sigmoid"]), cpu)  # a logistic teacher
+    assert not mlp_grad.supported(discriminator(4), cpu)  # a hidden layer of width 1 (4 // 3)
+    assert not mlp_grad.supported(discriminator(30), torch.device("meta"))
+    with pytest.raises(ValueError):
+        mlp_grad.bce_grad(discriminator(6), discriminator(6).create(CounterRNG([0])), [])
+
+
+def test_smartnoise_trains_to_the_same_bits_with_autograd(monkeypatch):
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.normal(size=(90, 5)), columns=list("abcde"))
+    df["label"] = (rng.random(90) < 0.4).astype(int)
+    # batch 32 > 90 // 4 rows per teacher: partial real batches, the masked mean
+    kw = dict(teachers=4, batch=32, max_iter=3, latent_dim=8)
+
+    def fit():
+        gen = generators.get("smartnoise")(**kw)
+        fitted = gen.fit_many([df, df.iloc[:80]], epsilon=1e9, seeds=[1, 2])
+        return fitted[0]._batch.trained.generator.flat.detach().clone()
+
+    monkeypatch.setattr(teachers_mod, "HAND_GRAD", True)
+    hand = fit()
+    monkeypatch.setattr(teachers_mod, "HAND_GRAD", False)
+    ref = fit()
+    assert torch.equal(hand.view(torch.int64), ref.view(torch.int64))
