@@ -4,7 +4,11 @@
         --teachers 100 --steps 100 --batch 64 --z-dim 50 --samples 10000 --epsilon 1e6
 
 ``config=image`` on raudit's MNIST training split (784 pixels and the binary label
-``is_zero``; the 70,000 images pooled and split 80/20), one torch thread. Two arms with the
+``is_zero``; the 70,000 images pooled and split 80/20), one torch thread; ``--dataset mnist10``:
+the digit as the label (``conditional=true, classes=10``; the CNN scores 10-class accuracy).
+``--seeds N`` runs N seeds per arm and prints mean +- SE (and, with both arms in one process,
+the one-sided paired t-test); ``class_cosine`` (and, binary, ``ink_gap``) say whether the
+synthetic classes lean the way the real ones do. Two arms with the
 same seed: the real run and its data-free control (``control="coin"``: every answered
 coordinate gets a uniform random bin, so the generator's updates carry no information from
 the data; what is answered and charged stays the real run's). Each arm's generator writes
