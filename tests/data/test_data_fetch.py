@@ -183,7 +183,10 @@ def test_allow_unpinned_flag_sets_the_environment(monkeypatch):
     from raudit.cli.app import app
     from typer.testing import CliRunner
 
-    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED", raising=False)
+    # set, then delete: monkeypatch then restores the absence after the command sets it
+    # (a bare delenv of an absent variable records nothing to undo, and it leaked)
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "0")
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED")
     r = CliRunner().invoke(app, ["--allow-unpinned", "generators"])
     assert r.exit_code == 0 and os.environ.get("RAUDIT_ALLOW_UNPINNED") == "1"
 
@@ -277,6 +280,7 @@ def test_isolet_full_data_downloads_from_a_zip_of_z_members(tmp_path, monkeypatc
     archive = make_zip(tmp_path / "isolet.zip", members)
     files = tuple(dataclasses.replace(f, urls=(archive.as_uri(),)) for f in data.source("isolet").files)
     replace_source(monkeypatch, "isolet", files=files)
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")  # the full files have no pinned hash
     ds = data.load("isolet")
     assert len(ds.train) + len(ds.test) == 78 and ds.train.shape[1] == 618
     assert ds.notes["part"].startswith("full") and "fallback" not in ds.notes

@@ -186,8 +186,11 @@ def test_missing_path_is_a_data_error(tmp_path):
         data.load(str(tmp_path / "nope.csv"))
 
 
-def test_missing_files_say_how_to_fix():
-    # credit's URL is unreachable offline: the message names the file and both fixes.
+def test_missing_files_say_how_to_fix(monkeypatch):
+    # credit's URL is unreachable offline: the message names the file and both fixes. Its
+    # file has no pinned hash, so unpinned downloads are allowed first (the refusal without
+    # that is tested in test_data_fetch); it used to pass only after a test leaked the flag.
+    monkeypatch.setenv("RAUDIT_ALLOW_UNPINNED", "1")
     with pytest.raises(DataError, match=r"credit_card/creditcard.csv.*RAUDIT_DATA_DIR.*datasets import"):
         data.load("credit")
 
