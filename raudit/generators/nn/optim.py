@@ -131,6 +131,22 @@ class Adam(_Masked):
         p.sub_(step * self.m / denom)
 
 
+def adam_update(p, g, m, v, t, active, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+    """One Adam step as a pure function (for a traced, compiled step: :mod:`raudit.generators.
+    pategan.fused_step`): :meth:`Adam._fused`'s formulas (lerp for the first moment) on the rows
+    where ``active``, the other rows keeping their values. Returns the new (p, m, v, t)."""
+    b1, b2 = betas
+    mask = active[:, None]
+    t1 = t + 1
+    m1 = torch.lerp(m, g, 1 - b1)
+    v1 = v * b2 + (1 - b2) * g * g
+    step = lr / (1 - b1 ** t1)
+    denom = v1.sqrt() / (1 - b2 ** t1).sqrt() + eps
+    p1 = p - step * m1 / denom
+    return (torch.where(mask, p1, p), torch.where(mask, m1, m), torch.where(mask, v1, v),
+            torch.where(mask, t1, t))
+
+
 class RMSProp(_Masked):
     """RMSProp as TensorFlow 1's ``RMSPropOptimizer`` computes it (the `updated` port).
 

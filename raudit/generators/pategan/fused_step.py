@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn import compiled
 from raudit.generators.nn import rng as rng_mod
+from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.aggregation import AGGREGATIONS
@@ -53,6 +54,25 @@ def _compile(fn):
     return torch.compile(fn, fullgraph=True, dynamic=False)
 
 
+def run_compiled(key: tuple, iteration, plan, state: tuple, data: tuple):
+    """``iteration(plan, state, data)`` through the graph compiled for set-up ``key`` (compiled
+    on first use, shared by every run with that key), or None once compiling it has failed:
+    that set-up runs eagerly for the rest of the process, after one warning."""
+    if key in _BROKEN:
+        return None
+    fn = _COMPILED.get(key)
+    if fn is None:
+        compiled._cache_dir()
+        fn = _COMPILED[key] = _compile(lambda state, data: iteration(plan, state, data))
+    try:
+        return fn(state, data)
+    except Exception as exc:  # no working compiler: eager from now on
+        _BROKEN.add(key)
+        warnings.warn(f"raudit: compiling the fused step failed ({type(exc).__name__}: {exc}); "
+                      "using eager torch", stacklevel=3)
+        return None
+
+
 class StepRNG(CounterRNG):
     """A :class:`CounterRNG` whose counter is a tensor, drawing through the torch reference
     kernels (traceable): the numbers of the eager streams at the same counter."""
@@ -69,21 +89,6 @@ class StepRNG(CounterRNG):
         start = (self.base + self.counter) * (1 << 32)
         self.counter += 1
         return torch.arange(n, dtype=torch.int64, device=self.device) + start
-
-
-def _adam(p, g, m, v, t, active, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-    """torch's fused Adam formulas (lerp for the first moment) on rows where ``active``;
-    the other rows keep their values. Returns the new (p, m, v, t)."""
-    b1, b2 = betas
-    mask = active[:, None]
-    t1 = t + 1
-    m1 = torch.lerp(m, g, 1 - b1)
-    v1 = v * b2 + (1 - b2) * g * g
-    step = lr / (1 - b1 ** t1)
-    denom = v1.sqrt() / (1 - b2 ** t1).sqrt() + eps
-    p1 = p - step * m1 / denom
-    return (torch.where(mask, p1, p), torch.where(mask, m1, m), torch.where(mask, v1, v),
-            torch.where(mask, t1, t))
 
 
 class Plan:
@@ -168,7 +173,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
             return real + bce_logits(nets.teacher(p, fake, logits=True, shared=shared), 0.0)
 
         grad = torch.func.grad(teacher_loss)(t_p)
-        t_p, t_m, t_v, t_t = _adam(t_p, grad, t_m, t_v, t_t, act_t, plan.t_lr, plan.t_betas)
+        t_p, t_m, t_v, t_t = adam_update(t_p, grad, t_m, t_v, t_t, act_t, plan.t_lr, plan.t_betas)
     votes = []
     for _ in range(cfg.student_steps):
         fake = generate(g_p, cfg.student_batch or cfg.batch).detach()
@@ -182,7 +187,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
             return bce_logits(nets.student(Stacked(flat, layout_s), fake, logits=True), target)
 
         grad = torch.func.grad(student_loss)(s_p)
-        s_p, s_m, s_v, s_t = _adam(s_p, grad, s_m, s_v, s_t, active, cfg.lr)
+        s_p, s_m, s_v, s_t = adam_update(s_p, grad, s_m, s_v, s_t, active, cfg.lr)
     z = draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)
     s_fixed = s_p.detach()
 
@@ -193,7 +198,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
         return bce_logits(logits, 1.0)
 
     grad = torch.func.grad(generator_loss)(g_p)
-    g_p, g_m, g_v, g_t = _adam(g_p, grad, g_m, g_v, g_t, active, cfg.lr)
+    g_p, g_m, g_v, g_t = adam_update(g_p, grad, g_m, g_v, g_t, active, cfg.lr)
     tie = torch.stack(ties).any() if ties else torch.zeros((), dtype=torch.bool)
     new = (g_p, g_m, g_v, g_t, s_p, s_m, s_v, s_t, t_p, t_m, t_v, t_t)
     n1s, noises, labels = (torch.stack([v[i] for v in votes]) for i in range(3))
@@ -211,32 +216,19 @@ class FusedStep:
         self.key = plan.key(tuple((tuple(x.shape), x.dtype) for x in self.data)
                             + (tuple(gen.flat.shape), tuple(student.flat.shape), tuple(t.params.flat.shape)))
 
-    def _fn(self):
-        fn = _COMPILED.get(self.key)
-        if fn is None:
-            compiled._cache_dir()
-            plan = self.plan
-            fn = _COMPILED[self.key] = _compile(lambda state, data: _iteration(plan, state, data))
-        return fn
-
     def __call__(self, active: torch.Tensor):
         """One iteration: updates the run's parameters, optimisers and streams in place and
         returns (rows (T, M, k, B), n1 (S, M, B), noise, labels (S, M, B)); None when the
         eager loop must take this iteration (a tie in a shuffle's keys, or no compiler)."""
-        if self.key in _BROKEN:
-            return None
         t, g, s = self.teachers, self.g_opt, self.s_opt
         base = torch.tensor(self.rng.counter, dtype=torch.int64)
         t_base = torch.tensor(t.rng.counter, dtype=torch.int64)
         state = (self.gen.flat.detach(), g.m, g.v, g.t, self.student.flat.detach(), s.m, s.v, s.t,
                  t.params.flat.detach(), t.opt.m, t.opt.v, t.opt.t, base, t_base, active)
-        try:
-            new, rows, n1, noise, labels, tie, draws, t_draws = self._fn()(state, self.data)
-        except Exception as exc:  # no working compiler: eager from now on
-            _BROKEN.add(self.key)
-            warnings.warn(f"raudit: compiling the fused step failed ({type(exc).__name__}: {exc}); "
-                          "using eager torch", stacklevel=2)
+        out = run_compiled(self.key, _iteration, self.plan, state, self.data)
+        if out is None:
             return None
+        new, rows, n1, noise, labels, tie, draws, t_draws = out
         if bool(tie):
             return None
         (gp, g.m, g.v, g.t, sp, s.m, s.v, s.t, tp, t.opt.m, t.opt.v, t.opt.t) = new

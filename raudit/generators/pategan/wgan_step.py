@@ -12,15 +12,13 @@ Covered: CPU, the unconditional networks, either partition. Anything else stays 
 
 from __future__ import annotations
 
-import warnings
-
 import torch
 
 from raudit.generators.events import LabelNoise, TeacherBatch
 from raudit.generators.nn import compiled
+from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan import fused_step
-from raudit.generators.pategan.fused_step import StepRNG, _adam
+from raudit.generators.pategan.fused_step import StepRNG, run_compiled
 
 
 class Plan:
@@ -69,7 +67,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
         labels, drawn = noisy_labels(rng, hp.batch, plan.sigma, hp.noise, with_noise=True)
         e = rng.uniform(hp.batch, 1)
         grad = torch.func.grad(lambda p: _critic_loss(plan, p, real, fake, labels, e))(d_p)
-        d_p, d_m, d_v, d_t = _adam(d_p, grad, d_m, d_v, d_t, ones, hp.lr, betas)
+        d_p, d_m, d_v, d_t = adam_update(d_p, grad, d_m, d_v, d_t, ones, hp.lr, betas)
         rows_out.append(rows)
         noise_out.append(drawn)
     z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
@@ -80,7 +78,7 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
         return (-nets.critic(critic, fake).squeeze(-1).mean(1)).sum()
 
     grad = torch.func.grad(generator_loss)(g_p)
-    g_p, g_m, g_v, g_t = _adam(g_p, grad, g_m, g_v, g_t, ones, hp.lr, betas)
+    g_p, g_m, g_v, g_t = adam_update(g_p, grad, g_m, g_v, g_t, ones, hp.lr, betas)
     return (d_p, d_m, d_v, d_t, g_p, g_m, g_v, g_t), torch.stack(rows_out), torch.stack(noise_out), rng.counter
 
 
@@ -96,24 +94,13 @@ class WganStep:
     def __call__(self):
         """One iteration in place; returns (rows (T, M, B), label noise (T, M, 2B)), or None
         when the eager loop must take it (no working compiler)."""
-        if self.key in fused_step._BROKEN:
-            return None
-        fn = fused_step._COMPILED.get(self.key)
-        if fn is None:
-            compiled._cache_dir()
-            plan = self.plan
-            fn = fused_step._COMPILED[self.key] = fused_step._compile(
-                lambda state, data: _iteration(plan, state, data))
         d, g = self.d_opt, self.g_opt
         state = (self.critic.flat.detach(), d.m, d.v, d.t, self.gen.flat.detach(), g.m, g.v, g.t,
                  torch.tensor(self.rng.counter, dtype=torch.int64))
-        try:
-            new, rows, noise, draws = fn(state, self.data)
-        except Exception as exc:  # no working compiler: eager from now on
-            fused_step._BROKEN.add(self.key)
-            warnings.warn(f"raudit: compiling the fused step failed ({type(exc).__name__}: {exc}); "
-                          "using eager torch", stacklevel=2)
+        out = run_compiled(self.key, _iteration, self.plan, state, self.data)
+        if out is None:
             return None
+        new, rows, noise, draws = out
         cp, d.m, d.v, d.t, gp, g.m, g.v, g.t = new
         self.critic.flat = cp.requires_grad_(True)
         self.gen.flat = gp.requires_grad_(True)
