@@ -58,11 +58,10 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
         ds = data.load(dataset, label=label, bounds=bounds)
         ref = reference.lookup(fit)
         memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
-                      "stop": closed_form_iterations(impl, opts, *ds.train.shape, eps, delta)
-                      or (ref or {}).get("iterations")}
+                      "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]
     m = _job_m(job, got["rates"], workers, device)
-    explicit = opts.get("max_iter") or opts.get("iterations")
+    explicit = _cap(opts)
     if got["rates"] and (got["stop"] or explicit):
         iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
@@ -87,6 +86,18 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
 
 
+def _stop(fit: tuple, shape: tuple, ref: dict | None) -> int | None:
+    """Where the set-up's models stop by their own eps rule: the closed form, else the
+    reference's count (``ref``, its entry); None when neither says."""
+    impl, opts, _, eps, delta, _, _ = fit
+    return closed_form_iterations(impl, opts, *shape, eps, delta) or (ref or {}).get("iterations")
+
+
+def _cap(opts: dict) -> int | None:
+    """The set-up's explicit iteration count (max_iter or iterations), if any."""
+    return opts.get("max_iter") or opts.get("iterations")
+
+
 def _fkey(fit: tuple) -> str:
     impl, opts, dataset, eps, delta, label, bounds = fit
     return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
@@ -95,7 +106,7 @@ def _fkey(fit: tuple) -> str:
 def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
     """Iterations counted as the job's max_iter: a cap its models may stop before."""
     fit = cb.job_fit(job)
-    explicit = fit[1].get("max_iter") or fit[1].get("iterations")
+    explicit = _cap(fit[1])
     stop = memo.get(_fkey(fit), {}).get("stop")
     return bool(explicit) and not stop and cal.iterations == int(explicit)
 
@@ -134,12 +145,10 @@ def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: d
            req.label, req.bounds)
     key = ("point", _fkey(fit))
     if key not in memo:
-        memo[key] = (closed_form_iterations(req.impl, fit[1], *job.ds.train.shape, fit[3],
-                                            fit[4])
-                     or (reference.lookup(fit) or {}).get("iterations"))
+        memo[key] = _stop(fit, job.ds.train.shape, reference.lookup(fit))
     if memo[key]:
         return int(memo[key]), False, False
-    explicit = fit[1].get("max_iter") or fit[1].get("iterations")
+    explicit = _cap(fit[1])
     if _fkey(fit) == _fkey(first) or not explicit:
         return int(cal.iterations or cb.CAL_ITERS), first_cap, cal.lower_bound
     return int(explicit), True, False
