@@ -30,18 +30,21 @@ def check_conditional(conditional, label_prior) -> None:
         raise ConfigError(f"label_prior must lie in (0, 1), got {label_prior!r}")
 
 
+def _unit(z: torch.Tensor, z_kind: str) -> torch.Tensor:
+    """z's last coordinate as a U(0, 1) draw (..., 1): where the label is read off."""
+    last = z[..., -1:]
+    if z_kind == "uniform":
+        return last
+    if z_kind == "uniform-sym":
+        return (last + 1.0) / 2.0
+    return torch.special.ndtr(last)  # normal
+
+
 def with_label(features: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor, prior: float,
                z_kind: str) -> torch.Tensor:
     """Rows (..., d): ``features`` of [z without its last coordinate, y] (d - 1 columns) then
     y ~ Bernoulli(``prior``) read off the last z coordinate (encoded 0/1)."""
-    last = z[..., -1:]
-    if z_kind == "uniform":
-        u = last
-    elif z_kind == "uniform-sym":
-        u = (last + 1.0) / 2.0
-    else:  # normal
-        u = torch.special.ndtr(last)
-    y = (u < prior).to(z.dtype)
+    y = (_unit(z, z_kind) < prior).to(z.dtype)
     return torch.cat([features(torch.cat([z[..., :-1], y], -1)), y], -1)
 
 
@@ -51,10 +54,7 @@ def with_class(features: Callable[[torch.Tensor], torch.Tensor], z: torch.Tensor
     columns) then y uniform over 0..classes-1 (public: no record is read), read off the last
     z coordinate and written encoded as y / (classes - 1) (a label with public bounds
     [0, classes - 1] under a min-max encoder)."""
-    last = z[..., -1:]
-    u = (last + 1.0) / 2.0 if z_kind == "uniform-sym" else (
-        last if z_kind == "uniform" else torch.special.ndtr(last))
-    y = torch.clamp(torch.floor(u * classes), 0, classes - 1)
+    y = torch.clamp(torch.floor(_unit(z, z_kind) * classes), 0, classes - 1)
     onehot = torch.nn.functional.one_hot(y.squeeze(-1).long(), classes).to(z.dtype)
     return torch.cat([features(torch.cat([z[..., :-1], onehot], -1)), y / (classes - 1)], -1)
 
