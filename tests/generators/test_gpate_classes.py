@@ -145,3 +145,13 @@ def test_label_input_one_hot_is_a_binary_image_option():
     out = gen.fit(digits_shaped(30, classes=2).rename(columns={"digit": "is_zero"}),
                   epsilon=1e6, seed=0).sample(400, seed=1)
     assert set(out["is_zero"].unique()) == {0, 1} and 0.4 < out["is_zero"].mean() < 0.6
+
+
+def test_a_label_prior_the_class_draw_would_ignore_is_refused():
+    # the one-hot paths draw the label uniformly over the classes: a prior is refused, not ignored
+    with pytest.raises(ConfigError, match="label_prior is for the 0/1 label input"):
+        generators.get("gpate")(config="image", conditional=True, label_input="one-hot",
+                                label_prior=0.1)
+    with pytest.raises(ConfigError, match="label_prior is for the 0/1 label input"):
+        generators.get("gpate")(config="image", conditional=True, classes=10, label_prior=0.3)
+    generators.get("gpate")(config="image", conditional=True, label_prior=0.1)  # 0/1 input: used

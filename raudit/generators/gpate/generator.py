@@ -201,6 +201,9 @@ class GPate(BatchedGenerator):
             raise ConfigError(f"label_input must be value or one-hot, got {o.label_input!r}")
         if o.label_input == "one-hot" and (o.config != "image" or not o.conditional):
             raise ConfigError("label_input=one-hot needs config=image and conditional=true")
+        if (o.classes > 2 or o.label_input == "one-hot") and o.label_prior != 0.5:
+            raise ConfigError("label_prior is for the 0/1 label input; with classes > 2 or "
+                              "label_input=one-hot the label is uniform over the classes")
         if o.z_dim is not None and o.config != "image":
             raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                               "table's width)")
