@@ -1,7 +1,7 @@
 """Campaign engine benchmark: 1 vs 2 workers, per-chunk overhead, one pool vs a Ray
 session per audit.
 
-    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25] [--scaling-only] [--rounds 1]
+    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25] [--scaling-only] [--rounds 1] [--preload on|off|both]
 
 Runs two worst-case querybased audits (paper, original; M models per chunk, a fixed
 number of iterations per model) as one campaign, and prints:
@@ -229,6 +229,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1,
                     help="1- and 2-worker campaigns this many times each, alternating; the "
                          "speed-up is of the medians")
+    ap.add_argument("--preload", choices=["on", "off", "both"], default="on",
+                    help="the workers' preloaded modules (raudit.engine.actors.PRELOAD): as "
+                         "shipped, none, or both alternately in one run")
     a = ap.parse_args()
     if a.extrapolate:
         import os
@@ -245,19 +248,28 @@ def main() -> None:
             engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
                              for r in rows.to_dict("records")], tmp / "sleepy", 2)
             return
-        walls: dict[int, list[float]] = {1: [], 2: []}
-        for r in range(a.rounds):  # alternating, so that a change of load hits both
-            for w in ((1, 2) if r % 2 == 0 else (2, 1)):
-                t0 = time.perf_counter()
-                with ProcessCPU() as cpu:
-                    run_campaign(cfg, tmp / f"w{w}-{r}", EngineConfig(workers=w))
-                walls[w].append(time.perf_counter() - t0)
-                print(f"campaign, {w} worker(s): {models} models x {a.iters} iterations in "
-                      f"{walls[w][-1]:.1f} s ({models / walls[w][-1] * 3600:,.0f} models/hour, "
-                      f"Ray start-up and analysis included); {cpu.line(models)}", flush=True)
-        one, two = statistics.median(walls[1]), statistics.median(walls[2])
-        print(f"speed-up 1 -> 2 workers: {one / two:.2f}x" + (
-            f" (medians of {a.rounds} rounds: {one:.1f} s, {two:.1f} s)" if a.rounds > 1 else ""))
+        from raudit.engine import actors
+
+        kept = actors.PRELOAD
+        variants = {"both": ("off", "on"), "on": ("on",), "off": ("off",)}[a.preload]
+        walls: dict[tuple, list[float]] = {}
+        for r in range(a.rounds):  # alternating, so that a change of load hits every run
+            for pre in (variants if r % 2 == 0 else variants[::-1]):
+                actors.PRELOAD = kept if pre == "on" else ()
+                for w in ((1, 2) if r % 2 == 0 else (2, 1)):
+                    t0 = time.perf_counter()
+                    with ProcessCPU() as cpu:
+                        run_campaign(cfg, tmp / f"w{w}-{r}-{pre}", EngineConfig(workers=w))
+                    walls.setdefault((pre, w), []).append(time.perf_counter() - t0)
+                    wall = walls[(pre, w)][-1]
+                    print(f"campaign, {w} worker(s), preload {pre}: {models} models x {a.iters} "
+                          f"iterations in {wall:.1f} s ({models / wall * 3600:,.0f} models/hour, "
+                          f"Ray start-up and analysis included); {cpu.line(models)}", flush=True)
+        actors.PRELOAD = kept
+        for pre in variants:
+            one, two = statistics.median(walls[(pre, 1)]), statistics.median(walls[(pre, 2)])
+            print(f"speed-up 1 -> 2 workers, preload {pre}: {one / two:.2f}x" + (
+                f" (medians of {a.rounds} rounds: {one:.1f} s, {two:.1f} s)" if a.rounds > 1 else ""))
         if a.scaling_only:
             return
         chunk_s = overhead(cfg, tmp / "engine", 2)
