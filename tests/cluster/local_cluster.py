@@ -36,6 +36,10 @@ ROOT = Path(__file__).resolve().parents[2]
 RAY = str(Path(sys.executable).with_name("ray"))
 PORTS_PER_NODE = 6 + 41  # the node's own servers, then its workers' range
 NODE_START_S = 180  # per attempt; the second attempt gets as long again
+# Ray's default is 30 % of the memory available at the node's start: three nodes on a 24 GiB
+# machine that other engineers' Ray instances share would claim ~20 GiB of /dev/shm between
+# them. What the tests ship through it (the datasets, the chunks' rows) is a few MB.
+OBJECT_STORE = 256 * 1024**2
 
 
 class NodeStartError(RuntimeError):
@@ -181,7 +185,7 @@ class LocalCluster:
         log.flush()
         self.procs[name] = subprocess.Popen(
             [RAY, "start", "--block", "--disable-usage-stats", f"--temp-dir={folder}",
-             *self._ports(name), *args],
+             f"--object-store-memory={OBJECT_STORE}", *self._ports(name), *args],
             cwd=folder, env=self.node_env(), stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True)
 
