@@ -3,7 +3,9 @@
 five points of the run, each fit's AUROC on the real test set (``clf=NAME``, default lr:
 a registered classifier trained on len(train) synthetic rows) and the spread ratio: the mean
 over features of class 1's standard deviation over class 0's, synthetic beside real
-(epileptic's classes differ in spread, not in mean; real 5.0 there).
+(epileptic's classes differ in spread, not in mean; real 5.0 there), and each class's
+synthetic spread against the real one's (``sd0``, ``sd1``: mean over features of the
+synthetic class's standard deviation over the real class's; 1 = the right scale).
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/fixed_training_probe.py \\
         breast-cancer 1e6 iterations=1000 critic=joint teacher_lr=1e-5 lr=1e-3 [control=coin] \\
@@ -41,6 +43,13 @@ def spread(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(s1[keep] / s0[keep])) if keep.any() else float("nan")
 
 
+def scale(x: np.ndarray, real: np.ndarray) -> float:
+    """Mean over features of the synthetic rows' sd over the real rows' (same class)."""
+    s, r = x.std(axis=0), real.std(axis=0)
+    keep = r > 0
+    return float(np.mean(s[keep] / r[keep])) if len(x) > 1 and keep.any() else float("nan")
+
+
 def main() -> int:
     torch.set_num_threads(1)
     name, eps = sys.argv[1], float(sys.argv[2])
@@ -59,7 +68,8 @@ def main() -> int:
         [ds.train] * fits, epsilon=eps, delta=1e-5, seeds=list(range(1, fits + 1)),
         observer=observe,
         train_options={"control": control} if control else None)
-    aucs, spreads = [], []
+    aucs, spreads, scales = [], [], []
+    xr, yr = ds.train.iloc[:, :-1].to_numpy(float), ds.train.iloc[:, -1].to_numpy()
     for j, m in enumerate(models):
         s = m.sample(len(ds.train), seed=100 + j)
         y = s.iloc[:, -1].to_numpy()
@@ -71,7 +81,8 @@ def main() -> int:
         scores, _ = clf.fit_score(x, y, ds.test.iloc[:, :-1].to_numpy(float), seed=j)
         aucs.append(roc_auc_score(ds.test.iloc[:, -1].to_numpy(), scores))
         spreads.append(spread(x, y))
-    real = spread(ds.train.iloc[:, :-1].to_numpy(float), ds.train.iloc[:, -1].to_numpy())
+        scales.append([round(scale(x[y == c], xr[yr == c]), 2) for c in (0, 1)])
+    real = spread(xr, yr)
     st = np.array(stats)
     last = int(st[:, 0].max())
     points = " ".join(f"it{i}: vote {st[st[:, 0] == i, 1].mean():.2f} / label "
@@ -79,7 +90,7 @@ def main() -> int:
                       for i in (0, last // 4, last // 2, 3 * last // 4, last))
     print(f"{name} eps={eps} {opts} control={control} {clf.name} AUROC "
           f"{np.round(aucs, 3).tolist()} mean {np.mean(aucs):.3f} spread "
-          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) cpu "
+          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} cpu "
           f"{time.process_time() - t:.0f} s | {points}")
     return 0
 
