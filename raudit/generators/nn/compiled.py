@@ -73,6 +73,26 @@ def mode() -> str:
     return value if value == "0" or (hasattr(torch, "compile") and _has_compiler()) else "0"
 
 
+# The environment switches that change a training run's arithmetic, not only its speed:
+# this module's mode, the teachers' hand-written gradient (pategan/teachers.py) and torch's
+# fused Adam kernel (nn/optim.py), the last two read at import. Ray actors get the driver's
+# values (engine/actors.py), and cached calibration rates are keyed on them (runs/chunk_cache.py).
+ARITHMETIC = ("RAUDIT_COMPILE", "RAUDIT_HAND_GRAD", "RAUDIT_FUSED_ADAM")
+
+
+def switches() -> dict[str, str | None]:
+    """This process's :data:`ARITHMETIC` switches as set (None where unset)."""
+    return {name: os.environ.get(name) for name in ARITHMETIC}
+
+
+def arithmetic_key() -> list[str]:
+    """The switches that move this process off the default eager arithmetic, as
+    ``NAME=value`` (the effective compile mode; the others where set to "0"): [] for the
+    default, so that what was keyed before the mode counted keeps its key."""
+    out = [] if mode() == "0" else [f"RAUDIT_COMPILE={mode()}"]
+    return out + [f"{n}=0" for n in ARITHMETIC[1:] if os.environ.get(n, "1") == "0"]
+
+
 def enabled(exact: bool = True) -> bool:
     """Whether compiled kernels of this kind are used: bit-exact ones under "1" and "fused",
     the ones that reorder floating point (``exact=False``) under "fused" only."""
