@@ -13,7 +13,8 @@ floating-point sums: its gradients agree with eager to about 1e-6 relative (floa
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
 ``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
-(`paper`, `borealis`: :mod:`raudit.generators.pategan.loop` with plain MLPs) and of the WGAN-GP loop
+(`paper`, `borealis`, `smartnoise`: :mod:`raudit.generators.pategan.loop` with plain MLP teachers
+and student) and of the WGAN-GP loop
 (`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
 votes and their noise, student, Adam and both random streams
 (:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
@@ -39,7 +40,9 @@ same bits), which takes most of what compiling the hash gave (docs/performance.m
 kernels are used on CPU only. A kernel that fails to compile falls back to eager for the
 rest of the process, with one warning. Inductor's cache lives under raudit's cache
 (``<cache>/inductor``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set, so processes after the
-first (Ray actors, later runs) load the compiled code instead of compiling it again.
+first (Ray actors, later runs) load the compiled code instead of compiling it again. Ray's
+chunk actors run the driver's ``RAUDIT_COMPILE`` (and the other :data:`ARITHMETIC` switches),
+whatever their own environment says.
 """
 
 from __future__ import annotations
