@@ -88,6 +88,14 @@ class Placement:
 
 _held = {"depth": 0, "started": False}  # see hold()
 
+# What every chunk actor imports before its first chunk (torch ~1 CPU-s, the shipped
+# tables' pandas ~0.3): a local instance's workers import them as Ray starts them, which
+# it does for this driver while ray.init is still finishing, instead of in the actor's
+# __init__ after the driver's placement. A module that fails to import is only logged by
+# Ray (the actor then imports it as before). Not set on a cluster (RAY_ADDRESS): its
+# workers were configured by whoever started it.
+PRELOAD = ("torch", "raudit.data.shipped", "raudit.runs.dispatch")
+
 
 @contextlib.contextmanager
 def session(workers: int | None) -> Iterator[None]:
@@ -105,6 +113,8 @@ def session(workers: int | None) -> Iterator[None]:
     if os.environ.get("RAY_ADDRESS"):
         ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)
     else:
+        if PRELOAD:
+            kwargs["_system_config"] = {"preload_python_modules": list(PRELOAD)}
         ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
     abandon = False
     try:
