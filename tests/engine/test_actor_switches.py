@@ -28,20 +28,21 @@ def probe(spec):
             "hand_grad": teachers.HAND_GRAD, "fused_adam": optim.FUSED}
 
 
-def test_actors_get_the_drivers_switches_not_the_inherited_ones(monkeypatch):
+def test_actors_get_the_drivers_switches_not_the_inherited_ones(monkeypatch, tmp_path):
+    """Through raudit's own session (its workers preload modules as Ray starts them), so a
+    preloaded module that read a switch at import would show here."""
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("RAUDIT_HAND_GRAD", "0")  # what Ray's processes inherit at start
     monkeypatch.setenv("RAUDIT_FUSED_ADAM", "0")
     monkeypatch.delenv("RAUDIT_COMPILE", raising=False)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
+    assert not ray.is_initialized()
+    with actors.session(1):
         monkeypatch.delenv("RAUDIT_HAND_GRAD")  # the driver's run: defaults, and step
         monkeypatch.setenv("RAUDIT_FUSED_ADAM", "1")
         monkeypatch.setenv("RAUDIT_COMPILE", "step")
         [actor] = actors.start(actors.Placement(1, "cpu", 1.0, 0.0))
         got = ray.get(actor.run.remote(probe, {}), timeout=120)
-    finally:
-        actors.shutdown()
     from raudit.generators.nn import optim
 
     assert got == {"RAUDIT_COMPILE": "step", "RAUDIT_HAND_GRAD": None, "RAUDIT_FUSED_ADAM": "1",
