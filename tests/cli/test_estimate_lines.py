@@ -178,3 +178,21 @@ def test_step_costs_and_rates_leave_the_compile_out(slow_step):
     slow_step._COMPILED.clear()
     cal = fit_rate(impl, opts, dataset, eps, delta, 4, label, bounds, cap=3)
     assert cal.warm_s > 0.9 and cal.cpu_s_per_model_iter < 0.05  # else 12 took the 1 s
+
+
+def test_a_difference_lost_in_the_clock_noise_counts_all_as_iterations(monkeypatch):
+    """Two fits a few iterations apart can read the same CPU time (or the shorter one more):
+    the difference said iterations cost nothing and the estimate printed 10^12
+    model-iterations/s; the longer fit's time per iteration (an upper bound) stands instead."""
+    from raudit.audit.runner import AuditRequest, prepare
+
+    game, _, ds = prepare(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                       options={"max_iter": 3}))
+    real = cs._cpu
+
+    def flat(fn):
+        out, _ = real(fn)
+        return out, 0.5  # every fit, whatever its iterations, took 0.5 CPU-s
+    monkeypatch.setattr(cs, "_cpu", flat)
+    got = cs.measure(game, ds, [], 5)
+    assert got.iter_s > 0 and 1.0 / got.iter_s < 1e6
