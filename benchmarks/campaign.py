@@ -1,7 +1,7 @@
 """Campaign engine benchmark: 1 vs 2 workers, per-chunk overhead, one pool vs a Ray
 session per audit.
 
-    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25] [--scaling-only]
+    RAUDIT_DATA_DIR=... python benchmarks/campaign.py [--shadow-models 100] [--iters 50] [--chunk 25] [--scaling-only] [--rounds 1] [--preload on|off|both]
 
 Runs two worst-case querybased audits (paper, original; M models per chunk, a fixed
 number of iterations per model) as one campaign, and prints:
@@ -26,6 +26,7 @@ gives the figure of a core the campaign has to itself; ``--clock wall`` by elaps
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import textwrap
 import threading
@@ -225,6 +226,12 @@ def main() -> None:
     ap.add_argument("--shadow-models", type=int, default=100)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--chunk", type=int, default=25)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="1- and 2-worker campaigns this many times each, alternating; the "
+                         "speed-up is of the medians")
+    ap.add_argument("--preload", choices=["on", "off", "both"], default="on",
+                    help="the workers' preloaded modules (raudit.engine.actors.PRELOAD): as "
+                         "shipped, none, or both alternately in one run")
     a = ap.parse_args()
     if a.extrapolate:
         import os
@@ -241,16 +248,28 @@ def main() -> None:
             engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
                              for r in rows.to_dict("records")], tmp / "sleepy", 2)
             return
-        walls = {}
-        for w in (1, 2):
-            t0 = time.perf_counter()
-            with ProcessCPU() as cpu:
-                run_campaign(cfg, tmp / f"w{w}", EngineConfig(workers=w))
-            walls[w] = time.perf_counter() - t0
-            print(f"campaign, {w} worker(s): {models} models x {a.iters} iterations in "
-                  f"{walls[w]:.1f} s ({models / walls[w] * 3600:,.0f} models/hour, Ray "
-                  f"start-up and analysis included); {cpu.line(models)}", flush=True)
-        print(f"speed-up 1 -> 2 workers: {walls[1] / walls[2]:.2f}x")
+        from raudit.engine import actors
+
+        kept = actors.PRELOAD
+        variants = {"both": ("off", "on"), "on": ("on",), "off": ("off",)}[a.preload]
+        walls: dict[tuple, list[float]] = {}
+        for r in range(a.rounds):  # alternating, so that a change of load hits every run
+            for pre in (variants if r % 2 == 0 else variants[::-1]):
+                actors.PRELOAD = kept if pre == "on" else ()
+                for w in ((1, 2) if r % 2 == 0 else (2, 1)):
+                    t0 = time.perf_counter()
+                    with ProcessCPU() as cpu:
+                        run_campaign(cfg, tmp / f"w{w}-{r}-{pre}", EngineConfig(workers=w))
+                    walls.setdefault((pre, w), []).append(time.perf_counter() - t0)
+                    wall = walls[(pre, w)][-1]
+                    print(f"campaign, {w} worker(s), preload {pre}: {models} models x {a.iters} "
+                          f"iterations in {wall:.1f} s ({models / wall * 3600:,.0f} models/hour, "
+                          f"Ray start-up and analysis included); {cpu.line(models)}", flush=True)
+        actors.PRELOAD = kept
+        for pre in variants:
+            one, two = statistics.median(walls[(pre, 1)]), statistics.median(walls[(pre, 2)])
+            print(f"speed-up 1 -> 2 workers, preload {pre}: {one / two:.2f}x" + (
+                f" (medians of {a.rounds} rounds: {one:.1f} s, {two:.1f} s)" if a.rounds > 1 else ""))
         if a.scaling_only:
             return
         chunk_s = overhead(cfg, tmp / "engine", 2)
@@ -265,7 +284,7 @@ def main() -> None:
                       tmp / f"single-{impl}", EngineConfig(workers=2))
         single = time.perf_counter() - t0
         print(f"the same {len(IMPLS)} audits as run_audit calls (a Ray session each), 2 "
-              f"workers: {single:.1f} s; as one campaign (one pool): {walls[2]:.1f} s")
+              f"workers: {single:.1f} s; as one campaign (one pool): {two:.1f} s")
 
 
 if __name__ == "__main__":
