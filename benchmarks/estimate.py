@@ -13,6 +13,7 @@ shrinks -S and --selection-models alike, keeping the stages.
 
     RAUDIT_DATA_DIR=/work/shared/data python benchmarks/estimate.py --scale 0.05
     RAUDIT_DATA_DIR=/work/shared/data python benchmarks/estimate.py --scale 1 --backend ray --workers 2
+    RAUDIT_COMPILE=step RAUDIT_DATA_DIR=/work/shared/data python benchmarks/estimate.py --scale 0.25 --chunk-size 125
 """
 
 from __future__ import annotations
@@ -33,18 +34,19 @@ def seconds(text: str) -> float:
     return float(num.replace(",", "")) * {"s": 1, "min": 60, "h": 3600}[unit]
 
 
-def run(args: list[str], local: bool) -> dict:
+def run(args: list[str], local: bool, keep: str | None = None) -> dict:
+    """``keep``: the audit's results folder (default: a temporary one, deleted)."""
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         before = os.times()
         proc = subprocess.Popen([sys.executable, "-m", "raudit.cli.app", "audit", *args,
-                                 "--out", f"{tmp}/a", "--json"], stdout=subprocess.PIPE,
+                                 "--out", keep or f"{tmp}/a", "--json"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         first = proc.stderr.readline().strip()
         t_first = time.perf_counter()
         cpu_first = _cpu_of(proc.pid)
         err = proc.stderr.read()
-        proc.stdout.read()
+        summary = proc.stdout.read()
         proc.wait()
         end = time.perf_counter()
         after = os.times()
@@ -59,6 +61,8 @@ def run(args: list[str], local: bool) -> dict:
             "ratio_after_line": round(est / after_line, 3), "ratio_total": round(est / (end - t0), 3),
             "cpu_s": round(cpu, 1), "load_1min": round(os.getloadavg()[0], 2),
             "first_line": first}
+    if keep:
+        out["summary"] = json.loads(summary)
     if local and cpu_first is not None:  # the work after the line is this process's (Ray's
         # actors are other processes: compare wall time on a quiet machine instead)
         out["cpu_after_line_s"] = round(cpu - cpu_first, 1)
@@ -82,13 +86,19 @@ def main() -> None:
                     help="fraction of the advertised run's models (1 = the advertised command)")
     ap.add_argument("--backend", default="local")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--keep", default=None, help="write the audit's results here (kept)")
+    ap.add_argument("--chunk-size", default=None,
+                    help="-M for the audit (default: its own, auto); a fixed M compares "
+                         "RAUDIT_COMPILE=step with eager on the same chunks")
     a = ap.parse_args()
     args = ["--impl", "smartnoise", "--attack", "groundhog"]
     if a.scale != 1:
         args += ["-S", str(max(5, int(1000 * a.scale))),
                  "--selection-models", str(max(10, 2 * int(100 * a.scale)))]
     args += ["--backend", a.backend, "--workers", str(a.workers)]
-    print(json.dumps(run(args, local=a.backend == "local"), indent=2))
+    if a.chunk_size:
+        args += ["--chunk-size", a.chunk_size]
+    print(json.dumps(run(args, local=a.backend == "local", keep=a.keep), indent=2))
 
 
 if __name__ == "__main__":

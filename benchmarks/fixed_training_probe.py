@@ -1,9 +1,15 @@
-"""Probe of `fixed`'s training (docs/learning.md, "A fixed that learns"): 3 fits (seeds 1-3),
-the teachers' mean "real" vote share and the released label share at five points of the
-run, and each fit's LR AUROC on the real test set (trained on len(train) synthetic rows).
+"""Probe of `fixed`'s training (docs/learning.md, "A fixed that learns"): F fits (seeds 1-F,
+``fits=F``, default 3), the teachers' mean "real" vote share and the released label share at
+five points of the run, each fit's AUROC on the real test set (``clf=NAME``, default lr:
+a registered classifier trained on len(train) synthetic rows) and the spread ratio: the mean
+over features of class 1's standard deviation over class 0's, synthetic beside real
+(epileptic's classes differ in spread, not in mean; real 5.0 there), and each class's
+synthetic spread against the real one's (``sd0``, ``sd1``: mean over features of the
+synthetic class's standard deviation over the real class's; 1 = the right scale).
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/fixed_training_probe.py \\
-        breast-cancer 1e6 iterations=1000 critic=joint teacher_lr=1e-5 lr=1e-3 [control=coin]
+        breast-cancer 1e6 iterations=1000 critic=joint teacher_lr=1e-5 lr=1e-3 [control=coin] \\
+        [clf=rf] [fits=3]
 
 No control and no test here: a screen before the utility command's paired test.
 """
@@ -15,10 +21,9 @@ import time
 
 import numpy as np
 import torch
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
-from raudit import data, generators
+from raudit import classifiers, data, generators
 from raudit.generators.events import Votes
 
 
@@ -31,11 +36,27 @@ def value(v: str):
     return {"true": True, "false": False}.get(v, v)
 
 
+def spread(x: np.ndarray, y: np.ndarray) -> float:
+    """Mean over features of sd(class 1) / sd(class 0) (a feature constant in class 0 skipped)."""
+    s0, s1 = x[y == 0].std(axis=0), x[y == 1].std(axis=0)
+    keep = s0 > 0
+    return float(np.mean(s1[keep] / s0[keep])) if keep.any() else float("nan")
+
+
+def scale(x: np.ndarray, real: np.ndarray) -> float:
+    """Mean over features of the synthetic rows' sd over the real rows' (same class)."""
+    s, r = x.std(axis=0), real.std(axis=0)
+    keep = r > 0
+    return float(np.mean(s[keep] / r[keep])) if len(x) > 1 and keep.any() else float("nan")
+
+
 def main() -> int:
     torch.set_num_threads(1)
     name, eps = sys.argv[1], float(sys.argv[2])
     opts = {k: value(v) for k, v in (a.split("=", 1) for a in sys.argv[3:])}
     control = opts.pop("control", None)
+    clf = classifiers.get(opts.pop("clf", "lr"))
+    fits = int(opts.pop("fits", 3))
     ds = data.load(name)
     stats = []  # (iteration, mean share of teachers voting "real", mean released label)
 
@@ -44,25 +65,33 @@ def main() -> int:
             stats.append((ev.iteration, (ev.n1 / ev.k).mean(), ev.labels.mean()))
     t = time.process_time()
     models = generators.get("fixed")(**opts).fit_many(
-        [ds.train] * 3, epsilon=eps, delta=1e-5, seeds=[1, 2, 3], observer=observe,
+        [ds.train] * fits, epsilon=eps, delta=1e-5, seeds=list(range(1, fits + 1)),
+        observer=observe,
         train_options={"control": control} if control else None)
-    aucs = []
+    aucs, spreads, scales = [], [], []
+    xr, yr = ds.train.iloc[:, :-1].to_numpy(float), ds.train.iloc[:, -1].to_numpy()
     for j, m in enumerate(models):
         s = m.sample(len(ds.train), seed=100 + j)
         y = s.iloc[:, -1].to_numpy()
         if len(np.unique(y)) < 2:
             aucs.append(0.5)
+            spreads.append(float("nan"))
             continue
-        clf = LogisticRegression(max_iter=2000).fit(s.iloc[:, :-1].to_numpy(float), y)
-        p = clf.predict_proba(ds.test.iloc[:, :-1].to_numpy(float))[:, 1]
-        aucs.append(roc_auc_score(ds.test.iloc[:, -1].to_numpy(), p))
+        x = s.iloc[:, :-1].to_numpy(float)
+        scores, _ = clf.fit_score(x, y, ds.test.iloc[:, :-1].to_numpy(float), seed=j)
+        aucs.append(roc_auc_score(ds.test.iloc[:, -1].to_numpy(), scores))
+        spreads.append(spread(x, y))
+        scales.append([round(scale(x[y == c], xr[yr == c]), 2) for c in (0, 1)])
+    real = spread(xr, yr)
     st = np.array(stats)
     last = int(st[:, 0].max())
     points = " ".join(f"it{i}: vote {st[st[:, 0] == i, 1].mean():.2f} / label "
                       f"{st[st[:, 0] == i, 2].mean():.2f}"
                       for i in (0, last // 4, last // 2, 3 * last // 4, last))
-    print(f"{name} eps={eps} {opts} control={control} AUROC {np.round(aucs, 3).tolist()} "
-          f"mean {np.mean(aucs):.3f} cpu {time.process_time() - t:.0f} s | {points}")
+    print(f"{name} eps={eps} {opts} control={control} {clf.name} AUROC "
+          f"{np.round(aucs, 3).tolist()} mean {np.mean(aucs):.3f} spread "
+          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} cpu "
+          f"{time.process_time() - t:.0f} s | {points}")
     return 0
 
 

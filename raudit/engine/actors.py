@@ -20,16 +20,36 @@ from typing import Any
 
 import ray
 
-# Nothing of the driver's environment is forwarded: a worker on another machine has
+# No path of the driver's environment is forwarded: a worker on another machine has
 # other paths. The datasets the driver loaded travel in the object store instead
 # (raudit.data.shipped), so workers need no RAUDIT_DATA_DIR and no user files.
+# The switches that change a run's arithmetic (compiled.ARITHMETIC: RAUDIT_COMPILE, ...)
+# are another matter: they are part of what the run computes, not of the machine, so every
+# actor gets the driver's values (unset where the driver has them unset). A local
+# instance's workers inherit the environment of the moment Ray started, a cluster node's
+# its own: either could otherwise train a chunk in another mode than the driver's (and
+# than the chunk-size calibration measured).
+
+
+def _apply(values: dict[str, str | None]) -> None:
+    # before anything reads them: teachers.HAND_GRAD and optim.FUSED are read at import,
+    # and this runs first in a fresh actor process (importing this module imports no
+    # training code)
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @ray.remote(max_restarts=0, max_task_retries=0)
 class ChunkActor:
-    """Runs ``fn(spec)`` with the slot's device written into the spec."""
+    """Runs ``fn(spec)`` with the slot's device written into the spec, under the driver's
+    arithmetic switches (``env``, see :func:`switches`)."""
 
-    def __init__(self, device: str, threads: int, tables: dict | None = None):
+    def __init__(self, device: str, threads: int, tables: dict | None = None,
+                 env: dict[str, str | None] | None = None):
+        _apply(env or {})
         import torch
 
         from raudit.data import shipped
@@ -175,7 +195,10 @@ def start(placement: Placement, count: int | None = None, tables: Any = None) ->
     if placement.num_gpus:
         opts["num_gpus"] = placement.num_gpus
     threads = 1 if placement.device == "cpu" else 2
-    return [ChunkActor.options(**opts).remote(placement.device, threads, tables)
+    from raudit.generators.nn.compiled import switches
+
+    env = switches()
+    return [ChunkActor.options(**opts).remote(placement.device, threads, tables, env)
             for _ in range(placement.actors if count is None else count)]
 
 

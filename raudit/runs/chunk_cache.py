@@ -1,11 +1,12 @@
 """Measured chunk-size rates kept on disk, so a set-up is calibrated once per machine.
 
 ``chunk-rates.json`` in ``$RAUDIT_CACHE_DIR`` (default ``~/.cache/raudit``) maps a key
-(generator, options, dataset, privacy parameters, device, and the machine: CPU model,
-core count, torch version) to an entry: the model-iterations per CPU-second measured
-at each candidate M (``clock: "cpu"``), the machine's 1-minute load average and the
-torch threads when they were measured, and when. CPU time, not wall time: a rate
-taken on a loaded machine would otherwise be kept and steer every later run.
+(generator, options, dataset, privacy parameters, device, the machine: CPU model, core
+count, torch version, and the arithmetic mode where not the default eager one) to an entry:
+the model-iterations per CPU-second measured at each candidate M (``clock: "cpu"``), the
+machine's 1-minute load average and the torch threads when they were measured, and when.
+CPU time, not wall time: a rate taken on a loaded machine would otherwise be kept and
+steer every later run.
 
 The chunk size never changes a result (every model draws its own random stream), so
 a stale entry can only cost speed. Entries written before rates were per CPU-second
@@ -48,9 +49,16 @@ def machine() -> str:
 
 
 def key(fit: tuple, device: str) -> str:
+    """The entry of set-up ``fit`` on ``device`` on this machine, under this process's
+    arithmetic mode (``RAUDIT_COMPILE=step`` trains at other rates, and best at another M,
+    than eager: neither's rates may steer the other's runs). The default eager mode adds
+    nothing, so its entries keep the keys they had before the mode was part of the key."""
+    from raudit.generators.nn.compiled import arithmetic_key
+
     impl, opts, dataset, eps, delta, label, bounds = fit
+    mode = arithmetic_key()
     return json.dumps([impl, sorted((str(k), repr(v)) for k, v in opts.items()), str(dataset),
-                       eps, delta, label, bounds, device, machine()])
+                       eps, delta, label, bounds, device, machine()] + ([mode] if mode else []))
 
 
 def _read(path: Path) -> dict:

@@ -161,11 +161,19 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     from raudit.audit import chunk
     from raudit.audit.analyse import bounds
     from raudit.audit.game import sample_size
+    from raudit.generators.nn import compiled
 
     gs = game.spec()
     gen = chunk.build_generator(gs, "cpu")
     capped = "max_iter" in type(gen).describe().option_names()
     wanted = gs["options"].get("max_iter")
+    if capped and compiled.mode() == "step":
+        # RAUDIT_COMPILE=step compiles (or loads) a set-up's graph on its first fit: without
+        # a throwaway fit first that cost lands in the LOW fit, and the difference of the two
+        # fits says iterations cost nothing (the estimate printed 10^12 model-iterations/s)
+        warm = chunk.build_generator({**gs, "options": {**gs["options"], "max_iter": 1}}, "cpu")
+        warm.fit_many([ds.train] * m, epsilon=gs["epsilon"], delta=gs["delta"],
+                      seeds=list(range(m)), columns=ds.columns)
     runs = []
     for cap in ((LOW, HIGH) if capped else (None,)):
         opts = dict(gs["options"])
@@ -178,9 +186,11 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
         its = [int(md.summary().get("iterations", 0) or 0) for md in models]
         runs.append((models, cpu, sum(its), max(its), opts.get("max_iter")))
     (models, cpu_hi, its_hi, top, cap_hi), (_, cpu_lo, its_lo, _, _) = runs[-1], runs[0]
-    if len(runs) == 2 and its_hi > its_lo:
-        iter_s = max(0.0, (cpu_hi - cpu_lo) / (its_hi - its_lo))
-    else:  # one uncapped fit (or no iteration past LOW): its time is all iterations
+    if len(runs) == 2 and its_hi > its_lo and cpu_hi > cpu_lo:
+        iter_s = (cpu_hi - cpu_lo) / (its_hi - its_lo)
+    else:  # one uncapped fit, no iteration past LOW, or a difference lost in the clock's
+        # noise (a tiny max_iter: the estimate printed 10^12 model-iterations/s): its time
+        # is all iterations, an upper bound
         iter_s = cpu_hi / max(its_hi, 1)
     fit_model_s = max(0.0, (cpu_hi - iter_s * its_hi) / m)
     n = sample_size(gs, ds.train)

@@ -117,3 +117,27 @@ def test_an_auto_audit_checks_the_cached_rate_against_its_rows(tmp_path):
     r = CliRunner().invoke(app, [*args, "-M", "auto", "--out", str(tmp_path / "b")])
     assert r.exit_code == 0, r.output
     assert chunk_cache.lookup(k) is None and "disagrees" in r.stderr
+
+
+def test_rates_are_keyed_on_the_arithmetic_mode(monkeypatch):
+    """A rate measured under RAUDIT_COMPILE=step never steers an eager run, nor the reverse;
+    the default eager mode keeps the key it had before the mode was part of it."""
+    from raudit.generators.nn import compiled
+
+    monkeypatch.setattr(compiled, "_has_compiler", lambda: True)
+    for name in compiled.ARITHMETIC:
+        monkeypatch.delenv(name, raising=False)
+    fit = ("smartnoise", {}, "breast-cancer", 1.0, None, None, None)
+    eager = chunk_cache.key(fit, "cpu")
+    assert json.loads(eager)[-1] == chunk_cache.machine()  # nothing appended for eager
+    chunk_cache.store(eager, {8: 200.0, 32: 230.0})
+    monkeypatch.setenv("RAUDIT_COMPILE", "step")
+    step = chunk_cache.key(fit, "cpu")
+    assert step != eager and chunk_cache.lookup(step) is None  # eager's rates are not step's
+    chunk_cache.store(step, {32: 400.0})
+    monkeypatch.setenv("RAUDIT_COMPILE", "0")
+    assert chunk_cache.key(fit, "cpu") == eager and chunk_cache.lookup(eager) == {8: 200.0, 32: 230.0}
+    monkeypatch.setenv("RAUDIT_HAND_GRAD", "0")  # autograd's teachers: another entry again
+    assert chunk_cache.key(fit, "cpu") not in (eager, step)
+    monkeypatch.setenv("RAUDIT_HAND_GRAD", "1")
+    assert chunk_cache.key(fit, "cpu") == eager

@@ -139,3 +139,60 @@ def test_costs_measured_on_a_busier_machine_are_measured_again(monkeypatch):
     assert cs.cached("k") is None  # measured at load 20, the machine is quiet now
     monkeypatch.setattr(chunk_cache, "load_average", lambda: 15.0)
     assert cs.cached("k") == c  # as busy then as now: kept
+
+
+@pytest.fixture
+def slow_step(monkeypatch):
+    """RAUDIT_COMPILE=step with a stand-in compile that costs 1 CPU-second per set-up (the
+    traced step runs uncompiled), as inductor's first compile costs far more."""
+    import time
+
+    from raudit.generators.nn import compiled
+    from raudit.generators.pategan import fused_step
+
+    def slow_compile(fn):
+        t0 = time.process_time()
+        while time.process_time() - t0 < 1.0:
+            pass
+        return fn
+    monkeypatch.setattr(compiled, "_has_compiler", lambda: True)
+    monkeypatch.setattr(fused_step, "_COMPILED", {})
+    monkeypatch.setattr(fused_step, "_compile", slow_compile)
+    monkeypatch.setenv("RAUDIT_COMPILE", "step")
+    return fused_step
+
+
+@pytest.mark.slow
+def test_step_costs_and_rates_leave_the_compile_out(slow_step):
+    """A set-up's first fit under step pays its compile: the per-iteration cost (the
+    difference of two fits) read 0 and the estimate 10^12 model-iterations/s before a
+    throwaway fit took it; the chunk-size calibration likewise."""
+    from raudit.audit.runner import AuditRequest, prepare
+    from raudit.runs.calibrate import fit_rate, game_fit
+
+    game, _, ds = prepare(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                       options={"max_iter": 3}))
+    got = cs.measure(game, ds, [], 5)
+    assert slow_step._COMPILED and 0 < got.iter_s < 0.1  # else 5 model-iterations took the 1 s
+    impl, opts, dataset, eps, delta, label, bounds = game_fit(game)
+    slow_step._COMPILED.clear()
+    cal = fit_rate(impl, opts, dataset, eps, delta, 4, label, bounds, cap=3)
+    assert cal.warm_s > 0.9 and cal.cpu_s_per_model_iter < 0.05  # else 12 took the 1 s
+
+
+def test_a_difference_lost_in_the_clock_noise_counts_all_as_iterations(monkeypatch):
+    """Two fits a few iterations apart can read the same CPU time (or the shorter one more):
+    the difference said iterations cost nothing and the estimate printed 10^12
+    model-iterations/s; the longer fit's time per iteration (an upper bound) stands instead."""
+    from raudit.audit.runner import AuditRequest, prepare
+
+    game, _, ds = prepare(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                                       options={"max_iter": 3}))
+    real = cs._cpu
+
+    def flat(fn):
+        out, _ = real(fn)
+        return out, 0.5  # every fit, whatever its iterations, took 0.5 CPU-s
+    monkeypatch.setattr(cs, "_cpu", flat)
+    got = cs.measure(game, ds, [], 5)
+    assert got.iter_s > 0 and 1.0 / got.iter_s < 1e6

@@ -77,3 +77,44 @@ def test_training_options_leave_the_privacy_plan_and_charge_unchanged(analysis):
     s = tuned.sample(200, seed=0)
     assert set(np.unique(s["label"])) == {0, 1} and np.isfinite(s.to_numpy(float)).all()
     assert not np.allclose(base.sample(50, seed=0).to_numpy(float), s.iloc[:50].to_numpy(float))
+
+
+def test_soft_target_is_the_noisy_vote_share_by_hand():
+    from raudit.generators.pategan.aggregation import soft_target
+    n1 = torch.tensor([[7, 2, 10]])
+    noise = torch.tensor([[[0.5, -1.0], [0.0, 3.0], [0.0, 5.0]]], dtype=torch.float64)  # (Y0, Y1)
+    # margin (n1 + Y1) - (k - n1 + Y0): 6 - 3.5 = 2.5; 5 - 8 = -3; 15 - 0 = 15 (clipped)
+    assert soft_target(n1, 10, noise)[0].tolist() == pytest.approx([0.625, 0.35, 1.0])
+    # the argmax GNMax releases is the soft target's side of 1/2
+    from raudit.generators.pategan.aggregation import gaussian_argmax
+    rng = CounterRNG([4], purpose="t", dtype=torch.float64)
+    n1 = torch.tensor([[0, 3, 5, 6, 9, 10]])
+    labels, noise = gaussian_argmax(n1, 10, rng, 2.0)
+    assert ((soft_target(n1, 10, noise) > 0.5) == labels).all()
+
+
+def test_soft_labels_change_the_student_not_the_plan_and_the_control_keeps_its_coins():
+    cols = infer_columns(table(), bounds="public")
+    kw = dict(teachers=3, iterations=5, batch=16, student_steps=2, lr=1e-2)
+
+    def fit(labels, control=None):
+        return Fixed(**kw, labels=labels).fit_many(
+            [table(seed=3)], epsilon=1e4, seeds=[5], columns=cols,
+            train_options={"control": control} if control else None)[0]
+    hard, soft = fit("hard"), fit("soft")
+    assert hard.summary()["sigma"] == soft.summary()["sigma"]
+    assert hard.summary()["eps_hat"] == soft.summary()["eps_hat"]
+    # the generators part after the soft student's first step moves them differently
+    assert not np.array_equal(hard.sample(50, seed=0).to_numpy(float),
+                              soft.sample(50, seed=0).to_numpy(float))
+    # the coin control replaces every answer by a fair coin whatever the label mode: same fits
+    np.testing.assert_array_equal(fit("hard", "coin").sample(50, seed=0).to_numpy(float),
+                                  fit("soft", "coin").sample(50, seed=0).to_numpy(float))
+
+
+def test_bad_label_options_are_one_line_errors():
+    for kwargs, word in (({"labels": "fuzzy"}, "labels"),
+                         ({"labels": "soft", "analysis": "data-dependent"}, "labels=soft")):
+        with pytest.raises(ConfigError, match=word) as err:
+            Fixed(**kwargs)
+        assert "\n" not in str(err.value)

@@ -62,6 +62,10 @@ CASES = [  # (impl, options): paper's with-replacement batches and shared fakes;
     ("borealis", dict(teachers=9, batch=8, lam=0.3, orders=20)),  # first-shuffled, per-teacher
     ("borealis", dict(teachers=3, batch=8, lam=0.01, orders=20, max_iter=5, teacher_fakes="shared",
                       aggregation="argmax")),
+    # smartnoise: the residual layer-norm generator, eps checked at the top; the pinned case,
+    # and its default latent width with the library's Tanh generator
+    ("smartnoise", dict(teachers=9, batch=8, lam=0.3, orders=20, latent_dim=8)),
+    ("smartnoise", dict(teachers=3, batch=8, lam=0.01, orders=20, max_iter=4, binary=True)),
 ]
 
 
@@ -102,6 +106,11 @@ def test_other_setups_stay_eager(monkeypatch, traced):
                    dict(teacher_update="split"), dict(confident=object())):
         assert not fused_step.supported(replace(cfg, **change), nets, teachers, x.device), change
     assert not fused_step.supported(cfg, nets, object(), x.device)  # teachers on Ray
+    sn = generators.get("smartnoise")().nets(4)  # a residual generator declares itself traceable
+    assert fused_step.supported(cfg, sn, teachers, x.device)
+    sn.generator = type("Opaque", (), {"__call__": sn.generator.__call__})()  # one that does not
+    assert fused_step.net_key(sn.generator) is None
+    assert not fused_step.supported(cfg, sn, teachers, x.device)
     monkeypatch.setenv("RAUDIT_COMPILE", "0")
     rng = CounterRNG([0, 1])
     assert fused_step.prepare(cfg, nets, teachers, None, None, None, None, rng) is None

@@ -13,7 +13,8 @@ floating-point sums: its gradients agree with eager to about 1e-6 relative (floa
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
 ``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
-(`paper`, `borealis`: :mod:`raudit.generators.pategan.loop` with plain MLPs) and of the WGAN-GP loop
+(`paper`, `borealis`, `smartnoise`: :mod:`raudit.generators.pategan.loop` with plain MLP teachers
+and student) and of the WGAN-GP loop
 (`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
 votes and their noise, student, Adam and both random streams
 (:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
@@ -39,7 +40,9 @@ same bits), which takes most of what compiling the hash gave (docs/performance.m
 kernels are used on CPU only. A kernel that fails to compile falls back to eager for the
 rest of the process, with one warning. Inductor's cache lives under raudit's cache
 (``<cache>/inductor``) unless ``TORCHINDUCTOR_CACHE_DIR`` is set, so processes after the
-first (Ray actors, later runs) load the compiled code instead of compiling it again.
+first (Ray actors, later runs) load the compiled code instead of compiling it again. Ray's
+chunk actors run the driver's ``RAUDIT_COMPILE`` (and the other :data:`ARITHMETIC` switches),
+whatever their own environment says.
 """
 
 from __future__ import annotations
@@ -71,6 +74,26 @@ def mode() -> str:
     if value not in MODES:
         raise ValueError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
     return value if value == "0" or (hasattr(torch, "compile") and _has_compiler()) else "0"
+
+
+# The environment switches that change a training run's arithmetic, not only its speed:
+# this module's mode, the teachers' hand-written gradient (pategan/teachers.py) and torch's
+# fused Adam kernel (nn/optim.py), the last two read at import. Ray actors get the driver's
+# values (engine/actors.py), and cached calibration rates are keyed on them (runs/chunk_cache.py).
+ARITHMETIC = ("RAUDIT_COMPILE", "RAUDIT_HAND_GRAD", "RAUDIT_FUSED_ADAM")
+
+
+def switches() -> dict[str, str | None]:
+    """This process's :data:`ARITHMETIC` switches as set (None where unset)."""
+    return {name: os.environ.get(name) for name in ARITHMETIC}
+
+
+def arithmetic_key() -> list[str]:
+    """The switches that move this process off the default eager arithmetic, as
+    ``NAME=value`` (the effective compile mode; the others where set to "0"): [] for the
+    default, so that what was keyed before the mode counted keeps its key."""
+    out = [] if mode() == "0" else [f"RAUDIT_COMPILE={mode()}"]
+    return out + [f"{n}=0" for n in ARITHMETIC[1:] if os.environ.get(n, "1") == "0"]
 
 
 def enabled(exact: bool = True) -> bool:

@@ -117,6 +117,7 @@ class FixedOptions(OptionsObject):
     teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
     student_balance: bool = False  # each released label class weighs half in the student's loss
     critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
+    labels: Literal["hard", "soft"] = "hard"  # soft: the student learns the noisy vote share
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -156,6 +157,10 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
         choice("analysis", o.analysis, ("independent", "data-dependent"))
         choice("critic", o.critic, ("rows", "joint"))
+        choice("labels", o.labels, ("hard", "soft"))
+        if o.labels == "soft" and o.analysis == "data-dependent":
+            raise ConfigError("labels=soft needs analysis=independent (Confident-GNMax releases "
+                              "only the argmax of the answered queries)")
         if o.critic == "joint" and not o.conditional:
             raise ConfigError("critic=joint needs conditional=true (the label must be 0/1)")
         for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
@@ -222,7 +227,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                          z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control,
-                         teacher_lr=o["teacher_lr"], student_balance=o["student_balance"])
+                         teacher_lr=o["teacher_lr"], student_balance=o["student_balance"],
+                         soft_labels=o["labels"] == "soft")
         nets = self.nets(batch.dim)
         gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,

@@ -18,7 +18,8 @@ float rounding and a vote or a label on a knife edge may flip. Eager stays the r
 (tests/generators/test_fused_step.py states the measured agreement).
 
 Supported set-ups (anything else runs eagerly, silently): CPU, the local teachers, plain
-:class:`MLP` networks, Laplace votes without Confident-GNMax, no control, the unweighted
+:class:`MLP` teachers and student, a plain MLP generator or one that declares itself
+traceable (``fused_key``: smartnoise's residual layer-norm generator), Laplace votes without Confident-GNMax, no control, the unweighted
 student loss, the joint teacher update; teacher batches with replacement (``paper``) or
 the first batch of a fresh shuffle (``borealis``), shared or per-teacher fakes.
 """
@@ -106,17 +107,30 @@ class Plan:
         """What a compiled graph is specific to: runs that differ only in what the step does
         not read (the accountant, eps, the stopping rule, the cap) share one graph."""
         c, n = self.cfg, self.nets
-        nets = tuple((tuple(x.widths), tuple(x.activations)) for x in (n.generator, n.student, n.teacher))
+        nets = tuple(net_key(x) for x in (n.generator, n.student, n.teacher))
         step = (c.k, c.batch, c.noise_scale, c.aggregation, c.teacher_steps, c.student_steps, c.z_dim,
                 c.z_train, c.generator_loss, c.lr, c.teacher_fakes, c.student_batch)
         return (step, nets, self.t_batch, self.t_sample, self.t_partial, self.t_lr, self.t_betas,
                 self.dtype, shapes)
 
 
+def net_key(net) -> tuple | None:
+    """What a compiled graph bakes in of a network, or None where the step cannot trace it:
+    a plain :class:`MLP` (its own forward) by its widths and activations; another network by
+    its ``fused_key()``, which a network defines only when its forward with gradients enabled
+    is a pure function of (parameters, input) that the step may call (smartnoise's generator)."""
+    if type(net).__call__ is MLP.__call__:
+        return ("mlp", tuple(net.widths), tuple(net.activations))
+    key = getattr(net, "fused_key", None)
+    return None if key is None else key()
+
+
 def supported(cfg, nets, teachers, device: torch.device) -> bool:
     """Whether the fused step runs this set-up (module docstring); else the eager loop."""
     from raudit.generators.pategan.loop import PateNets
-    plain = all(type(n).__call__ is MLP.__call__ for n in (nets.generator, nets.student, nets.teacher))
+    # the teachers and the student take ``shared=`` and ``logits=``: plain MLPs only
+    plain = (all(type(n).__call__ is MLP.__call__ for n in (nets.student, nets.teacher))
+             and net_key(nets.generator) is not None)
     return (device.type == "cpu" and isinstance(teachers, LocalTeachers) and plain
             and type(nets).generate is PateNets.generate and cfg.confident is None
             and cfg.control is None and cfg.noise == "laplace" and not cfg.student_balance

@@ -27,7 +27,7 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan import fused_step
-from raudit.generators.pategan.aggregation import aggregator
+from raudit.generators.pategan.aggregation import aggregator, soft_target
 from raudit.generators.pategan.fixed_dd import confident_votes
 from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
                                                 teacher_rng)
@@ -66,6 +66,7 @@ class LoopConfig:
     confident: object | None = None  # fixed_dd.ConfidentVotes: Confident-GNMax instead of ``noise``
     teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
     student_balance: bool = False  # weight the student's loss so both released labels count equally
+    soft_labels: bool = False  # GNMax only: the student's target is the noisy vote share (aggregation.soft_target)
 
     @property
     def teacher_rate(self) -> float:
@@ -248,7 +249,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                     observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
                 s_opt.zero_grad()
                 logits = nets.student(student, fake, logits=True)
-                target = labels.to(fake.dtype)[..., None]
+                if cfg.soft_labels and cfg.control is None:  # the control keeps its coins
+                    target = soft_target(n1, cfg.k, noise).to(fake.dtype)[..., None]
+                else:
+                    target = labels.to(fake.dtype)[..., None]
                 if answered is None and not cfg.student_balance:
                     bce_logits(logits, target).backward()
                 else:

@@ -75,6 +75,12 @@ class ResidualGenerator:
             inits[f"b{i}"] = constant(rng, (b,), 0.0, copies)  # LayerNorm bias
         return Stacked.create(shapes, inits)
 
+    def fused_key(self) -> tuple:
+        """What RAUDIT_COMPILE=step's graph bakes in of this network (fused_step.net_key):
+        its forward with gradients enabled is a pure function of (parameters, z), which the
+        fused step traces; it never takes the in-place no-grad path there."""
+        return ("residual", self.latent, self.out, self.act is ACTIVATIONS["tanh"])
+
     def __call__(self, p: Stacked, z: torch.Tensor, *, logits: bool = False, shared: int = 1) -> torch.Tensor:
         v = p.views()
         if not torch.is_grad_enabled():
