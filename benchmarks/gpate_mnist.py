@@ -7,7 +7,8 @@
 ``is_zero``; the 70,000 images pooled and split 80/20), one torch thread; ``--dataset mnist10``:
 the digit as the label (``conditional=true, classes=10``; the CNN scores 10-class accuracy).
 ``--seeds N`` runs N seeds per arm and prints mean +- SE (and, with both arms in one process,
-the one-sided paired t-test); ``class_cosine`` (and, binary, ``ink_gap``) say whether the
+the one-sided paired t-test of the utility benchmark, :func:`raudit.utility.learning.paired_one_sided`;
+arms run in separate processes are tested afterwards with ``--summarize LOG ...``); ``class_cosine`` (and, binary, ``ink_gap``) say whether the
 synthetic classes lean the way the real ones do. Two arms with the
 same seed: the real run and its data-free control (``control="coin"``: every answered
 coordinate gets a uniform random bin, so the generator's updates carry no information from
@@ -27,6 +28,7 @@ import numpy as np
 
 from raudit import data, generators
 from raudit.utility.cnn import cnn_accuracy
+from raudit.utility.learning import paired_one_sided
 
 
 def class_cosine(syn, real, label: str) -> float:
@@ -111,7 +113,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="which arms to run (each can run in its own process)")
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the CNN trained on real images (the ceiling)")
+    ap.add_argument("--summarize", nargs="+", metavar="LOG",
+                    help="read the arm lines of earlier runs' output (arms in separate "
+                         "processes) and print mean +- SE and the paired test; trains nothing")
+    ap.add_argument("--measure", choices=["accuracy", "balanced_accuracy", "class_cosine"],
+                    default="accuracy", help="with --summarize: the column to test")
     a = ap.parse_args(argv)
+    if a.summarize:
+        return summarize(a.summarize, a.measure)
     import torch
 
     torch.set_num_threads(1)
@@ -144,12 +153,33 @@ def main(argv: list[str] | None = None) -> int:
         se = float(np.std(v, ddof=1) / np.sqrt(len(v))) if len(v) > 1 else float("nan")
         print(f"summary arm={arm} {measure} mean={np.mean(v):.4f} se={se:.4f} n={len(v)}")
     if len(scores) == 2 and a.seeds > 1:  # paired by seed: the same init, partition and z draws
-        from scipy.stats import ttest_rel
+        seeds = range(a.seed, a.seed + a.seeds)
+        print_test(dict(zip(seeds, scores["real"])), dict(zip(seeds, scores["coin"])), measure)
+    return 0
 
-        diff = np.subtract(scores["real"], scores["coin"])
-        t = ttest_rel(scores["real"], scores["coin"], alternative="greater")
-        print(f"summary real-coin {measure} diff={diff.mean():.4f} "
-              f"se={diff.std(ddof=1) / np.sqrt(len(diff)):.4f} one-sided paired t p={t.pvalue:.4g}")
+
+def print_test(real: dict[int, float], coin: dict[int, float], measure: str) -> None:
+    """The utility benchmark's statistic (:func:`raudit.utility.learning.paired_one_sided`):
+    real minus coin paired by seed, one-sided t."""
+    t = paired_one_sided(real, coin)
+    print(f"summary real-coin {measure} diff={t.diff:.4f} se={t.se:.4f} n={t.n} "
+          f"one-sided paired t p={t.p:.4g}")
+
+
+def summarize(paths: list[str], measure: str) -> int:
+    """Arms run in separate processes: read their printed lines back and test them."""
+    scores: dict[str, dict[int, float]] = {}
+    for path in paths:
+        for line in open(path):
+            f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            if line.startswith("arm=") and f["arm"] in ("real", "coin") and "seed" in f:
+                scores.setdefault(f["arm"], {})[int(f["seed"])] = float(f[measure])
+    for arm, v in scores.items():
+        x = np.array(list(v.values()))
+        se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+        print(f"summary arm={arm} {measure} mean={x.mean():.4f} se={se:.4f} n={x.size}")
+    if len(scores) == 2:
+        print_test(scores["real"], scores["coin"], measure)
     return 0
 
 

@@ -240,3 +240,24 @@ def test_teacher_heads_lr_and_decay_are_options_whose_defaults_keep_the_referenc
         g = fit(**o)
         assert g.summary()["iterations"] == 10
         assert not g.sample(5, seed=1).equals(ref.sample(5, seed=1))  # the option reaches training
+
+
+@pytest.mark.parametrize("k_proj", [10, 100])
+def test_saturated_votes_follow_the_mean_gradient_at_cosine_0_8_sqrt_q_over_d(k_proj):
+    # What the MNIST generator receives (measured: docs/learning.md): teachers agree (cosine
+    # 0.9-0.98) and their projected gradients are 100-500x the clip c, so every vote falls in
+    # an edge bin and each answer is the sign of one random projection of the mean gradient.
+    # Back-projected, that follows the mean gradient at cosine sqrt(2/pi) sqrt(q/d) per record
+    # (0.090 at q = 10, d = 784), and is unbiased in direction: averaged over records it
+    # converges to it.
+    gen = torch.Generator().manual_seed(0)
+    b, d, k = 300, 784, 5
+    g = torch.randn(1, 1, 1, d, generator=gen, dtype=torch.float64).expand(1, k, b, d) * 1e-2
+    cfg = AggConfig(k_proj=k_proj, clip=1e-4, bins=10, threshold=2.5, sigma1=1e-6, sigma2=1e-6)
+    out = aggregate(g.contiguous(), cfg, CounterRNG([4], dtype=torch.float64))
+    assert out.answered.all()
+    cos = torch.nn.functional.cosine_similarity(out.grad[0], g[0, 0], dim=-1)
+    want = math.sqrt(2 / math.pi) * math.sqrt(k_proj / d)
+    assert float(cos.mean()) == pytest.approx(want, rel=0.1)
+    mean = out.grad[0].mean(0)
+    assert float(torch.nn.functional.cosine_similarity(mean, g[0, 0, 0], dim=0)) > 0.75
