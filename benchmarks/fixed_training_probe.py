@@ -9,7 +9,9 @@ synthetic class's standard deviation over the real class's; 1 = the right scale)
 where each synthetic class sits (``loc0``, ``loc1``: mean over features of |synthetic class
 mean - real class mean| / real class sd; 0 = the right place) with the share of the real
 test table's values inside the synthetic class's per-feature 1-99 % range (``in0``, ``in1``).
-A right scale at the wrong place (epileptic: loc ~20, in ~0.1) is what the spread alone hid.
+``enc``: the generated features' mean in the encoding (the real table's is beside it) and
+their share below 0 (clipped to the lower bound on decoding).
+A right scale at the wrong place (epileptic: loc0 24-30 real sds, in0 0-0.07) is what the spread alone hid.
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/fixed_training_probe.py \\
         breast-cancer 1e6 iterations=1000 critic=joint teacher_lr=1e-5 lr=1e-3 [control=coin] \\
@@ -84,11 +86,13 @@ def main() -> int:
         [ds.train] * fits, epsilon=eps, delta=1e-5, seeds=list(range(1, fits + 1)),
         observer=observe,
         train_options={"control": control} if control else None)
-    aucs, spreads, scales, places = [], [], [], []
+    aucs, spreads, scales, places, encs = [], [], [], [], []
     xt = ds.test.iloc[:, :-1].to_numpy(float)
     xr, yr = ds.train.iloc[:, :-1].to_numpy(float), ds.train.iloc[:, -1].to_numpy()
     for j, m in enumerate(models):
         s = m.sample(len(ds.train), seed=100 + j)
+        e = m._batch.sample_encoded([m._index], len(ds.train), [100 + j]).cpu().numpy()[0][:, :-1]
+        encs.append((round(float(e.mean()), 3), round(float(np.mean(e < 0)), 2)))
         y = s.iloc[:, -1].to_numpy()
         if len(np.unique(y)) < 2:
             aucs.append(0.5)
@@ -101,6 +105,7 @@ def main() -> int:
         scales.append([round(scale(x[y == c], xr[yr == c]), 2) for c in (0, 1)])
         places.append([round(v, 2) for c in (0, 1) for v in place(x[y == c], xr[yr == c], xt)])
     real = spread(xr, yr)
+    real_enc = float(models[0]._batch.encoders[models[0]._index].transform(ds.train)[:, :-1].mean())
     st = np.array(stats)
     last = int(st[:, 0].max())
     points = " ".join(f"it{i}: vote {st[st[:, 0] == i, 1].mean():.2f} / label "
@@ -108,7 +113,8 @@ def main() -> int:
                       for i in (0, last // 4, last // 2, 3 * last // 4, last))
     print(f"{name} eps={eps} {opts} control={control} {clf.name} AUROC "
           f"{np.round(aucs, 3).tolist()} mean {np.mean(aucs):.3f} spread "
-          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} loc0/in0/loc1/in1 {places} cpu "
+          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} loc0/in0/loc1/in1 {places} enc "
+          f"{encs} (real {real_enc:.3f}) cpu "
           f"{time.process_time() - t:.0f} s | {points}")
     return 0
 
