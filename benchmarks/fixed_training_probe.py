@@ -5,7 +5,13 @@ a registered classifier trained on len(train) synthetic rows) and the spread rat
 over features of class 1's standard deviation over class 0's, synthetic beside real
 (epileptic's classes differ in spread, not in mean; real 5.0 there), and each class's
 synthetic spread against the real one's (``sd0``, ``sd1``: mean over features of the
-synthetic class's standard deviation over the real class's; 1 = the right scale).
+synthetic class's standard deviation over the real class's; 1 = the right scale), and
+where each synthetic class sits (``loc0``, ``loc1``: mean over features of |synthetic class
+mean - real class mean| / real class sd; 0 = the right place) with the share of the real
+test table's values inside the synthetic class's per-feature 1-99 % range (``in0``, ``in1``).
+``enc``: the generated features' mean in the encoding (the real table's is beside it) and
+their share below 0 (clipped to the lower bound on decoding).
+A right scale at the wrong place (epileptic: loc0 24-30 real sds, in0 0-0.07) is what the spread alone hid.
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/fixed_training_probe.py \\
         breast-cancer 1e6 iterations=1000 critic=joint teacher_lr=1e-5 lr=1e-3 [control=coin] \\
@@ -50,6 +56,18 @@ def scale(x: np.ndarray, real: np.ndarray) -> float:
     return float(np.mean(s[keep] / r[keep])) if len(x) > 1 and keep.any() else float("nan")
 
 
+def place(x: np.ndarray, real: np.ndarray, test: np.ndarray) -> tuple[float, float]:
+    """(mean over features of |mean(x) - mean(real)| / sd(real), share of ``test``'s values
+    inside x's per-feature 1-99 % range) for one class."""
+    r = real.std(axis=0)
+    keep = r > 0
+    if len(x) < 2 or not keep.any():
+        return float("nan"), float("nan")
+    loc = np.abs(x.mean(axis=0) - real.mean(axis=0))[keep] / r[keep]
+    lo, hi = np.quantile(x, [0.01, 0.99], axis=0)
+    return float(np.mean(loc)), float(np.mean((test >= lo) & (test <= hi)))
+
+
 def main() -> int:
     torch.set_num_threads(1)
     name, eps = sys.argv[1], float(sys.argv[2])
@@ -68,10 +86,13 @@ def main() -> int:
         [ds.train] * fits, epsilon=eps, delta=1e-5, seeds=list(range(1, fits + 1)),
         observer=observe,
         train_options={"control": control} if control else None)
-    aucs, spreads, scales = [], [], []
+    aucs, spreads, scales, places, encs = [], [], [], [], []
+    xt = ds.test.iloc[:, :-1].to_numpy(float)
     xr, yr = ds.train.iloc[:, :-1].to_numpy(float), ds.train.iloc[:, -1].to_numpy()
     for j, m in enumerate(models):
         s = m.sample(len(ds.train), seed=100 + j)
+        e = m._batch.sample_encoded([m._index], len(ds.train), [100 + j]).cpu().numpy()[0][:, :-1]
+        encs.append((round(float(e.mean()), 3), round(float(np.mean(e < 0)), 2)))
         y = s.iloc[:, -1].to_numpy()
         if len(np.unique(y)) < 2:
             aucs.append(0.5)
@@ -82,7 +103,9 @@ def main() -> int:
         aucs.append(roc_auc_score(ds.test.iloc[:, -1].to_numpy(), scores))
         spreads.append(spread(x, y))
         scales.append([round(scale(x[y == c], xr[yr == c]), 2) for c in (0, 1)])
+        places.append([round(v, 2) for c in (0, 1) for v in place(x[y == c], xr[yr == c], xt)])
     real = spread(xr, yr)
+    real_enc = float(models[0]._batch.encoders[models[0]._index].transform(ds.train)[:, :-1].mean())
     st = np.array(stats)
     last = int(st[:, 0].max())
     points = " ".join(f"it{i}: vote {st[st[:, 0] == i, 1].mean():.2f} / label "
@@ -90,7 +113,8 @@ def main() -> int:
                       for i in (0, last // 4, last // 2, 3 * last // 4, last))
     print(f"{name} eps={eps} {opts} control={control} {clf.name} AUROC "
           f"{np.round(aucs, 3).tolist()} mean {np.mean(aucs):.3f} spread "
-          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} cpu "
+          f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} loc0/in0/loc1/in1 {places} enc "
+          f"{encs} (real {real_enc:.3f}) cpu "
           f"{time.process_time() - t:.0f} s | {points}")
     return 0
 
