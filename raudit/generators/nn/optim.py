@@ -18,6 +18,7 @@ from raudit.generators.nn.stacked import Stacked
 
 # torch's fused Adam kernel (CPU and CUDA); RAUDIT_FUSED_ADAM=0 forces the eager reference path
 FUSED = hasattr(torch, "_fused_adam_") and os.environ.get("RAUDIT_FUSED_ADAM", "1") != "0"
+_BLOCK = 64  # a multiple of every SIMD width the kernel uses (AVX-512: 16 floats, 8 doubles)
 
 
 def _sqrt(v: torch.Tensor) -> torch.Tensor:
@@ -114,10 +115,27 @@ class Adam(_Masked):
         # faster on synthcity's 141,589-parameter generators), and the very arithmetic of
         # torch.optim.Adam (lerp for the first moment), which the torch-based ports ran
         self.t += 1
-        torch._fused_adam_([p], [g.contiguous()], [self.m], [self.v], [],
-                           [torch.tensor(step, dtype=torch.float32, device=p.device)],
-                           lr=self.lr, beta1=self.b1, beta2=self.b2, weight_decay=self.weight_decay,
-                           eps=self.eps, amsgrad=False, maximize=False)
+        steps = [torch.tensor(step, dtype=torch.float32, device=p.device)]
+        kw = dict(lr=self.lr, beta1=self.b1, beta2=self.b2, weight_decay=self.weight_decay,
+                  eps=self.eps, amsgrad=False, maximize=False)
+        # The kernel runs its vector loop over whole SIMD widths and a scalar loop (other
+        # rounding) over the last n % width elements of a tensor: over the chunk's flat
+        # (M, P) parameters, which elements fell in that tail depended on M, so a model's
+        # bits depended on the chunk it trained in. Every element takes the vector path
+        # here: the whole widths in place, the rest through one zero-padded block.
+        flat = [p.view(-1), g.contiguous().view(-1), self.m.view(-1), self.v.view(-1)]
+        n = flat[0].numel()
+        cut = n - n % _BLOCK
+        if cut:
+            xp, xg, xm, xv = (x[:cut] for x in flat)
+            torch._fused_adam_([xp], [xg], [xm], [xv], [], steps, **kw)
+        if cut < n:
+            pad = [torch.zeros(_BLOCK, dtype=x.dtype, device=x.device) for x in flat]
+            for b, x in zip(pad, flat):
+                b[: n - cut] = x[cut:]
+            torch._fused_adam_([pad[0]], [pad[1]], [pad[2]], [pad[3]], [], steps, **kw)
+            for b, x in zip((pad[0], pad[2], pad[3]), (flat[0], flat[2], flat[3])):
+                x[cut:] = b[: n - cut]
 
     def _eager(self, p: torch.Tensor, g: torch.Tensor) -> None:
         """The reference path (per-model step counts; also where torch has no fused Adam)."""
