@@ -85,6 +85,7 @@ class Adam(_Masked):
         self.m = torch.zeros_like(flat, requires_grad=False)
         self.v = torch.zeros_like(flat, requires_grad=False)
         self.t = torch.zeros(flat.shape[0], 1, dtype=flat.dtype, device=flat.device)
+        self._pad: torch.Tensor | None = None  # see _fused
 
     @torch.no_grad()
     def step(self, active: torch.Tensor | None = None) -> None:
@@ -130,7 +131,9 @@ class Adam(_Masked):
             xp, xg, xm, xv = (x[:cut] for x in flat)
             torch._fused_adam_([xp], [xg], [xm], [xv], [], steps, **kw)
         if cut < n:
-            pad = [torch.zeros(_BLOCK, dtype=x.dtype, device=x.device) for x in flat]
+            if self._pad is None:  # kept: the zeros beyond n - cut stay zeros (0 in, 0 out)
+                self._pad = torch.zeros(4, _BLOCK, dtype=p.dtype, device=p.device)
+            pad = self._pad
             for b, x in zip(pad, flat):
                 b[: n - cut] = x[cut:]
             torch._fused_adam_([pad[0]], [pad[1]], [pad[2]], [pad[3]], [], steps, **kw)
