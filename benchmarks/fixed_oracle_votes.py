@@ -21,19 +21,11 @@ import pandas as pd
 import torch
 
 from raudit import generators
+from raudit.generators.kwargs import parse_value
 from raudit.data.dataset import ColumnMeta
 from raudit.generators.pategan import teachers as teachers_module
 
 ROWS, FEATURES, SD = 2000, 20, 0.02
-
-
-def value(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(v, v)
 
 
 def oracle(loc: float, bw: float):
@@ -46,7 +38,7 @@ def oracle(loc: float, bw: float):
 def main() -> int:
     torch.set_num_threads(1)
     loc = float(sys.argv[1])
-    opts = {k: value(v) for k, v in (a.split("=", 1) for a in sys.argv[2:])}
+    opts = {k: parse_value(v) for k, v in (a.split("=", 1) for a in sys.argv[2:])}
     bw = opts.pop("oracle", "none")
     if bw != "none":
         teachers_module.LocalTeachers.votes = oracle(loc, float(bw))

@@ -31,15 +31,7 @@ from sklearn.metrics import roc_auc_score
 
 from raudit import classifiers, data, generators
 from raudit.generators.events import Votes
-
-
-def value(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(v, v)
+from raudit.generators.kwargs import parse_value
 
 
 def spread(x: np.ndarray, y: np.ndarray) -> float:
@@ -71,7 +63,7 @@ def place(x: np.ndarray, real: np.ndarray, test: np.ndarray) -> tuple[float, flo
 def main() -> int:
     torch.set_num_threads(1)
     name, eps = sys.argv[1], float(sys.argv[2])
-    opts = {k: value(v) for k, v in (a.split("=", 1) for a in sys.argv[3:])}
+    opts = {k: parse_value(v) for k, v in (a.split("=", 1) for a in sys.argv[3:])}
     control = opts.pop("control", None)
     clf = classifiers.get(opts.pop("clf", "lr"))
     fits = int(opts.pop("fits", 3))

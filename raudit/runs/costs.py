@@ -161,19 +161,16 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     from raudit.audit import chunk
     from raudit.audit.analyse import bounds
     from raudit.audit.game import sample_size
-    from raudit.generators.nn import compiled
+    from raudit.runs.calibrate import warm_compiled
 
     gs = game.spec()
     gen = chunk.build_generator(gs, "cpu")
     capped = "max_iter" in type(gen).describe().option_names()
     wanted = gs["options"].get("max_iter")
-    if capped and compiled.mode() == "step":
-        # RAUDIT_COMPILE=step compiles (or loads) a set-up's graph on its first fit: without
-        # a throwaway fit first that cost lands in the LOW fit, and the difference of the two
-        # fits says iterations cost nothing (the estimate printed 10^12 model-iterations/s)
-        warm = chunk.build_generator({**gs, "options": {**gs["options"], "max_iter": 1}}, "cpu")
-        warm.fit_many([ds.train] * m, epsilon=gs["epsilon"], delta=gs["delta"],
-                      seeds=list(range(m)), columns=ds.columns)
+    if capped:  # else the LOW fit would pay the step's compile
+        def capped_at(it):
+            return chunk.build_generator({**gs, "options": {**gs["options"], "max_iter": it}}, "cpu")
+        warm_compiled(capped_at, ds, m, gs["epsilon"], gs["delta"])
     runs = []
     for cap in ((LOW, HIGH) if capped else (None,)):
         opts = dict(gs["options"])
