@@ -70,7 +70,7 @@ from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.fixed_dd import DDPlan, RecordingGNMax, bounds_rdp, plan_dd
-from raudit.generators.pategan.fixed_nets import ARCHS, joint
+from raudit.generators.pategan.fixed_nets import ARCHS, joint, offset
 from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
                                             train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
@@ -118,6 +118,9 @@ class FixedOptions(OptionsObject):
     student_balance: bool = False  # each released label class weighs half in the student's loss
     critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
     labels: Literal["hard", "soft"] = "hard"  # soft: the student learns the noisy vote share
+    bounds_mass: float = 1.0  # DP bounds keep the noisy histogram's central mass (dp_bounds.trim)
+    bounds_centre: bool = False  # DP bounds symmetric about the noisy median's bin
+    output_offset: float = 0.0  # added to the generator's output (fixed_nets.OffsetMLP)
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -161,6 +164,15 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         if o.labels == "soft" and o.analysis == "data-dependent":
             raise ConfigError("labels=soft needs analysis=independent (Confident-GNMax releases "
                               "only the argmax of the answered queries)")
+        if not 0.0 < o.bounds_mass <= 1.0:
+            raise ConfigError(f"bounds_mass must lie in (0, 1], got {o.bounds_mass!r}")
+        if not isinstance(o.bounds_centre, bool):
+            raise ConfigError(f"bounds_centre must be true or false, got {o.bounds_centre!r}")
+        if not 0.0 <= o.output_offset <= 1.0:
+            raise ConfigError(f"output_offset must lie in [0, 1] (the encoding's range), got "
+                              f"{o.output_offset!r}")
+        if o.output_offset and o.arch == "smartnoise":
+            raise ConfigError("output_offset needs an MLP generator (arch=mlp or arch=borealis)")
         if o.critic == "joint" and not o.conditional:
             raise ConfigError("critic=joint needs conditional=true (the label must be 0/1)")
         for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
@@ -205,6 +217,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c, o["output"])
         if o["critic"] == "joint":
             kw = joint(kw)
+        if o["output_offset"]:
+            kw = offset(kw, o["output_offset"])
         if c:
             return LabelledNets(o["label_prior"], o["z"], **kw)
         return PateNets(**kw)

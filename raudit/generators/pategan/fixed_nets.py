@@ -76,6 +76,32 @@ class JointCritic(MLP):
         return super().__call__(p, torch.cat([x[..., :-1] * y, x[..., :-1] * (1 - y), y], -1), **kw)
 
 
+class OffsetMLP(MLP):
+    """A generator whose output is ``offset`` + the MLP's (``fixed -o output_offset``).
+
+    Why: a linear output layer starts near 0, the encoding's lower bound, and on a table
+    whose rows sit mid-encoding (epileptic: mean 0.498) the fakes start far from the data;
+    the teachers reject them all and the generator never gets a direction. A public
+    constant moves the start (0.5: the centre of the bounds, the binned DP median with
+    ``bounds_centre``); nothing is read from the records."""
+
+    def __init__(self, widths: list[int], activations: list[str], *, offset: float, **kw):
+        super().__init__(widths, activations, **kw)
+        self.offset = float(offset)
+
+    def __call__(self, p, x, **kw):
+        return super().__call__(p, x, **kw) + self.offset
+
+
+def offset(nets: dict, value: float) -> dict:
+    """``output_offset``: the generator as an :class:`OffsetMLP` (plain MLPs only)."""
+    net = nets["generator"]
+    if type(net) is not MLP:
+        raise ConfigError("output_offset needs an MLP generator (arch=mlp or arch=borealis)")
+    return dict(nets, generator=OffsetMLP(net.widths, net.activations, offset=value,
+                                          bias=net.bias, init=net.init))
+
+
 def joint(nets: dict) -> dict:
     """``critic=joint``: the student and the teachers as :class:`JointCritic` (plain MLPs only)."""
     out = dict(nets)
