@@ -70,7 +70,7 @@ from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.fixed_dd import DDPlan, RecordingGNMax, bounds_rdp, plan_dd
-from raudit.generators.pategan.fixed_nets import ARCHS, joint, offset
+from raudit.generators.pategan.fixed_nets import ARCHS, critics, offset
 from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
                                             train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
@@ -121,6 +121,7 @@ class FixedOptions(OptionsObject):
     bounds_mass: float = 1.0  # DP bounds keep the noisy histogram's central mass (dp_bounds.trim)
     bounds_centre: bool = False  # DP bounds symmetric about the noisy median's bin
     output_offset: float = 0.0  # added to the generator's output (fixed_nets.OffsetMLP)
+    critic_centre: bool = False  # critics read the features minus 0.5 (fixed_nets.ShiftedCritic)
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -173,6 +174,13 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                               f"{o.output_offset!r}")
         if o.output_offset and o.arch == "smartnoise":
             raise ConfigError("output_offset needs an MLP generator (arch=mlp or arch=borealis)")
+        if not isinstance(o.critic_centre, bool):
+            raise ConfigError(f"critic_centre must be true or false, got {o.critic_centre!r}")
+        if (o.critic == "joint" or o.critic_centre) and o.arch == "smartnoise":
+            raise ConfigError("critic=joint and critic_centre need an MLP critic (arch=mlp or "
+                              "arch=borealis)")
+        if o.critic_centre and not o.conditional:
+            raise ConfigError("critic_centre needs conditional=true (the label, last, is not shifted)")
         if o.critic == "joint" and not o.conditional:
             raise ConfigError("critic=joint needs conditional=true (the label must be 0/1)")
         for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
@@ -215,8 +223,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         o = self.options
         c = int(o["conditional"])
         kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c, o["output"])
-        if o["critic"] == "joint":
-            kw = joint(kw)
+        kw = critics(kw, o["critic"], 0.5 if o["critic_centre"] else 0.0)
         if o["output_offset"]:
             kw = offset(kw, o["output_offset"])
         if c:

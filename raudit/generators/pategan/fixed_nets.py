@@ -67,13 +67,33 @@ class JointCritic(MLP):
     Per-class weights make that relation first-order. A fixed, public map of each row:
     the privacy mechanism does not change."""
 
-    def __init__(self, widths: list[int], activations: list[str], **kw):
+    def __init__(self, widths: list[int], activations: list[str], *, shift: float = 0.0, **kw):
         d = widths[0]
         super().__init__([2 * d - 1] + list(widths[1:]), activations, **kw)
+        self.shift = float(shift)  # critic_centre: the features minus 0.5 (ShiftedCritic)
 
     def __call__(self, p, x, **kw):
-        y = x[..., -1:]
-        return super().__call__(p, torch.cat([x[..., :-1] * y, x[..., :-1] * (1 - y), y], -1), **kw)
+        y, f = x[..., -1:], x[..., :-1] - self.shift
+        return super().__call__(p, torch.cat([f * y, f * (1 - y), y], -1), **kw)
+
+
+class ShiftedCritic(MLP):
+    """A critic that reads the features minus ``shift`` (the label, last, as it is):
+    ``fixed -o critic_centre=true`` with ``critic=rows``.
+
+    Why: the encoding is [0, 1], all inputs positive. When the teachers reject every fake
+    the student is pushed down on all of them, and a ReLU network lowers its logit mostly
+    through the weights that multiply large inputs, so fakes with smaller values keep the
+    higher logit: the generator, which climbs the student's logit, drifts to 0, the
+    encoding's lower bound (every flat-vote epileptic run did, docs/learning.md). Inputs
+    centred on the encoding's middle take away that direction. A fixed, public map."""
+
+    def __init__(self, widths: list[int], activations: list[str], *, shift: float, **kw):
+        super().__init__(widths, activations, **kw)
+        self.shift = float(shift)
+
+    def __call__(self, p, x, **kw):
+        return super().__call__(p, torch.cat([x[..., :-1] - self.shift, x[..., -1:]], -1), **kw)
 
 
 class OffsetMLP(MLP):
@@ -102,14 +122,19 @@ def offset(nets: dict, value: float) -> dict:
                                           bias=net.bias, init=net.init))
 
 
-def joint(nets: dict) -> dict:
-    """``critic=joint``: the student and the teachers as :class:`JointCritic` (plain MLPs only)."""
+def critics(nets: dict, kind: str, shift: float) -> dict:
+    """The student and the teachers as :class:`JointCritic` (``critic=joint``) or, with a
+    ``shift`` (``critic_centre``), :class:`ShiftedCritic` (plain MLPs only)."""
+    if kind == "rows" and not shift:
+        return nets
     out = dict(nets)
     for name in ("student", "teacher"):
         net = nets[name]
         if type(net) is not MLP:
-            raise ConfigError("critic=joint needs an MLP critic (arch=mlp or arch=borealis)")
-        out[name] = JointCritic(net.widths, net.activations, bias=net.bias, init=net.init)
+            raise ConfigError("critic=joint and critic_centre need an MLP critic (arch=mlp or "
+                              "arch=borealis)")
+        cls = JointCritic if kind == "joint" else ShiftedCritic
+        out[name] = cls(net.widths, net.activations, shift=shift, bias=net.bias, init=net.init)
     return out
 
 
