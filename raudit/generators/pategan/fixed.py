@@ -33,6 +33,12 @@ GNMax votes, only the answered queries label the student, and the data-dependent
 released at the end with smooth sensitivity (the run's eps_hat); the default above is
 unchanged.
 
+**Where the data sits** (options, defaults off; docs/learning.md, "Epileptic"):
+``bounds_mass`` / ``bounds_centre`` read the DP bounds off the same noisy histogram as the
+noisy counts' central mass, symmetric about their median's bin (post-processing: no extra
+cost); ``output_offset`` adds a public constant to the generator's output (0.5: it starts
+at the encoding's centre); ``critic_centre`` feeds the critics the features minus 0.5.
+
 Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
 (default: ``batch`` = 64) queries and one generator step (12,800 answers); the
