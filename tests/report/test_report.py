@@ -269,3 +269,30 @@ def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
     assert list(t["learning threshold"].astype(str)) == [want]
     assert t["B mean at eps 1"].isna().all() and list(t["eps swept"]) == ["0.5, 5"]
     assert t["fits"].tolist() == [2]
+
+
+def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path):
+    from raudit.engine.driver import EngineConfig
+    from raudit.runs.utility import run_utility
+    from raudit.utility.learning import fit_means, paired_one_sided
+    from raudit.utility.plan import UtilityRequest
+
+    stores, diffs = {}, []
+    for seed in (0, 1):
+        req = UtilityRequest(impl="fixed", dataset="breast-cancer", epsilons=(5.0,),
+                             options={"iterations": 3}, fits=2, samples=1, classifiers=("lr",),
+                             settings=("B",), control="coin", max_iter=None, seed=seed)
+        run_utility(req, tmp_path / f"s{seed}", EngineConfig(backend="local"))
+        rows = pd.read_parquet(tmp_path / f"s{seed}" / "utility")
+        real, ctrl = (fit_means(rows[m]) for m in (rows["control"].isna(), rows["control"] == "coin"))
+        diffs += [real[f] - ctrl[f] for f in sorted(real)]
+        stores[f"seed{seed}"] = tmp_path / f"s{seed}"
+    camp = as_campaign(stores, tmp_path / "camp", tables=("utility",))
+    build(camp, tmp_path / "rep")
+    (row,) = pd.read_csv(tmp_path / "rep" / "tables" / "utility_pooled.csv").to_dict("records")
+    want = paired_one_sided(dict(enumerate(diffs)), dict.fromkeys(range(4), 0.0))
+    assert (row["runs"], row["fits"], row["jobs"]) == (2, 4, "seed0, seed1")
+    assert row["diff"] == pytest.approx(want.diff, abs=1e-12)
+    assert row["p"] == pytest.approx(want.p, abs=1e-12) or (math.isnan(row["p"]) and math.isnan(want.p))
+    build(tmp_path / "s0", tmp_path / "rep1")  # one run: no pooled table
+    assert not (tmp_path / "rep1" / "tables" / "utility_pooled.csv").exists()
