@@ -14,8 +14,8 @@ same fit in the real arm, its control and any other setting at the same root):
 Folders are any --out of ``raudit utility`` or ``raudit campaign`` (``--jobs`` keeps the
 campaign jobs whose name matches the glob). Without ``--against``: one line per setting
 (:func:`~raudit.utility.learning.pooled_controls`). With it: the real arm of the first
-folders minus the real arm of the ``--against`` folders (one setting on each side), over
-the fit seeds both have.
+folders minus the real arm of the ``--against`` folders (one setting on each side; their
+coin control with ``--against-control``), over the fit seeds both have.
 """
 
 from __future__ import annotations
@@ -44,24 +44,31 @@ def rows_of(folders: list[str], jobs: str | None) -> pd.DataFrame:
     return rows
 
 
-def real_arm(rows: pd.DataFrame, side: str) -> dict[int, float]:
-    real = rows[(rows["impl"] != "real") & rows["control"].isna()]
-    settings = real.drop_duplicates(["epsilon", "options_json", "impl", "dataset"])
+def arm(rows: pd.DataFrame, side: str, control: bool = False) -> dict[int, float]:
+    """Per fit seed, the real arm (or the coin control) of the one setting in ``rows``."""
+    sel = rows[(rows["impl"] != "real")
+               & ((rows["control"] == "coin") if control else rows["control"].isna())]
+    settings = sel.drop_duplicates(["epsilon", "options_json", "impl", "dataset"])
     if len(settings) != 1:
-        raise ConfigError(f"{side}: {len(settings)} settings in the real arm; give folders of one")
-    return seed_means(real)
+        raise ConfigError(f"{side}: {len(settings)} settings in the {'control' if control else 'real'}"
+                          " arm; give folders of one")
+    return seed_means(sel)
 
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--against", nargs="+", help="folders of the setting to subtract")
+    ap.add_argument("--against-control", action="store_true",
+                    help="subtract the --against folders' coin control, not their real arm "
+                         "(a setting whose control is another's, e.g. fixed -o labels=soft)")
     ap.add_argument("--jobs", help="keep campaign jobs whose name matches this glob")
     a = ap.parse_args(argv)
     try:
         rows = rows_of(a.folders, a.jobs)
         if a.against:
-            x, y = real_arm(rows, "folders"), real_arm(rows_of(a.against, a.jobs), "--against")
+            x = arm(rows, "folders")
+            y = arm(rows_of(a.against, a.jobs), "--against", control=a.against_control)
             both = sorted(set(x) & set(y))
             if len(both) < 2:
                 raise ConfigError(f"{len(both)} fit seeds in both sides: run them at the same "
