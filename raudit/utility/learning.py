@@ -25,7 +25,11 @@ A point counts only if its real fits spent no more than its eps: a data-dependen
 (``fixed -o analysis=data-dependent``) releases its eps_hat after training, and it can land
 far above the nominal eps when the votes were split (cervical, eps 10: eps_hat about 1,800).
 Such a point's test is still shown, flagged ``over_eps``, with the largest eps_hat of its
-fits, but "learns at eps" would be false there. All functions here are pure.
+fits, but "learns at eps" would be false there.
+
+A setting run in blocks (one root seed per run, e.g. a campaign's ``seed`` grid) is tested
+together by :func:`pooled_controls`: the same paired t over every fit of every run, paired
+by the fit's seed (which the real fit and its control share). All functions here are pure.
 """
 
 from __future__ import annotations
