@@ -71,60 +71,77 @@ void rd_unit24x2(const uint64_t *keys, int64_t m, const uint64_t *pos, int64_t n
 }
 
 #define MAXVW 16
+#define ROWS 8 /* rows whose moments are computed together: each row's Welford pass is a chain of
+                  dependent operations, so a row alone waits on latency; eight rows interleaved
+                  keep the vector units busy. Each row's own operations and their order are
+                  unchanged, so are its bits. */
 
-/* mean and biased variance of one row of n_cols <= 16 * vw values, in ATen's order */
-static void moments(const double *x, int64_t n_cols, int vw, double *mean, double *var) {
-  const int64_t n = n_cols / vw;
-  double a1[MAXVW], a2[MAXVW];
-  for (int l = 0; l < vw; l++) a1[l] = a2[l] = 0.0;
+/* mean and biased variance of rows x[r * cols ...], r < nrows <= ROWS, each row of
+ * cols <= 16 * vw values, in ATen's order */
+static void moments(const double *x, int nrows, int64_t cols, int vw, double *mean, double *var) {
+  const int64_t n = cols / vw;
+  double a1[ROWS][MAXVW], a2[ROWS][MAXVW];
+  for (int r = 0; r < nrows; r++)
+    for (int l = 0; l < vw; l++) a1[r][l] = a2[r][l] = 0.0;
   for (int64_t j = 0; j < n; j++) {
     const double c = 1.0 / (double)(j + 1);
-    for (int l = 0; l < vw; l++) {
-      const double xv = x[j * vw + l], d = xv - a1[l];
-      a1[l] = fma(d, c, a1[l]);
-      a2[l] = fma(d, xv - a1[l], a2[l]);
+    for (int r = 0; r < nrows; r++) {
+      const double *p = x + r * cols + j * vw;
+      for (int l = 0; l < vw; l++) {
+        const double xv = p[l], d = xv - a1[r][l];
+        a1[r][l] = fma(d, c, a1[r][l]);
+        a2[r][l] = fma(d, xv - a1[r][l], a2[r][l]);
+      }
     }
   }
-  /* the columns past the last whole lane, one by one */
-  int64_t k = 0;
-  double m1 = 0.0, m2 = 0.0;
-  for (int64_t i = n * vw; i < n_cols; i++) {
-    const double d = x[i] - m1;
-    ++k;
-    m1 += d / (double)k;
-    m2 += d * (x[i] - m1);
+  for (int r = 0; r < nrows; r++) {
+    const double *row = x + r * cols;
+    /* the columns past the last whole lane, one by one */
+    int64_t k = 0;
+    double m1 = 0.0, m2 = 0.0;
+    for (int64_t i = n * vw; i < cols; i++) {
+      const double d = row[i] - m1;
+      ++k;
+      m1 += d / (double)k;
+      m2 += d * (row[i] - m1);
+    }
+    /* then each lane's moments (n values each) merged in, lane by lane */
+    for (int l = 0; l < vw; l++) {
+      const int64_t total = k + n;
+      const double c = total == 0 ? 0.0 : (double)n / (double)total;
+      const double d = a1[r][l] - m1;
+      m1 = fma(c, d, m1);
+      m2 = m2 + fma(d * d * c, (double)k, a2[r][l]);
+      k = total;
+    }
+    mean[r] = m1;
+    var[r] = m2 / (double)cols;
   }
-  /* then each lane's moments (n values each) merged in, lane by lane */
-  for (int l = 0; l < vw; l++) {
-    const int64_t total = k + n;
-    const double c = total == 0 ? 0.0 : (double)n / (double)total;
-    const double d = a1[l] - m1;
-    m1 = fma(c, d, m1);
-    m2 = m2 + fma(d * d * c, (double)k, a2[l]);
-    k = total;
-  }
-  *mean = m1;
-  *var = m2 / (double)n_cols;
 }
 
-/* h (groups, rows, cols) in place: LayerNorm(h) * gamma[g] + beta[g], LeakyReLU(slope), then
- * + res (same shape) when res is not NULL. gamma and beta: row g at g * param_stride. */
+/* h (groups, rows, cols) in place: LayerNorm(h) * gamma[g] + beta[g] (one rounding if
+ * fused_affine, else two), LeakyReLU(slope), then + res (same shape) when res is not NULL.
+ * gamma and beta: row g at g * param_stride. */
 void ln_leaky_block(double *h, const double *res, const double *gamma, const double *beta,
                     int64_t param_stride, int64_t groups, int64_t rows, int64_t cols, double eps,
                     double slope, int vw, int fused_affine) {
+  double mean[ROWS], var[ROWS];
   for (int64_t g = 0; g < groups; g++) {
     const double *ga = gamma + g * param_stride, *be = beta + g * param_stride;
-    for (int64_t r = 0; r < rows; r++) {
-      const int64_t off = (g * rows + r) * cols;
-      double *x = h + off;
-      double mean, var;
-      moments(x, cols, vw, &mean, &var);
-      const double rstd = 1.0 / sqrt(var + eps), bias = -mean;
-      for (int64_t j = 0; j < cols; j++) {
-        const double y = (x[j] + bias) * rstd + 0.0;
-        double a = fused_affine ? fma(y, ga[j], be[j]) : be[j] + y * ga[j];
-        a = a > 0.0 ? a : a * slope;
-        x[j] = res ? a + res[off + j] : a;
+    for (int64_t r0 = 0; r0 < rows; r0 += ROWS) {
+      const int nr = rows - r0 < ROWS ? (int)(rows - r0) : ROWS;
+      double *x0 = h + (g * rows + r0) * cols;
+      moments(x0, nr, cols, vw, mean, var);
+      for (int r = 0; r < nr; r++) {
+        double *x = x0 + r * cols;
+        const double *add = res ? res + (g * rows + r0 + r) * cols : 0;
+        const double rstd = 1.0 / sqrt(var[r] + eps), bias = -mean[r];
+        for (int64_t j = 0; j < cols; j++) {
+          const double y = (x[j] + bias) * rstd + 0.0;
+          double a = fused_affine ? fma(y, ga[j], be[j]) : be[j] + y * ga[j];
+          a = a > 0.0 ? a : a * slope;
+          x[j] = add ? a + add[j] : a;
+        }
       }
     }
   }
