@@ -241,7 +241,7 @@ class LocalTeachers:
                 and mlp_grad.supported(self.net, real.device)):
             # the same gradient as the autograd lines below, bit for bit, without the graph
             halves = [(real, 1.0, self._real_weight(b)), (fake.detach(), 0.0, 1.0 / fake.shape[1])]
-            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves)
+            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves, align=self.k)
             self.opt.step(mask)
             return rows
         real_loss = self._real_loss(self.net(self.params, real, logits=True))
