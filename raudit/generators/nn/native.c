@@ -78,7 +78,8 @@ void rd_unit24x2(const uint64_t *keys, int64_t m, const uint64_t *pos, int64_t n
 
 /* mean and biased variance of rows x[r * cols ...], r < nrows <= ROWS, each row of
  * cols <= 16 * vw values, in ATen's order */
-static void moments(const double *x, int nrows, int64_t cols, int vw, double *mean, double *var) {
+static inline __attribute__((always_inline)) void moments(const double *x, int nrows, int64_t cols,
+                                                          int vw, double *mean, double *var) {
   const int64_t n = cols / vw;
   double a1[ROWS][MAXVW], a2[ROWS][MAXVW];
   for (int r = 0; r < nrows; r++)
@@ -131,7 +132,10 @@ void ln_leaky_block(double *h, const double *res, const double *gamma, const dou
     for (int64_t r0 = 0; r0 < rows; r0 += ROWS) {
       const int nr = rows - r0 < ROWS ? (int)(rows - r0) : ROWS;
       double *x0 = h + (g * rows + r0) * cols;
-      moments(x0, nr, cols, vw, mean, var);
+      if (vw == 4)  /* a constant lane count: the lane loops become vector instructions */
+        moments(x0, nr, cols, 4, mean, var);
+      else
+        moments(x0, nr, cols, vw, mean, var);
       for (int r = 0; r < nr; r++) {
         double *x = x0 + r * cols;
         const double *add = res ? res + (g * rows + r0 + r) * cols : 0;
