@@ -62,6 +62,21 @@ def test_blocks_of_whole_models_give_one_blocks_bits(d, monkeypatch):
         assert torch.equal(got.view(torch.int64), whole.view(torch.int64)), models
 
 
+@pytest.mark.parametrize("b", [64, 7])
+def test_one_half_with_labels_is_the_students_autograd(b):
+    # the student's step (loop.py): one batch of fakes, a 0/1 label per row, the mean BCE
+    g, d = 40, 29
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(b)
+    fake = torch.randn(g, b, d, dtype=torch.float64, generator=gen)
+    target = (torch.rand(g, b, 1, generator=gen) < 0.3).to(torch.float64)
+    p.flat.grad = None
+    bce_logits(net(p, fake, logits=True), target).backward()
+    got = mlp_grad.bce_grad(net, p, [(fake, target, 1.0 / b)], align=1)
+    assert torch.equal(got.view(torch.int64), p.flat.grad.view(torch.int64))
+
+
 def test_supported_only_where_it_is_autograds():
     cpu = torch.device("cpu")
     assert mlp_grad.supported(discriminator(30), cpu)
