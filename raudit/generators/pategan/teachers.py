@@ -24,8 +24,9 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 
 
-# the teachers' gradient by hand where it is autograd's to the bit (nn/mlp_grad.py);
-# RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests compare it with
+# the teachers' (and the PATE loop's student's) gradient by hand where it is autograd's to
+# the bit (nn/mlp_grad.py); RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests
+# compare it with
 HAND_GRAD = os.environ.get("RAUDIT_HAND_GRAD", "1") != "0"
 
 
