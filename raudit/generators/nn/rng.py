@@ -18,8 +18,9 @@ Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms ta
 two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
 per draw on n numbers, not on M x n. The hash and the uniforms are compiled into one loop
 each where a C++ compiler is present and RAUDIT_COMPILE asks for it (bit-exact: see
-:mod:`raudit.generators.nn.compiled`); eager on CPU they run in numpy's uint64 arithmetic
-(:mod:`raudit.generators.nn.hash_np`, the same bits in fewer passes).
+:mod:`raudit.generators.nn.compiled`); eager on CPU they run in one C loop where raudit's
+native kernels are built (:mod:`raudit.generators.nn.native`), else in numpy's uint64
+arithmetic (:mod:`raudit.generators.nn.hash_np`), the same bits in fewer passes.
 """
 
 from __future__ import annotations
