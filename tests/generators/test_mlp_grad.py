@@ -63,8 +63,11 @@ def test_blocks_of_whole_models_give_one_blocks_bits(d, monkeypatch):
 
 
 @pytest.mark.parametrize("b", [64, 7])
-def test_one_half_with_labels_is_the_students_autograd(b):
-    # the student's step (loop.py): one batch of fakes, a 0/1 label per row, the mean BCE
+@pytest.mark.parametrize("block_rows", [mlp_grad.BLOCK_ROWS, 640])
+def test_one_half_with_labels_is_the_students_autograd(b, block_rows, monkeypatch):
+    # the student's step (loop.py): one batch of fakes, a 0/1 label per row, the mean BCE;
+    # 40 models in blocks of 10 (labels cut with the rows) where the batch allows blocks
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", block_rows)
     g, d = 40, 29
     net = discriminator(d)
     p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))

@@ -116,8 +116,7 @@ def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch
     for lo in range(0, g_count, size):
         hi = min(g_count, lo + size)
         part = {n: t[lo:hi] for n, t in v.items()}
-        block = [(x[lo:hi], target, weight[lo:hi] if torch.is_tensor(weight) else weight)
-                 for x, target, weight in halves]
+        block = [tuple(t[lo:hi] if torch.is_tensor(t) else t for t in half) for half in halves]
         _block_grad(net, part, block, p.layout, flat[lo:hi])
     return flat
 
