@@ -117,7 +117,7 @@ def summarise(timeline: str, done: list[dict]) -> dict:
     if os.path.exists(timeline):
         with open(timeline) as f:
             for e in json.load(f):
-                if e.get("ph") == "X" and str(e.get("name", "")).endswith(".run"):
+                if e.get("ph") == "X" and e.get("cat") == "task::ChunkActor.run":
                     spans.append((str(e["tid"]), e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6))
         os.unlink(timeline)
     # ray's timestamps are epoch seconds; align them with this script's clock
