@@ -31,6 +31,11 @@ from raudit.audit import runner as ar
 from raudit.audit.game import trials
 
 
+# At most this many bytes of synthetic tables held per job (8 bytes a value): the chunks
+# of a large table at a large M are fewer (breast-cancer at M = 32: 4.5 MB a chunk).
+HELD_BYTES = 256 * 2**20
+
+
 class EarlyChunks:
     """The early in-world chunks of one audit job (see the module docstring)."""
 
@@ -50,7 +55,10 @@ class EarlyChunks:
             return []
         ins = trials(game, world="in")
         m = req.chunk_size
-        self.count = min(engine.depth * engine.planned_workers(), -(-len(ins) // m))
+        # the driver holds a result's synthetic tables until the target is chosen
+        rows = max(game.synthetic_rows, len(job.ds.train)) * job.ds.train.shape[1]
+        held = max(1, HELD_BYTES // max(1, 8 * rows * m))
+        self.count = min(engine.depth * engine.planned_workers(), -(-len(ins) // m), held)
         keep = ar.event_trial(game, {"in": ins}) is not None  # the first in-world model's
         out = []
         for k in range(self.count):
