@@ -16,6 +16,7 @@ from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.utility import analyse as an
+from raudit.utility.learning import pooled_controls
 from raudit.utility.plot import learning_vs_eps, utility_vs_eps
 from raudit.utility.verdict import learning_sentence, sentence
 
@@ -58,6 +59,18 @@ def learning_table(results: list[dict]) -> pd.DataFrame:
                 "fits": min(row["fits"] for row in rows.values()),
                 "single-class share (real)": max((row.get("real_single_class") or 0.0)
                                                  for row in rows.values())})
+    return pd.DataFrame(recs)
+
+
+def pooled_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Real vs control per setting run at two or more root seeds, the runs pooled
+    (:func:`raudit.utility.learning.pooled_controls`)."""
+    recs = [{"impl": r["impl"], "dataset": r["dataset"], "epsilon": r["epsilon"],
+             "options": r["options_json"], "jobs": ", ".join(r["jobs"]), "runs": r["runs"],
+             "fits": r["fits"], "real B mean": r["real_mean"], "control B mean": r["control_mean"],
+             "diff": r["diff"], "se": r["se"], "p": r["p"], "learns": r["learns"],
+             "eps_hat above eps": r["over_eps"]}
+            for r in (pooled_controls(rows) if not rows.empty else []) if r["runs"] >= 2]
     return pd.DataFrame(recs)
 
 
@@ -209,6 +222,14 @@ def section(res: Results, out: Path) -> Section | None:
         _run_figures(sec, results, out, learning_vs_eps, "Real vs coin-flip control",
                      "Setting B AUROC mean ± se over fits x samples; dotted: the learning "
                      "threshold.")
+        pooled = pooled_table(res.table("utility"))
+        if not pooled.empty:
+            sec.add(Table("Pooled over runs: one setting at several root seeds", pooled,
+                          "utility_pooled.csv",
+                          "The jobs' fits together (a campaign runs a setting in blocks, one "
+                          "root seed per job): paired one-sided t over every fit seed. Each "
+                          "block's own test is in the table above; this is one more test, "
+                          "not a choice among them."))
     for r in results:
         for p in r["points"]:
             sec.add(Verdict(f"{_name(r, p)} on {r['dataset']}", sentence(

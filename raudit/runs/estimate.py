@@ -168,7 +168,7 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M
         iter_s *= rate_at(rates, costs.m) / rate_at(rates, m)
     if iters is None:
-        explicit = opts.get("max_iter") or opts.get("iterations")
+        explicit = explicit_iterations(opts)
         if costs.iterations is not None:  # stopped by eps before the measurement's cap
             iters, how = costs.iterations, "calibration"
         elif explicit:
@@ -186,6 +186,14 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
                     1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
                     rows, pooled, startup_s(engine))
+
+
+def explicit_iterations(opts: dict) -> int | None:
+    """The set-up's explicit iteration count: ``max_iter`` (a cap) and ``iterations`` (a
+    plan such as `fixed`'s) where given; with both, the run stops at the smaller (a utility
+    run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x too many)."""
+    given = [int(opts[k]) for k in ("max_iter", "iterations") if opts.get(k)]
+    return min(given) if given else None
 
 
 def line(est: Estimate) -> str:

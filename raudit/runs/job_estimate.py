@@ -24,7 +24,8 @@ from __future__ import annotations
 from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import LONG_S, cb_duration, closed_form_iterations, rate_at
+from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations,
+                                  explicit_iterations, rate_at)
 
 CAL_M = 8
 
@@ -61,7 +62,7 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
                       "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]
     m = _job_m(job, got["rates"], workers, device)
-    explicit = _cap(opts)
+    explicit = explicit_iterations(opts)
     if got["rates"] and (got["stop"] or explicit):
         iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
@@ -93,11 +94,6 @@ def _stop(fit: tuple, shape: tuple, ref: dict | None) -> int | None:
     return closed_form_iterations(impl, opts, *shape, eps, delta) or (ref or {}).get("iterations")
 
 
-def _cap(opts: dict) -> int | None:
-    """The set-up's explicit iteration count (max_iter or iterations), if any."""
-    return opts.get("max_iter") or opts.get("iterations")
-
-
 def _fkey(fit: tuple) -> str:
     impl, opts, dataset, eps, delta, label, bounds = fit
     return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
@@ -106,7 +102,7 @@ def _fkey(fit: tuple) -> str:
 def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
     """Iterations counted as the job's max_iter: a cap its models may stop before."""
     fit = cb.job_fit(job)
-    explicit = _cap(fit[1])
+    explicit = explicit_iterations(fit[1])
     stop = memo.get(_fkey(fit), {}).get("stop")
     return bool(explicit) and not stop and cal.iterations == int(explicit)
 
@@ -148,7 +144,7 @@ def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: d
         memo[key] = _stop(fit, job.ds.train.shape, reference.lookup(fit))
     if memo[key]:
         return int(memo[key]), False, False
-    explicit = _cap(fit[1])
+    explicit = explicit_iterations(fit[1])
     if _fkey(fit) == _fkey(first) or not explicit:
         return int(cal.iterations or cb.CAL_ITERS), first_cap, cal.lower_bound
     return int(explicit), True, False

@@ -25,7 +25,11 @@ A point counts only if its real fits spent no more than its eps: a data-dependen
 (``fixed -o analysis=data-dependent``) releases its eps_hat after training, and it can land
 far above the nominal eps when the votes were split (cervical, eps 10: eps_hat about 1,800).
 Such a point's test is still shown, flagged ``over_eps``, with the largest eps_hat of its
-fits, but "learns at eps" would be false there. All functions here are pure.
+fits, but "learns at eps" would be false there.
+
+A setting run in blocks (one root seed per run, e.g. a campaign's ``seed`` grid) is tested
+together by :func:`pooled_controls`: the same paired t over every fit of every run, paired
+by the fit's seed (which the real fit and its control share). All functions here are pure.
 """
 
 from __future__ import annotations
@@ -140,3 +144,55 @@ def curve_rows(points: Sequence[Mapping], alpha: float = ALPHA) -> dict:
     return {"rows": out, "alpha": alpha,
             "threshold": learning_threshold(((r["epsilon"], r["p"]) for r in out
                                              if not r["over_eps"]), alpha)}
+
+
+# -- pooling runs of one setting (blocks at several root seeds) ---------------------------
+
+#: the columns that make two runs' points the same setting (their root seed apart); the
+#: control arm differs from its real arm only in ``control``
+SETTING = ("impl", "dataset", "epsilon", "delta", "teachers", "preset", "conditional",
+           "options_json")
+
+
+def seed_means(rows: pd.DataFrame, setting: str = "B", metric: str = "auroc") -> dict[int, float]:
+    """Per fit seed: the mean of ``metric`` in ``setting`` over samples and classifiers.
+
+    A fit's seed derives from its run's root seed and its fit index only (raudit.seeds), so
+    it names the same initialisation, partition and z draws in a real fit, in its coin
+    control and in any other configuration run at the same root: the key that pairs fits
+    across runs, where ``fit_index`` (0..F-1 in every run) would collide."""
+    sel = rows[(rows["status"] == "ok") & (rows["setting"] == setting) & (rows["metric"] == metric)]
+    return {int(s): float(v) for s, v in sel.groupby("seed")["value"].mean().items()
+            if np.isfinite(v)}
+
+
+def pooled_controls(rows: pd.DataFrame, alpha: float = ALPHA) -> list[dict]:
+    """Real vs coin control pooled over every run of a setting (same :data:`SETTING`, any
+    root seed): the paired one-sided t over all their fit seeds. One record per setting
+    that has both arms: {impl, dataset, epsilon, options_json, runs, jobs, fits, real_mean,
+    control_mean, diff, se, p, learns, eps_hat_max, over_eps}. A run at one root seed gives
+    the per-run test of :func:`curve_rows`; this is the test of the blocks together."""
+    syn = rows[rows["impl"] != "real"]
+    if syn.empty:
+        return []
+    syn = syn.assign(_arm=syn["control"].astype(object).where(syn["control"].notna(), ""))
+    keys = list(SETTING)
+    out = []
+    for key, g in syn.groupby(keys, dropna=False, sort=True):
+        real, ctrl = g[g["_arm"] == ""], g[g["_arm"] == "coin"]
+        if real.empty or ctrl.empty:
+            continue
+        rm, cm = seed_means(real), seed_means(ctrl)
+        test = paired_one_sided(rm, cm)
+        both = sorted(set(rm) & set(cm))
+        spent = real["eps_hat"].max()
+        eps = float(g["epsilon"].iloc[0])
+        over = bool(np.isfinite(spent) and spent > eps * (1 + OVER_TOL))
+        jobs = sorted({str(j) for j in g["job"].dropna()}) if "job" in g else []
+        out.append({**dict(zip(keys, key)), "runs": int(real["run_id"].nunique()), "jobs": jobs,
+                    "fits": test.n, "real_mean": float(np.mean([rm[s] for s in both])) if both else None,
+                    "control_mean": float(np.mean([cm[s] for s in both])) if both else None,
+                    "diff": test.diff, "se": test.se, "p": test.p, "eps_hat_max": float(spent),
+                    "over_eps": over,
+                    "learns": bool(not over and np.isfinite(test.p) and test.p < alpha)})
+    return out

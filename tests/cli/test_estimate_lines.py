@@ -4,6 +4,8 @@ chunk size the run will use."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -196,3 +198,28 @@ def test_a_difference_lost_in_the_clock_noise_counts_all_as_iterations(monkeypat
     monkeypatch.setattr(cs, "_cpu", flat)
     got = cs.measure(game, ds, [], 5)
     assert got.iter_s > 0 and 1.0 / got.iter_s < 1e6
+
+
+def test_explicit_iterations_is_where_the_run_stops():
+    from raudit.runs.estimate import explicit_iterations
+
+    assert explicit_iterations({"max_iter": 10_000, "iterations": 1000}) == 1000
+    assert explicit_iterations({"max_iter": 50, "iterations": 1000}) == 50
+    assert explicit_iterations({"iterations": 7}) == 7 and explicit_iterations({}) is None
+
+
+def test_a_cached_rate_counts_fixeds_planned_iterations_not_the_study_cap(tmp_path, monkeypatch):
+    """With a rate in the chunk-rate cache, a utility job of `fixed -o iterations=7` was
+    counted at the utility's cap of 10,000 iterations per fit (10x too long for 1,000)."""
+    from raudit.runs import job_estimate
+
+    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: est\ndefaults: {kind: utility, fits: 1, samples: 1, settings: [B], "
+                   "classifiers: [lr], epsilons: [10.0]}\njobs:\n  - name: fx\n    impl: fixed\n"
+                   "    dataset: breast-cancer\n    options: {iterations: 7}\n")
+    r = runner.invoke(app, ["campaign", str(cfg), "--dry-run", "--backend", "local", "--json"])
+    assert r.exit_code == 0, r.output
+    job = json.loads(r.stdout)["jobs"][0]
+    assert job["rate"] == "cached"
+    assert (job["iterations_per_model"], job["model_iterations"]) == (7, 7)

@@ -269,3 +269,45 @@ def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
     assert list(t["learning threshold"].astype(str)) == [want]
     assert t["B mean at eps 1"].isna().all() and list(t["eps swept"]) == ["0.5, 5"]
     assert t["fits"].tolist() == [2]
+
+
+def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path, capsys):
+    from raudit.engine.driver import EngineConfig
+    from raudit.runs.utility import run_utility
+    from raudit.utility.learning import fit_means, paired_one_sided
+    from raudit.utility.plan import UtilityRequest
+
+    stores, diffs = {}, []
+    for seed in (0, 1):
+        req = UtilityRequest(impl="fixed", dataset="breast-cancer", epsilons=(5.0,),
+                             options={"iterations": 3}, fits=2, samples=1, classifiers=("lr",),
+                             settings=("B",), control="coin", max_iter=None, seed=seed)
+        run_utility(req, tmp_path / f"s{seed}", EngineConfig(backend="local"))
+        rows = pd.read_parquet(tmp_path / f"s{seed}" / "utility")
+        real, ctrl = (fit_means(rows[m]) for m in (rows["control"].isna(), rows["control"] == "coin"))
+        diffs += [real[f] - ctrl[f] for f in sorted(real)]
+        stores[f"seed{seed}"] = tmp_path / f"s{seed}"
+    camp = as_campaign(stores, tmp_path / "camp", tables=("utility",))
+    build(camp, tmp_path / "rep")
+    (row,) = pd.read_csv(tmp_path / "rep" / "tables" / "utility_pooled.csv").to_dict("records")
+    want = paired_one_sided(dict(enumerate(diffs)), dict.fromkeys(range(4), 0.0))
+    assert (row["runs"], row["fits"], row["jobs"]) == (2, 4, "seed0, seed1")
+    assert row["diff"] == pytest.approx(want.diff, abs=1e-12)
+    assert row["p"] == pytest.approx(want.p, abs=1e-12) or (math.isnan(row["p"]) and math.isnan(want.p))
+    build(tmp_path / "s0", tmp_path / "rep1")  # one run: no pooled table
+    assert not (tmp_path / "rep1" / "tables" / "utility_pooled.csv").exists()
+    # benchmarks/pooled_test.py pools the two single-run folders to the same test
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "pooled_test.py"
+    spec = importlib.util.spec_from_file_location("pooled_test", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    folders = [str(tmp_path / "s0"), str(tmp_path / "s1")]
+    assert script.main(folders) == 0
+    assert "fits 4:" in capsys.readouterr().out
+    assert script.main([folders[0], "--against", folders[1]]) == 2  # no fit seed in common
+    assert "0 fit seeds in both sides" in capsys.readouterr().err
+    assert script.main([*folders, "--against", *folders, "--against-control"]) == 0
+    assert f"diff {want.diff:+.4f}" in capsys.readouterr().out

@@ -19,7 +19,8 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.aggregation import aggregator
 from raudit.runs.utility import run_utility
 from raudit.utility.learning import (curve_rows, fit_means, learning_threshold,
-                                     paired_one_sided, single_class_share)
+                                     paired_one_sided, pooled_controls, seed_means,
+                                     single_class_share)
 from raudit.utility.plan import UtilityRequest
 from raudit.utility.runner import frame
 from raudit.utility.verdict import learning_sentence
@@ -102,6 +103,51 @@ def test_fit_means_and_single_class_share():
     old = rows.drop(columns="label_share").assign(single_class=[True, False, True, True, True,
                                                                 True, False])
     assert single_class_share(old) == pytest.approx(0.75)  # schema < 9: Setting B's flag
+
+
+def _pool_rows(specs):
+    """Utility rows, one per (run, fit, arm): (run_id, fit_index, seed, control, value,
+    options_json, eps_hat); Setting B AUROC, ok, eps 10."""
+    recs = [{"impl": "fixed", "dataset": "cervical", "epsilon": 10.0, "delta": 1e-5,
+             "teachers": float("nan"), "preset": "default", "conditional": None,
+             "options_json": o, "run_id": r, "fit_index": f, "seed": sd, "control": c,
+             "value": v, "eps_hat": e, "status": "ok", "setting": "B", "metric": "auroc",
+             "job": r} for r, f, sd, c, v, o, e in specs]
+    return pd.DataFrame(recs)
+
+
+def test_pooled_controls_pair_fits_by_seed_across_runs():
+    # two runs (root seeds) of one setting, fit indices 0.. in each: pairs by fit seed, so
+    # run a's fit 0 (seed 11) and run b's fit 0 (seed 21) are two pairs, not one; the
+    # differences (0.1, 0.2, 0.2) are the hand case above: p = (1 - 5 / sqrt 27) / 2
+    rows = _pool_rows([
+        ("a", 0, 11, None, 0.6, "{}", 10.0), ("a", 0, 11, "coin", 0.5, "{}", 10.0),
+        ("a", 1, 12, None, 0.7, "{}", 10.0), ("a", 1, 12, "coin", 0.5, "{}", 10.0),
+        ("b", 0, 21, None, 0.8, "{}", 10.0), ("b", 0, 21, "coin", 0.6, "{}", 10.0),
+        # another setting (options differ): its own record, and one run only
+        ("c", 0, 11, None, 0.9, '{"x":1}', 10.0), ("c", 0, 11, "coin", 0.4, '{"x":1}', 10.0),
+        ("c", 1, 12, None, 0.9, '{"x":1}', 10.0), ("c", 1, 12, "coin", 0.5, '{"x":1}', 10.0),
+        # a setting with no control arm: no record
+        ("d", 0, 11, None, 0.9, '{"y":1}', 10.0)])
+    assert seed_means(rows[rows["control"].isna() & (rows["options_json"] == "{}")]) == {
+        11: pytest.approx(0.6), 12: pytest.approx(0.7), 21: pytest.approx(0.8)}
+    recs = {r["options_json"]: r for r in pooled_controls(rows)}
+    assert set(recs) == {"{}", '{"x":1}'}
+    r = recs["{}"]
+    assert (r["runs"], r["fits"], r["jobs"]) == (2, 3, ["a", "b"])
+    assert r["diff"] == pytest.approx(1 / 6, abs=1e-12) and r["se"] == pytest.approx(1 / 30)
+    assert r["p"] == pytest.approx((1 - 5 / math.sqrt(27)) / 2, abs=1e-12)
+    assert r["real_mean"] == pytest.approx(0.7) and r["control_mean"] == pytest.approx(0.5 + 1 / 30)
+    assert r["learns"] is (r["p"] < 0.05) and not r["over_eps"]
+    assert recs['{"x":1}']["runs"] == 1 and recs['{"x":1}']["diff"] == pytest.approx(0.45)
+
+
+def test_pooled_controls_flag_a_setting_that_spent_more_than_its_eps():
+    rows = _pool_rows([("a", f, f, c, v, "{}", 40.0) for f in range(3)
+                       for c, v in ((None, 0.9 - 0.01 * f), ("coin", 0.5))])
+    (r,) = pooled_controls(rows)
+    assert r["over_eps"] and r["eps_hat_max"] == 40.0
+    assert r["p"] < 0.05 and not r["learns"]  # passes, but not at eps = 10
 
 
 # -- the control -----------------------------------------------------------------------
