@@ -25,8 +25,11 @@ def _autograd(net, p, real, fake, valid):
     return p.flat.grad.clone()
 
 
+@pytest.mark.parametrize("block_rows", [mlp_grad.BLOCK_ROWS, 1, 150])
 @pytest.mark.parametrize("d,b", [(30, 64), (13, 7), (6, 5)])
-def test_bce_grad_is_autograds_bit_for_bit(d, b):
+def test_bce_grad_is_autograds_bit_for_bit(d, b, block_rows, monkeypatch):
+    # in blocks of whole models (3 teachers each) too: one model a block, or several
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", block_rows)
     g = 12
     net = discriminator(d)
     p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
@@ -38,8 +41,43 @@ def test_bce_grad_is_autograds_bit_for_bit(d, b):
     want = _autograd(net, p, real, fake, valid)
     weight = ((torch.ones(g, dtype=torch.float64) / valid.sum(1).clamp(min=1))[:, None]
               .expand(g, b) * valid).unsqueeze(-1)
-    got = mlp_grad.bce_grad(net, p, [(real, 1.0, weight), (fake, 0.0, 1.0 / b)])
+    got = mlp_grad.bce_grad(net, p, [(real, 1.0, weight), (fake, 0.0, 1.0 / b)], align=3)
     assert torch.equal(got.view(torch.int64), want.view(torch.int64))
+
+
+@pytest.mark.parametrize("d", [13, 29, 50])
+def test_blocks_of_whole_models_give_one_blocks_bits(d, monkeypatch):
+    # 40 models of 4 teachers, batch 64: blocks of 1, 3 (a short last one) and 16 models
+    g, b, k = 160, 64, 4
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(d)
+    real = torch.randn(g, b, d, dtype=torch.float64, generator=gen)
+    fake = torch.randn(g, b, d, dtype=torch.float64, generator=gen) * 3
+    halves = [(real, 1.0, 1.0 / b), (fake, 0.0, 1.0 / b)]
+    whole = mlp_grad.bce_grad(net, p, halves)
+    for models in (1, 3, 16):
+        monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", models * k * b)
+        got = mlp_grad.bce_grad(net, p, halves, align=k)
+        assert torch.equal(got.view(torch.int64), whole.view(torch.int64)), models
+
+
+@pytest.mark.parametrize("b", [64, 7])
+@pytest.mark.parametrize("block_rows", [mlp_grad.BLOCK_ROWS, 640])
+def test_one_half_with_labels_is_the_students_autograd(b, block_rows, monkeypatch):
+    # the student's step (loop.py): one batch of fakes, a 0/1 label per row, the mean BCE;
+    # 40 models in blocks of 10 (labels cut with the rows) where the batch allows blocks
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", block_rows)
+    g, d = 40, 29
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(b)
+    fake = torch.randn(g, b, d, dtype=torch.float64, generator=gen)
+    target = (torch.rand(g, b, 1, generator=gen) < 0.3).to(torch.float64)
+    p.flat.grad = None
+    bce_logits(net(p, fake, logits=True), target).backward()
+    got = mlp_grad.bce_grad(net, p, [(fake, target, 1.0 / b)], align=1)
+    assert torch.equal(got.view(torch.int64), p.flat.grad.view(torch.int64))
 
 
 def test_supported_only_where_it_is_autograds():

@@ -128,7 +128,8 @@ def test_integers_are_uniform_over_their_range():
 
 
 def test_numpy_hash_and_uniforms_have_the_torch_bits():
-    # the eager CPU draws run in numpy (hash_np); the torch functions are the reference.
+    # the eager CPU draws run in C (native.c) where it is built, else in numpy (hash_np); the
+    # torch functions are the reference.
     # Keys of both signs, counters up to 2^32 - 1, odd and even sizes, M = 1 and several.
     from raudit.generators.nn import rng as R
     seeds = [0, 1, 7, 2**31 - 1, 123456789]
@@ -144,11 +145,36 @@ def test_numpy_hash_and_uniforms_have_the_torch_bits():
                 assert torch.equal(got, want), (fn.eager.__name__, counter, n)
 
 
-def test_draws_take_the_numpy_path_on_cpu(monkeypatch):
+def test_draws_take_the_numpy_path_on_cpu_without_the_native_kernels(monkeypatch):
     from raudit.generators.nn import hash_np
+    from raudit.generators.nn import rng as R
     calls = []
     real = hash_np.hash64
     monkeypatch.setattr(hash_np, "hash64", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(R, "_native_kernel", lambda name: None)
     monkeypatch.setenv("RAUDIT_COMPILE", "0")
     CounterRNG([3], dtype=torch.float32).uniform(5)
     assert calls == [1]
+
+
+def test_draws_take_the_native_path_where_it_is_built(monkeypatch):
+    from raudit.generators.nn import hash_np, native
+    if native.lib() is None:
+        pytest.skip("no C compiler here: the numpy path is the one taken")
+    monkeypatch.setattr(hash_np, "hash64", lambda *a: pytest.fail("numpy hash called"))
+    monkeypatch.setenv("RAUDIT_COMPILE", "0")
+    CounterRNG([3], dtype=torch.float32).uniform(5)
+    CounterRNG([3], dtype=torch.float64).normal(5)
+
+
+def test_native_hash_and_uniforms_have_the_numpy_bits():
+    # the C kernels (native.c) against the numpy ones, which the test above holds to torch's
+    from raudit.generators.nn import hash_np, native
+    from raudit.generators.nn import rng as R
+    if native.lib() is None:
+        pytest.skip("no C compiler here")
+    keys = torch.tensor([R._signed(R.stream_key(s)) for s in (0, 5, 2**40 + 3)], dtype=torch.int64)
+    pos = torch.arange(4097, dtype=torch.int64) + R._signed(((1 << 32) - 1) << 32)
+    for name, fn in (("_hash", hash_np.bits), ("_unit53", hash_np.unit53), ("_open53", hash_np.open53),
+                     ("_unit32x2", hash_np.unit32x2), ("_unit24x2", hash_np.unit24x2)):
+        assert torch.equal(R._native_kernel(name)(keys, pos), fn(keys, pos)), name

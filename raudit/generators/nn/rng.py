@@ -18,18 +18,20 @@ Box-Muller outputs (one 53-bit uniform per normal, not two), float32 uniforms ta
 two 24-bit numbers from each 64-bit hash, and the position arithmetic is done once
 per draw on n numbers, not on M x n. The hash and the uniforms are compiled into one loop
 each where a C++ compiler is present and RAUDIT_COMPILE asks for it (bit-exact: see
-:mod:`raudit.generators.nn.compiled`); eager on CPU they run in numpy's uint64 arithmetic
-(:mod:`raudit.generators.nn.hash_np`, the same bits in fewer passes).
+:mod:`raudit.generators.nn.compiled`); eager on CPU they run in one C loop where raudit's
+native kernels are built (:mod:`raudit.generators.nn.native`), else in numpy's uint64
+arithmetic (:mod:`raudit.generators.nn.hash_np`), the same bits in fewer passes.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import torch
 
-from raudit.generators.nn import hash_np
+from raudit.generators.nn import hash_np, native
 from raudit.generators.nn.compiled import enabled, kernel
 
 _MASK64 = (1 << 64) - 1
@@ -103,17 +105,30 @@ def _unit24x2(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
 def _fastest(fn, numpy_fn):
     """``fn`` compiled where RAUDIT_COMPILE allows (raudit.generators.nn.compiled): integer
     arithmetic, and integers below 2^53 scaled by powers of two, give the same bits. Eager on
-    CPU, the numpy version of :mod:`raudit.generators.nn.hash_np` (the same bits, ~3x less CPU);
-    ``.eager`` is the torch reference."""
+    CPU, raudit's C kernel (:mod:`raudit.generators.nn.native`, one pass) where it is built,
+    else the numpy version of :mod:`raudit.generators.nn.hash_np` (the same bits, ~3x less CPU
+    than torch); ``.eager`` is the torch reference."""
     compiled = kernel(fn)
 
     def run(keys: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         if keys.device.type == "cpu" and hash_np.USABLE and not enabled():
-            return numpy_fn(keys, pos)
+            return (_native_kernel(fn.__name__) or numpy_fn)(keys, pos)
         return compiled(keys, pos)
 
     run.eager = fn
     return run
+
+
+@lru_cache(maxsize=None)
+def _native_kernel(torch_name: str):
+    """The C version of the torch kernel named so (raudit.generators.nn.native: one pass), or
+    None where it is not built."""
+    name, dtype, pairs = {"_hash": ("bits", torch.int64, False),
+                          "_unit53": ("unit53", torch.float64, False),
+                          "_open53": ("open53", torch.float64, False),
+                          "_unit32x2": ("unit32x2", torch.float64, True),
+                          "_unit24x2": ("unit24x2", torch.float32, True)}[torch_name]
+    return native.hash_kernel(name, dtype, pairs)
 
 
 _unit53, _open53, _unit32x2, _unit24x2, _hash_kernel = (

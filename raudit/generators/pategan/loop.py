@@ -23,10 +23,12 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import Critic, TrainBatch, Trained
 from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                       TeacherLoss, Votes)
+from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan import fused_step
+from raudit.generators.pategan import teachers as teachers_mod
 from raudit.generators.pategan.aggregation import aggregator, soft_target
 from raudit.generators.pategan.fixed_dd import confident_votes
 from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
@@ -248,15 +250,19 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 elif observer is not None:
                     observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
                 s_opt.zero_grad()
-                logits = nets.student(student, fake, logits=True)
                 if cfg.soft_labels and cfg.control is None:  # the control keeps its coins
                     target = soft_target(n1, cfg.k, noise).to(fake.dtype)[..., None]
                 else:
                     target = labels.to(fake.dtype)[..., None]
-                if answered is None and not cfg.student_balance:
-                    bce_logits(logits, target).backward()
+                plain = answered is None and not cfg.student_balance
+                if plain and teachers_mod.HAND_GRAD and mlp_grad.supported(nets.student, dev):
+                    # autograd's gradient of the mean BCE below, by hand (nn/mlp_grad.py)
+                    student.flat.grad = mlp_grad.bce_grad(
+                        nets.student, student, [(fake, target, 1.0 / fake.shape[1])], align=1)
                 else:
-                    student_loss(logits, target, answered, cfg.student_balance).backward()
+                    logits = nets.student(student, fake, logits=True)
+                    (bce_logits(logits, target) if plain else
+                     student_loss(logits, target, answered, cfg.student_balance)).backward()
                 s_opt.step(upd)
             g_opt.zero_grad()
             logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),

@@ -24,8 +24,9 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 
 
-# the teachers' gradient by hand where it is autograd's to the bit (nn/mlp_grad.py);
-# RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests compare it with
+# the teachers' (and the PATE loop's student's) gradient by hand where it is autograd's to
+# the bit (nn/mlp_grad.py); RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests
+# compare it with
 HAND_GRAD = os.environ.get("RAUDIT_HAND_GRAD", "1") != "0"
 
 
@@ -241,7 +242,7 @@ class LocalTeachers:
                 and mlp_grad.supported(self.net, real.device)):
             # the same gradient as the autograd lines below, bit for bit, without the graph
             halves = [(real, 1.0, self._real_weight(b)), (fake.detach(), 0.0, 1.0 / fake.shape[1])]
-            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves)
+            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves, align=self.k)
             self.opt.step(mask)
             return rows
         real_loss = self._real_loss(self.net(self.params, real, logits=True))

@@ -22,6 +22,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.nn import native
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, layer_norm, linear, xavier_uniform
 
@@ -31,6 +32,7 @@ from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, la
 # measurement against 2^16 (1.02-1.15x at M = 32 and 128, docs/performance.md); the block
 # never changes a number
 BLOCK_ELEMENTS = 1 << 17
+SLOPE = 0.2  # LeakyReLU(0.2), stacked.ACTIVATIONS' slope
 
 
 class TorchInitMLP(MLP):
@@ -56,7 +58,8 @@ class ResidualGenerator:
     def __init__(self, latent: int, out: int, binary: bool = False):
         self.latent, self.out = latent, out
         self.act = ACTIVATIONS["tanh" if binary else "leaky_relu"]
-        self.act_ = torch.tanh_ if binary else (lambda x: F.leaky_relu_(x, 0.2))  # in place
+        self.binary = binary
+        self.act_ = torch.tanh_ if binary else (lambda x: F.leaky_relu_(x, SLOPE))  # in place
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         widths = [(self.latent, self.latent), (self.latent, self.latent), (self.latent, self.out)]
@@ -97,13 +100,30 @@ class ResidualGenerator:
         """The same forward without autograd, each block's affine, activation and residual
         sum written into the block's layer-norm output: two new tensors per block instead
         of five (most of the generator's rows are drawn for the teachers and votes without
-        gradients). The same kernels on the same operands: the same bits."""
+        gradients). The same kernels on the same operands: the same bits. Where
+        :mod:`raudit.generators.nn.native` reproduces them (checked per row width against
+        torch, bit for bit), the layer norm, affine, activation and residual sum of a block
+        are one pass over its GEMM's output instead (1.3-1.4x less CPU per block at 64 wide)."""
         x = z
         for i in range(3):
-            h = F.layer_norm(linear(x, v[f"w{i}"]), (v[f"w{i}"].shape[-1],))
-            torch.addcmul(v[f"b{i}"].unsqueeze(1), h, v[f"g{i}"].unsqueeze(1), out=h)
-            self.act_(h)
-            if i < 2:
-                h += x  # block(x) + x
+            h = linear(x, v[f"w{i}"])
+            res = x if i < 2 else None  # block(x) + x
+            how = self._native(h, res, v[f"g{i}"])
+            if how is not None:  # the four ATen calls below in one pass, the same bits
+                native.ln_leaky_block(h, res, v[f"g{i}"], v[f"b{i}"], SLOPE, how)
+            else:
+                h = F.layer_norm(h, (h.shape[-1],))
+                torch.addcmul(v[f"b{i}"].unsqueeze(1), h, v[f"g{i}"].unsqueeze(1), out=h)
+                self.act_(h)
+                if res is not None:
+                    h += res
             x = h
         return x
+
+    def _native(self, h: torch.Tensor, res: torch.Tensor | None, gamma: torch.Tensor):
+        """How :func:`native.ln_leaky_block` gives this block's bits here, or None (torch)."""
+        if (self.binary or h.dtype != torch.float64 or h.device.type != "cpu"
+                or not h.is_contiguous() or gamma.stride(-1) != 1
+                or (res is not None and not res.is_contiguous())):
+            return None
+        return native.block_ok(h.shape[-1], SLOPE)
