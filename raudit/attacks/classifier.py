@@ -11,15 +11,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import sklearn
-from sklearn.ensemble import RandomForestClassifier
 
 from raudit import classifiers
 from raudit.attacks import features as feature_sets
-from raudit.attacks.forest import fit_forest, forest_proba
 from raudit.errors import ConfigError
 from raudit.registry import Registry
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import RandomForestClassifier
+
+# scikit-learn (about a CPU-second of imports) is loaded on the first fit, not with the
+# attack registry: `raudit audit` reads the registry to parse its options, and its first
+# fit comes after Ray has started (raudit.engine.driver.prestart), which its import then
+# overlaps.
+
+
+def fit_forest(model, X, y):
+    """:func:`raudit.attacks.forest.fit_forest` (imported on first use)."""
+    from raudit.attacks.forest import fit_forest as fit
+
+    return fit(model, X, y)
+
+
+def forest_proba(model, X):
+    """:func:`raudit.attacks.forest.forest_proba` (imported on first use)."""
+    from raudit.attacks.forest import forest_proba as proba
+
+    return proba(model, X)
 
 
 def fit_attack(X_train: np.ndarray, y_train: np.ndarray, seed: int) -> RandomForestClassifier:
@@ -44,6 +65,8 @@ def prechecked():
     its parameters and inputs for each of its 100 trees; the checks change no
     number, they only cost time. Inputs are checked once by :func:`fit_attack`.
     """
+    import sklearn
+
     return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)
 
 

@@ -106,7 +106,9 @@ def _synthesize(spec: Mapping[str, Any], observer=None):
     """:func:`synthesize` plus the CPU seconds of the chunk's training (this process's)."""
     gs, world, trials = spec["game"], spec["world"], list(spec["trials"])
     ds = load_train(gs)
-    table = g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world]
+    # D_in is the data itself, whatever the target: an early chunk (no target yet) trains it
+    table = (g.in_world(ds.train) if world == "in" else
+             g.worlds(ds.train, gs["target"], gs.get("neighbours", "add-remove"))[world])
     gen = build_generator(gs, spec.get("device"))
     c0 = time.process_time()
     models = gen.fit_many([table] * len(trials), epsilon=gs["epsilon"], delta=gs["delta"],
@@ -120,11 +122,51 @@ def _synthesize(spec: Mapping[str, Any], observer=None):
 def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Train, sample and featurise the chunk's shadow models (see the module docstring)."""
     t0 = time.perf_counter()
-    gs, trials = spec["game"], list(spec["trials"])
-    if not trials:
+    if not spec["trials"]:
         return []
+    return featurised_rows(spec, _trained(spec), t0)
+
+
+def run_early_chunk(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """An in-world chunk trained before its audit's target is chosen: D_in is the data
+    itself and a model's seeds do not depend on the target, so the models are the game's
+    own; only the attack's features need the target. Returns what :func:`featurised_rows`
+    needs to finish the chunk's rows in the driver once the target is known (the synthetic
+    tables, the models' summaries, the kept model's eps_true), not the models. The spec is
+    an in-world chunk's whose trials carry no id, ``events_index`` in place of
+    ``events_of``; black-box, one sample per model (what :func:`raudit.runs.jobs` sends)."""
+    t0 = time.perf_counter()
+    trained = _trained(spec)
+    trained.pop("models")
+    return {**trained, "seconds": time.perf_counter() - t0, "device": spec.get("device") or "cpu"}
+
+
+def _trained(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The chunk's trained models, their synthetic tables and summaries, the training CPU
+    seconds and the kept model's eps_true columns (``{}`` if none is kept)."""
     kept = _event_log(spec)
     ds, models, synths, train_cpu = _synthesize(spec, None if kept is None else kept[1])
+    summaries = [m.summary() for m in models]
+    eps_true: dict[str, Any] = {}
+    if kept is not None:
+        j, log = kept
+        t = spec["trials"][j]
+        row = {"world": spec["world"], "shadow_index": int(t["shadow_index"]),
+               "seed": int(t["seed"]),
+               "delta": as_float(summaries[j].get("delta", spec["game"].get("delta")))}
+        eps_true = {"index": j, **_eps_true_columns(log, row, spec["game"])}
+    return {"models": models, "synths": synths, "summaries": summaries,
+            "train_cpu": train_cpu, "eps_true": eps_true}
+
+
+def featurised_rows(spec: Mapping[str, Any], trained: Mapping[str, Any],
+                    t0: float) -> list[dict[str, Any]]:
+    """The chunk's ``shadow`` rows from :func:`_trained`'s result (``models`` may be absent:
+    an early chunk's, which is black-box with one sample per model). ``t0``: when the
+    chunk's work began (the rows' ``wall_s``)."""
+    gs, trials = spec["game"], list(spec["trials"])
+    synths, summaries, models = trained["synths"], trained["summaries"], trained.get("models")
+    ds = load_train(gs)
     n_rows = len(synths[0])
     ctx = verified_context(ds.train, gs)
     X = extract(gs["features"], synths, ctx)
@@ -133,12 +175,12 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
         X = [np.concatenate([np.asarray(x, dtype=float), w])
              for x, w in zip(X, white_box_features(models, ctx, spec))]
-    extra = _extra_features(spec, models, n_rows, ctx)
+    extra = _extra_features(spec, models, n_rows, ctx) if models is not None else None
     wall = (time.perf_counter() - t0) / len(trials)
     base = {**row_base(spec), "synthetic_rows": n_rows}
+    train_cpu = trained["train_cpu"]
     rows = []
-    for t, m, x in zip(trials, models, X):
-        s = m.summary()
+    for t, s, x in zip(trials, summaries, X):
         rows.append({**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
                      "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]),
                      "split": t["split"], "iterations": int(s.get("iterations", 0) or 0),
@@ -147,21 +189,26 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
                      "delta": as_float(s.get("delta", gs.get("delta"))),
                      "train_cpu_s": train_cpu / len(trials),
                      **({"features_extra": next(extra)} if extra is not None else {})})
-    if kept is not None:
-        j, log = kept
-        rows[j].update(_eps_true_columns(log, rows[j], gs))
+    if trained["eps_true"]:
+        cols = dict(trained["eps_true"])
+        rows[cols.pop("index")].update(cols)
     return rows
 
 
 def _event_log(spec: Mapping[str, Any]):
     """(position, observer) of the trial whose events the chunk keeps, or None."""
-    wanted = spec.get("events_of")
-    ids = [t["trial_id"] for t in spec["trials"]]
-    if wanted is None or wanted not in ids:
-        return None
+    if spec.get("events_index") is not None:  # an early chunk: its trials have no ids yet
+        j = int(spec["events_index"])
+    else:
+        wanted = spec.get("events_of")
+        if wanted is None:
+            return None
+        ids = [t["trial_id"] for t in spec["trials"]]
+        if wanted not in ids:
+            return None
+        j = ids.index(wanted)
     from raudit.generators.transcript import ModelEvents
 
-    j = ids.index(wanted)
     return j, ModelEvents(j)
 
 

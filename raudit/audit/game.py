@@ -208,7 +208,7 @@ def worlds(train: pd.DataFrame, target: Any, neighbours: str = "add-remove"
     """
     if target not in train.index:
         raise ConfigError(f"target row {target!r} is not in the training data")
-    d_in = train.copy()
+    d_in = in_world(train)
     if neighbours == "replace":
         others = train.index[train.index != target]
         if len(others) == 0:
@@ -217,9 +217,15 @@ def worlds(train: pd.DataFrame, target: Any, neighbours: str = "add-remove"
         d_out.loc[target] = train.loc[others[0]].to_numpy()
     else:
         d_out = train.drop(index=target)
-    for t in (d_in, d_out):
-        t.attrs[SINGLE_CLASS_OK] = True
+    d_out.attrs[SINGLE_CLASS_OK] = True
     return {"in": d_in, "out": d_out}
+
+
+def in_world(train: pd.DataFrame) -> pd.DataFrame:
+    """D_in: the training data itself, in both neighbour relations (so it needs no target)."""
+    d_in = train.copy()
+    d_in.attrs[SINGLE_CLASS_OK] = True
+    return d_in
 
 
 def reference(train: pd.DataFrame, target: Any) -> pd.DataFrame:

@@ -199,6 +199,9 @@ def chunk_specs(game: Game, audit_id: str, per_world: dict[str, list[dict]], don
     out, worlds = [], list(chunks)
     for i in range(max((len(c) for c in chunks.values()), default=0)):
         out += [chunks[w][i] for w in worlds if i < len(chunks[w])]
+    # the short chunks (each world's remainder) last: the pool's last chunks then end
+    # closer together (longest first); a world's own chunks keep their order
+    out.sort(key=lambda c: -len(c["trials"]))
     return out
 
 

@@ -99,6 +99,8 @@ class Backend(Protocol):
 
     def session(self) -> ContextManager[None]: ...  # shared start-up of several runs
 
+    def prestart(self, workers: int | None) -> ContextManager[None]: ...  # see prestart()
+
     def workers(self) -> int: ...  # slots when --workers is not given
 
     def on_this_machine(self) -> bool: ...  # whether the chunks run on this machine
@@ -112,6 +114,9 @@ class LocalBackend:
         _run_local(*args)
 
     def session(self) -> ContextManager[None]:
+        return contextlib.nullcontext()
+
+    def prestart(self, workers: int | None) -> ContextManager[None]:
         return contextlib.nullcontext()
 
     def workers(self) -> int:
@@ -132,6 +137,11 @@ class RayBackend:
         from raudit.engine import actors
 
         return actors.hold()
+
+    def prestart(self, workers: int | None) -> ContextManager[None]:
+        from raudit.engine import actors
+
+        return actors.prestart(workers)
 
     def workers(self) -> int:
         return os.cpu_count() or 1
@@ -159,6 +169,14 @@ def session(config: EngineConfig) -> Iterator[None]:
     """
     with BACKENDS.get(config.backend).session():
         yield
+
+
+def prestart(config: EngineConfig) -> ContextManager[None]:
+    """Begin the backend's start-up (Ray's: a background ``ray.init``) now, for the runs
+    inside the block, so that it overlaps what the caller does before its first chunk; the
+    block's end stops what it started. Call it after the input is checked: it starts
+    processes, even if no chunk then runs."""
+    return BACKENDS.get(config.backend).prestart(config.workers)
 
 
 def run_chunks(fn: Fn, specs: Iterable[Mapping], *, on_done: OnDone,

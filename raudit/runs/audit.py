@@ -22,7 +22,7 @@ from typing import Any
 from raudit.audit import runner as ar
 from raudit.audit import targets as tg
 from raudit.audit.guard import probe
-from raudit.engine.driver import EngineConfig
+from raudit.engine.driver import EngineConfig, prestart
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.files import check_writable
@@ -52,8 +52,20 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
     # sizes this machine can hold, before a calibration runs or --out is touched
     limits.check_audit(req, engine, ds)
-    if estimate:
-        ResultStore(out).check_manifest(manifest)  # refuse another audit's folder first
+    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
+    check_writable(out)  # leaves no trace
+    # The input is checked: Ray (if it runs the chunks) starts in the background while the
+    # calibration, the estimate and the probe below run here. Not for a resume, which may
+    # have nothing left to train (then Ray never starts).
+    fresh = not out.exists() or not ResultStore(out).done_ids()
+    with prestart(engine) if fresh else contextlib.nullcontext():
+        return _run_checked(req, (game, manifest, ds), out, engine,
+                            (progress, notice, auto_chunk, estimate))
+
+
+def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
+    progress, notice, auto_chunk, estimate = how
+    game, manifest, ds = prepared
     said: list[str] = []  # with an estimate, -M auto's line follows it
     if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
@@ -63,9 +75,7 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     for message in said:
         notice(message)
     audit_id = spec_hash(manifest)[:16]
-    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
     created = not out.exists()
-    check_writable(out)
     store = ResultStore(out, notice=notice)
     with store.lock():
         if not store.done_ids():  # a finished model already proved the set-up

@@ -29,6 +29,7 @@ def late(path: str) -> Callable[[dict], Any]:
 #: chunk kind -> its chunk function
 CHUNK_KINDS: Registry[Callable[[dict], Any]] = Registry("chunk kind")
 CHUNK_KINDS.register("audit", late("raudit.audit.chunk:run_chunk"))
+CHUNK_KINDS.register("audit-early", late("raudit.audit.chunk:run_early_chunk"))
 CHUNK_KINDS.register("selection-pool", late("raudit.audit.selection:run_pool_chunk"))
 CHUNK_KINDS.register("utility", late("raudit.utility.chunk:run_chunk"))
 

@@ -29,6 +29,7 @@ from raudit.audit import targets as tg
 from raudit.audit.game import trials
 from raudit.audit.guard import Estimator, probe
 from raudit.results import ResultStore, spec_hash
+from raudit.runs.early import EarlyChunks
 
 
 def wrap(job: str, kind: str, chunk: dict) -> dict:
@@ -88,6 +89,7 @@ class AuditJob(Job):
         self._expected = 0  # game models counted in total before the target was chosen
         self.sel_units = self.sel_failed = 0  # the selection stage's share of units/failures
         self._estimator = None
+        self.early = EarlyChunks()  # in-world chunks trained while the target is chosen
 
     def planned_models(self) -> int:
         """Models of the whole job (selection included), done or not."""
@@ -123,7 +125,9 @@ class AuditJob(Job):
         # the bars and the ETA cover the whole job from the start.
         self._expected = max(0, 2 * self.req.shadow_models - len(self.store.done_ids()))
         self.total = sum(weight(s) for s in specs) + self._expected
-        return specs if specs else self._chosen()
+        if not specs:
+            return self._chosen()
+        return specs + [wrap(self.name, "audit-early", c) for c in self.early.plan(self, engine)]
 
     def _chosen(self) -> list[dict]:
         row, aucs = ar.choose_selected(self.sel_store, self._plan, self.game.seed)
@@ -147,20 +151,24 @@ class AuditJob(Job):
             self._expected = 0
             return self._next_stage()
         self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
-        chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world, self.store.done_ids(),
-                                self.req.chunk_size, ar.event_trial(self.game, self.per_world))
-        pending = sum(len(c["trials"]) for c in chunks)
+        events_of = ar.event_trial(self.game, self.per_world)
+        early = self.early.game_chunks(self, events_of)  # already trained or training
+        skip = {t["trial_id"] for c in early for t in c["trials"]}
+        chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
+                                self.store.done_ids() | skip, self.req.chunk_size, events_of)
+        pending = sum(len(c["trials"]) for c in chunks + early)
         self.total += pending - self._expected
         self._expected = 0
         self.t_game = time.perf_counter()
-        if self.verbose and chunks:
+        if self.verbose and chunks + early:
             self.notice(f"{pending:,} of {2 * self.game.shadow_models:,} shadow models to "
-                        f"train, in {len(chunks)} chunk(s) of up to {self.req.chunk_size}; the "
-                        "estimate is refreshed after the first chunk")
+                        f"train, in {len(chunks) + len(early)} chunk(s) of up to "
+                        f"{self.req.chunk_size}; the estimate is refreshed after the first chunk")
         if self.verbose and self.engine is not None:
             first = not self.selection  # a game after its selection started long ago
             self._estimator = Estimator(pending, self.engine, self.notice,
                                         self._on_start(self.engine) if first else None)
+        self.early.store_arrived(self)
         return [wrap(self.name, "audit", c) for c in chunks]
 
     @staticmethod
@@ -170,6 +178,9 @@ class AuditJob(Job):
         return lambda seconds: observe_startup(engine, seconds)
 
     def done(self, spec: dict, rows, error: str | None) -> list[dict]:
+        if spec["kind"] == "audit-early":  # stored (and counted) once the target is known
+            self.early.arrived(self, spec["chunk"]["early_index"], rows, error)
+            return []
         self._tick(spec, error)
         chunk = spec["chunk"]
         if spec["kind"] == "selection-pool":

@@ -90,7 +90,7 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
             bars.get(job.name, lambda n: None)(weight(spec))
-            if first[0] is not None and error is None and rows:
+            if first[0] is not None and error is None and rows and isinstance(rows, list):
                 call, first[0] = first[0], None
                 call(job, rows)
             pending[job.name] += len(more) - 1

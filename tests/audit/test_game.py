@@ -57,6 +57,14 @@ def test_chunking_does_not_change_trials():
     assert [s["world"] for s in small[:4]] == ["out", "in", "out", "in"]  # worlds alternate
     done = {per_world["in"][0]["trial_id"], per_world["out"][5]["trial_id"]}
     assert len(key(chunk_specs(game, "x", per_world, done, 7))) == 38
+    # each world's remainder is queued last (out 20 = 6 x 3 + 2, in 16 pending = 5 x 3 + 1),
+    # so the pool's last chunks are the short ones; a world's chunks keep their order
+    done = {t["trial_id"] for t in per_world["in"][:4]}
+    resumed = chunk_specs(game, "x", per_world, done, 3)
+    assert [len(s["trials"]) for s in resumed] == [3] * 11 + [2, 1]
+    for w in ("out", "in"):
+        idx = [t["shadow_index"] for s in resumed if s["world"] == w for t in s["trials"]]
+        assert idx == sorted(idx)
 
 
 def test_worlds_differ_by_the_target_only():

@@ -122,3 +122,31 @@ def test_killing_a_worker_mid_audit_loses_nothing(cluster, tmp_path, kill_actor_
     shadow = pd.read_parquet(tmp_path / "shadow")
     assert killed and r["models_ok"] == 20 and r["missing"] == 0
     assert len(shadow) == 20 and shadow["trial_id"].is_unique and (shadow["status"] == "ok").all()
+
+
+def test_early_in_world_chunks_on_ray_with_a_killed_worker_lose_nothing(
+        cluster, tmp_path, kill_actor_after_first_part):
+    """--target auto on Ray queues the game's first in-world chunks behind the selection's
+    (raudit.runs.early); an actor killed once the first selection part is stored loses
+    none of them: the same rows (features, iterations, eps_hat, eps_true) and the same
+    result as the local backend, which queues none."""
+    from raudit.generators.kwargs import generator_kwargs
+
+    killed = kill_actor_after_first_part
+    options = generator_kwargs("smartnoise", preset=None, teachers=None, lam=None, max_iter=3,
+                               device=None, options=None)
+    req = AuditRequest(impl="smartnoise", attack="groundhog", dataset="breast-cancer",
+                       target="auto", shadow_models=10, chunk_size=3, selection_models=8,
+                       target_candidates=4, options=options)
+    a = run_audit(req, tmp_path / "ray", RAY)
+    b = run_audit(req, tmp_path / "local", EngineConfig(backend="local"))
+    assert killed and a["models_ok"] == b["models_ok"] == 20 and a["missing"] == 0
+    cols = ["trial_id", "world", "split", "seed", "sample_seed", "iterations", "eps_hat",
+            "eps_true", "chunk_models", "target"]
+    ra = pd.read_parquet(tmp_path / "ray" / "shadow").sort_values("trial_id").reset_index(drop=True)
+    lo = pd.read_parquet(tmp_path / "local" / "shadow").sort_values("trial_id").reset_index(drop=True)
+    assert ra["trial_id"].is_unique and (ra["status"] == "ok").all()
+    pd.testing.assert_frame_equal(ra[cols], lo[cols])
+    assert all((x == y).all() for x, y in zip(ra["features_vec"], lo["features_vec"]))
+    for key in ("target", "auc", "eps_cp", "eps_bayes", "eps_true", "selection_models"):
+        assert a[key] == b[key], key
