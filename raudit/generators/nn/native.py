@@ -127,14 +127,22 @@ _PROBE = (8, 64)  # groups x rows of the probe
 
 
 def reference_block(h: torch.Tensor, res: torch.Tensor | None, gamma: torch.Tensor,
-                    beta: torch.Tensor, slope: float, eps: float = 1e-5) -> torch.Tensor:
-    """What :func:`ln_leaky_block` computes, in torch (smartnoise's no-gradient block), in place."""
+                    beta: torch.Tensor, act_, eps: float = 1e-5) -> torch.Tensor:
+    """smartnoise's no-gradient block in torch, in place on ``h``: layer norm, per-model
+    affine, the in-place activation ``act_``, residual sum. With LeakyReLU it is what
+    :func:`ln_leaky_block` computes in one pass; smartnoise's generator runs it where that
+    pass is not used."""
     y = torch.nn.functional.layer_norm(h, h.shape[-1:], eps=eps)
     torch.addcmul(beta.unsqueeze(1), y, gamma.unsqueeze(1), out=h)
-    torch.nn.functional.leaky_relu_(h, slope)
+    act_(h)
     if res is not None:
         h += res
     return h
+
+
+def leaky_(slope: float):
+    """LeakyReLU with this slope, in place."""
+    return lambda x: torch.nn.functional.leaky_relu_(x, slope)
 
 
 @lru_cache(maxsize=None)
@@ -153,7 +161,7 @@ def block_ok(cols: int, slope: float, eps: float = 1e-5) -> tuple[int, int] | No
     res = torch.randn(groups, rows, cols, dtype=torch.float64, generator=g)
     params = torch.randn(groups, 3 * cols, dtype=torch.float64, generator=g)
     gamma, beta = params[:, :cols], params[:, cols:2 * cols]  # strided, as views of a flat
-    want = [reference_block(h.clone(), r, gamma, beta, slope, eps) for r in (res, None)]
+    want = [reference_block(h.clone(), r, gamma, beta, leaky_(slope), eps) for r in (res, None)]
     for vw in _LANES:
         if cols // vw > 16:
             continue

@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import torch
-import torch.nn.functional as F
 
 from raudit.generators.nn import native
 from raudit.generators.nn.rng import CounterRNG
@@ -59,7 +58,7 @@ class ResidualGenerator:
         self.latent, self.out = latent, out
         self.act = ACTIVATIONS["tanh" if binary else "leaky_relu"]
         self.binary = binary
-        self.act_ = torch.tanh_ if binary else (lambda x: F.leaky_relu_(x, SLOPE))  # in place
+        self.act_ = torch.tanh_ if binary else native.leaky_(SLOPE)  # in place
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
         widths = [(self.latent, self.latent), (self.latent, self.latent), (self.latent, self.out)]
@@ -112,11 +111,7 @@ class ResidualGenerator:
             if how is not None:  # the four ATen calls below in one pass, the same bits
                 native.ln_leaky_block(h, res, v[f"g{i}"], v[f"b{i}"], SLOPE, how)
             else:
-                h = F.layer_norm(h, (h.shape[-1],))
-                torch.addcmul(v[f"b{i}"].unsqueeze(1), h, v[f"g{i}"].unsqueeze(1), out=h)
-                self.act_(h)
-                if res is not None:
-                    h += res
+                native.reference_block(h, res, v[f"g{i}"], v[f"b{i}"], self.act_)
             x = h
         return x
 
