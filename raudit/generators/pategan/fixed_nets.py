@@ -21,6 +21,7 @@ import torch
 
 from raudit.errors import ConfigError
 from raudit.generators.nn.stacked import MLP
+from raudit.generators.pategan import fixed_grad
 from raudit.generators.pategan.borealis.port import borealis_z_dim
 from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
 
@@ -72,9 +73,27 @@ class JointCritic(MLP):
         super().__init__([2 * d - 1] + list(widths[1:]), activations, **kw)
         self.shift = float(shift)  # critic_centre: the features minus 0.5 (ShiftedCritic)
 
-    def __call__(self, p, x, **kw):
+    def joint(self, x: torch.Tensor) -> torch.Tensor:
+        """The first layer's input: rows (..., d) -> [x * y, x * (1 - y), y] (2d - 1)."""
         y, f = x[..., -1:], x[..., :-1] - self.shift
-        return super().__call__(p, torch.cat([f * y, f * (1 - y), y], -1), **kw)
+        return torch.cat([f * y, f * (1 - y), y], -1)
+
+    def __call__(self, p, x, **kw):
+        return super().__call__(p, self.joint(x), **kw)
+
+    # LocalTeachers' fast path (pategan/fixed_grad.py): the same bits as autograd and as
+    # ``__call__(..., shared=k)``, the shared first layer ``first`` made once per teacher update
+    def shared_first(self, p, k: int, device: torch.device) -> tuple | None:
+        """The permuted first layer for a batch shared by k teachers, or None (no fast path)."""
+        return fixed_grad.shared_first(p, k) if fixed_grad.supported(self, device) else None
+
+    def shared_forward(self, p, x, k: int, first: tuple, *, logits: bool = False):
+        return fixed_grad.forward(self, p, self.joint(x), k, first, logits=logits)
+
+    def teacher_grad(self, p, real: tuple, fake: tuple, k: int, first: tuple) -> torch.Tensor:
+        """The joint step's gradient; ``real``/``fake``: (rows, d(loss)/d(per-row BCE))."""
+        return fixed_grad.teacher_grad(self, p, (self.joint(real[0]), real[1]),
+                                       (self.joint(fake[0]), fake[1]), k, first)
 
 
 class ShiftedCritic(MLP):

@@ -201,6 +201,7 @@ class LocalTeachers:
         self.params = net.create(rng)
         self.opt = Adam(self.params, lr=training.lr, betas=training.betas)
         self.table, ids = distinct_rows(x)
+        self._first = None  # see _shared_first
         self.ids = torch.gather(ids, 1, parts.reshape(self.models, -1)).view_as(self.parts)
 
     def _positions(self) -> torch.Tensor:
@@ -226,6 +227,8 @@ class LocalTeachers:
         m, k, b = rows.shape
         ids = torch.gather(self.ids, 1, pos)
         shared = k if fake.shape[0] == m else 1
+        first = self._first
+        self._first = None  # the parameters change in this step
         mask = None if active is None else active.repeat_interleave(k)
         self.opt.zero_grad()
         # the joint step of a plain MLP (any MLP subclass that keeps its forward) goes through
@@ -243,6 +246,15 @@ class LocalTeachers:
             # the same gradient as the autograd lines below, bit for bit, without the graph
             halves = [(real, 1.0, self._real_weight(b)), (fake.detach(), 0.0, 1.0 / fake.shape[1])]
             self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves, align=self.k)
+            self.opt.step(mask)
+            return rows
+        if self.update == "joint" and shared > 1 and first is None:
+            first = self._shared_first()
+        if self.update == "joint" and shared > 1 and first is not None:
+            # fixed's joint critic: autograd's gradient by hand (fixed_grad.py)
+            self.params.flat.grad = self.net.teacher_grad(
+                self.params, (real, self._real_weight(b)), (fake.detach(), 1.0 / fake.shape[1]),
+                k, first)
             self.opt.step(mask)
             return rows
         real_loss = self._real_loss(self.net(self.params, real, logits=True))
@@ -283,9 +295,24 @@ class LocalTeachers:
         logits = self.net(self.params, real, logits=True, shared=self.k).view(m, k, k, b)
         return real_losses(logits)
 
+    def _shared_first(self) -> tuple | None:
+        """The teachers' first layer permuted for a batch shared by a model's k teachers, where
+        the network has that fast path (fixed's joint critic, ``net.shared_first``); else None
+        (and under RAUDIT_HAND_GRAD=0). :meth:`votes` keeps it in ``_first`` until the next
+        :meth:`step`, which uses and drops it: only a step changes the parameters."""
+        make = getattr(self.net, "shared_first", None)
+        if make is None or not HAND_GRAD:
+            return None
+        return make(self.params, self.k, self.params.flat.device)
+
     @torch.no_grad()
     def votes(self, fake: torch.Tensor) -> torch.Tensor:
         """n1 (M, B): how many of each model's teachers call each fake sample real."""
         m, b, _ = fake.shape
-        p = self.net(self.params, fake, shared=self.k)
+        if self._first is None:
+            self._first = self._shared_first()
+        if self._first is not None:
+            p = self.net.shared_forward(self.params, fake, self.k, self._first)
+        else:
+            p = self.net(self.params, fake, shared=self.k)
         return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
