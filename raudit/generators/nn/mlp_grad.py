@@ -25,6 +25,9 @@ autograd.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
@@ -82,12 +85,29 @@ BLOCK_ROWS = 4096
 ROW_MULTIPLE = 64  # blocks only for batches of a multiple of this many rows (see bce_grad)
 
 
+@dataclass(frozen=True)
+class Blockwise:
+    """A half's inputs made block by block: ``make(lo, hi)`` gives groups lo..hi-1's
+    (hi - lo, rows, d) rows. Why: smartnoise's teachers read M*k*64 real and as many fake
+    rows a round (10 MB each at M = 128); gathered or generated whole, each is written to
+    memory and read back, which cost more than the arithmetic on it; made per block, they
+    stay in cache between being made and being used. The values are the same either way."""
+
+    rows: int
+    make: Callable[[int, int], torch.Tensor]
+
+
+def rows_of(x) -> int:
+    """Rows per group of a half's x (a tensor or a :class:`Blockwise`)."""
+    return x.rows if isinstance(x, Blockwise) else x.shape[1]
+
+
 @torch.no_grad()
 def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch.Tensor | float]],
              *, align: int | None = None) -> torch.Tensor:
     """The (G, P) gradient of the sum over ``halves`` of BCE losses of ``net`` with logits.
 
-    Each half is (x (G, B, d), target, weight): the loss's gradient at logit z is
+    Each half is (x (G, B, d) or :class:`Blockwise`, target, weight): the loss's gradient at logit z is
     ``(sigmoid(z) - target) * weight``, ``weight`` a number or a (G, B, 1) tensor (a mean
     over B rows: 1/B; a masked mean: mask / count). Returns a new tensor laid out as
     ``p.flat``. One or two halves: autograd sums two gradients in either order (addition
@@ -109,14 +129,15 @@ def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch
     v = {n: t.detach() for n, t in p.views().items()}
     flat = torch.empty_like(p.flat)
     g_count = flat.shape[0]
-    rows = halves[0][0].shape[1]
+    rows = rows_of(halves[0][0])
     size = g_count
     if align is not None and rows % ROW_MULTIPLE == 0:
         size = max(1, BLOCK_ROWS // rows // align) * align
     for lo in range(0, g_count, size):
         hi = min(g_count, lo + size)
         part = {n: t[lo:hi] for n, t in v.items()}
-        block = [tuple(t[lo:hi] if torch.is_tensor(t) else t for t in half) for half in halves]
+        block = [tuple(t.make(lo, hi) if isinstance(t, Blockwise) else t[lo:hi] if torch.is_tensor(t)
+                       else t for t in half) for half in halves]
         _block_grad(net, part, block, p.layout, flat[lo:hi])
     return flat
 
