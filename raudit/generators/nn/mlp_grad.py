@@ -9,7 +9,8 @@ very kernels autograd calls, on the same operands, so the bits are the same
 
 * a hidden layer is ``baddbmm(b, x, w)``; its backward ``grad.bmm(w^T)`` (input),
   ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)`` (bias: autograd's sum_to the
-  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its input;
+  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
+  (in place: the output's sign is the input's);
 * the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
   and sum over the input axis on CPU; its backward multiplies the expanded gradient by
   the other factor and sums over the batch axis;
@@ -46,12 +47,14 @@ def supported(net: MLP, device: torch.device) -> bool:
 
 
 def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[list, torch.Tensor]:
-    """Logits (G, B, 1) and, per hidden layer, (its input, its pre-activation)."""
+    """Logits (G, B, 1) and, per hidden layer, (its input, its output)."""
     saved = []
     for i in range(layers - 1):
         h = torch.baddbmm(v[f"b{i}"].unsqueeze(1), x, v[f"w{i}"])
-        saved.append((x, h))
-        x = F.leaky_relu(h, SLOPE)
+        # in place, one tensor fewer per layer: the backward needs only where the input was
+        # > 0, and with a positive slope that is where the output is (ATen's self_is_result)
+        saved.append((x, F.leaky_relu_(h, SLOPE)))
+        x = h
     w_t = v[f"w{layers - 1}"].transpose(1, 2)
     logits = (x * w_t).sum(-1, keepdim=True) + v[f"b{layers - 1}"].unsqueeze(1)
     saved.append((x, None))
@@ -69,7 +72,7 @@ def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: 
     g = ge * v[f"w{last}"].transpose(1, 2)
     for i in range(last - 1, -1, -1):
         x, h = saved[i]
-        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, False)
+        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, True)
         out[f"b{i}"] = g.sum(1, keepdim=True)
         out[f"w{i}"] = x.transpose(1, 2).bmm(g)
         if i > 0:  # the first layer's input is data: autograd computes no gradient for it
