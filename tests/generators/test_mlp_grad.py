@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from raudit import generators
 from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.nn.stacked import MLP
+from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan import teachers as teachers_mod
 from raudit.generators.pategan.smartnoise.nets import discriminator
 from raudit.generators.pategan.teachers import bce_logits
@@ -174,3 +174,30 @@ def test_smartnoise_fakes_made_per_block_train_to_the_same_bits(monkeypatch):
     ref = fit()
     assert blocks and set(blocks) == {(0, 3)}  # made whole for autograd
     assert torch.equal(blocked.view(torch.int64), ref.view(torch.int64))
+
+
+@pytest.mark.parametrize("b", [64, 7])
+def test_votes_in_blocks_of_models_are_the_whole_votes(b, monkeypatch):
+    # 11 models of 5 teachers, blocks of 3 models (a short last one) where the batch is a
+    # multiple of 64 rows; batch 7 stays whole. Logits scaled near 0, so that a different
+    # rounding anywhere would flip votes
+    m, k, d = 11, 5, 29
+    net = discriminator(d)
+    rng = CounterRNG(list(range(m * k)), dtype=torch.float64)
+    teachers = object.__new__(teachers_mod.LocalTeachers)
+    teachers.net, teachers.k, teachers.params = net, k, net.create(rng)
+    fake = torch.randn(m, b, d, dtype=torch.float64, generator=torch.Generator().manual_seed(b)) * 1e-3
+    whole = teachers._votes(teachers.params, fake)
+    calls = []
+    real = teachers._votes
+    teachers._votes = lambda p, x: calls.append(x.shape[0]) or real(p, x)
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", 3 * k * b)
+    got = teachers.votes(fake)
+    assert torch.equal(got, whole)
+    assert calls == ([3, 3, 3, 2] if b == 64 else [m])
+    if b == 64:  # and the probabilities themselves, a block's against the whole's
+        part = Stacked(teachers.params.flat.detach()[3 * k:6 * k], teachers.params.layout)
+        with torch.no_grad():
+            a = net(part, fake[3:6], shared=k)
+            w = net(teachers.params, fake, shared=k)[3 * k:6 * k]
+        assert torch.equal(a.view(torch.int64), w.view(torch.int64))

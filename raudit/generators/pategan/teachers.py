@@ -304,7 +304,25 @@ class LocalTeachers:
 
     @torch.no_grad()
     def votes(self, fake: torch.Tensor) -> torch.Tensor:
-        """n1 (M, B): how many of each model's teachers call each fake sample real."""
+        """n1 (M, B): how many of each model's teachers call each fake sample real.
+
+        For the hand-gradient teachers (smartnoise's) on CPU, in blocks of whole models of
+        about :data:`mlp_grad.BLOCK_ROWS` rows a teacher: at M = 128 the first layer's output
+        for all k teachers at once was 6.5 MB, written, copied to teacher-major order and read
+        back. Each group's kernels see the same operands either way; only batches of a
+        multiple of :data:`mlp_grad.ROW_MULTIPLE` rows are cut (see :func:`mlp_grad.bce_grad`
+        for why), so a model's votes are the same bits in any block."""
         m, b, _ = fake.shape
-        p = self.net(self.params, fake, shared=self.k)
+        size = m
+        if b % mlp_grad.ROW_MULTIPLE == 0 and mlp_grad.supported(self.net, fake.device):
+            size = max(1, mlp_grad.BLOCK_ROWS // (b * self.k))
+        if size >= m:
+            return self._votes(self.params, fake)
+        flat, k = self.params.flat.detach(), self.k
+        return torch.cat([self._votes(Stacked(flat[lo * k:(lo + size) * k], self.params.layout),
+                                      fake[lo:lo + size]) for lo in range(0, m, size)])
+
+    def _votes(self, params: Stacked, fake: torch.Tensor) -> torch.Tensor:
+        m, b, _ = fake.shape
+        p = self.net(params, fake, shared=self.k)
         return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
