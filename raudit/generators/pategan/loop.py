@@ -287,7 +287,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                      student_loss(logits, target, answered, cfg.student_balance)).backward()
                 s_opt.step(upd)
             g_opt.zero_grad()
-            logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
+            # through the student's input only: its parameters' gradient would be discarded
+            # (each student round starts from zero_grad), so autograd is not asked for it
+            judge = Stacked(student.flat.detach(), student.layout)
+            logits = nets.student(judge, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
                                   logits=True)
             if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
                 loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()
