@@ -226,6 +226,7 @@ def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
     assert {k: job[k] for k in KEYS} == {k: single[k] for k in KEYS}
 
 
+@pytest.mark.slow
 def test_ray_is_prestarted_for_a_fresh_campaign_and_not_for_a_finished_one(tmp_path, monkeypatch):
     import contextlib
 
