@@ -81,17 +81,6 @@ def main() -> None:
                      "reported": round(t, 3), "stored": round(time.perf_counter() - T0, 3)})
 
     ray_run._Loop._fill, ray_run._Loop._done = _fill, _done
-    collect = ray_run.Head.collect
-
-    def _collect(self):  # chunks the driver trained while Ray started (raudit.engine.head)
-        out = collect(self)
-        t = round(time.perf_counter() - T0, 3)
-        done.extend({"kind": e[0]["kind"], "models": len(e[0]["chunk"]["trials"]),
-                     "slot": "driver", "submitted": None, "reported": t, "stored": t}
-                    for e, _, _ in out)
-        return out
-
-    ray_run.Head.collect = _collect
     wrap(ray, "init", "ray.init")
     wrap(ra, "_say_estimate", "estimate")
     wrap(ra, "audit_chunk_size", "chunk size")

@@ -53,10 +53,6 @@ class EngineConfig:
     per_gpu: int = 1  # actors sharing one GPU
     retries: int = 1  # further attempts of a failed chunk
     depth: int = 2  # chunks queued per actor
-    # while a background start of Ray is under way, the driver trains the first chunks
-    # (raudit.engine.head); off for chunks that time themselves (the chunk-size calibration)
-    # and with RAUDIT_HEAD_START=0 (to compare)
-    head_start: bool = field(default_factory=lambda: os.environ.get("RAUDIT_HEAD_START") != "0")
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:

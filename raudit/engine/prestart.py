@@ -82,11 +82,6 @@ def prestart(workers: int | None) -> Iterator[None]:
                 thread.join()
 
 
-def pending() -> bool:
-    """Whether a start :func:`prestart` began is still under way."""
-    return bool(_early) and not _early["ready"].is_set()
-
-
 def await_early() -> None:
     """Wait for a start :func:`prestart` began; raise what it raised."""
     if _early:

@@ -24,49 +24,30 @@ import ray
 
 from raudit.engine import actors as act
 from raudit.engine import health
-from raudit.engine.head import Head, wanted
-from raudit.engine.prestart import pending
 from raudit.engine.raylog import death_cause, lost_line
 
 
 def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
-    """Run every spec on a fresh pool; ``finish`` is the driver's per-chunk bookkeeping.
-    While a background start of Ray is under way, the driver trains the first chunks
-    itself (:mod:`raudit.engine.head`)."""
-    queue = deque((spec, 0, 0) for spec in specs)  # (spec, errors, deaths)
-    head = (Head(fn, queue) if config.head_start and pending() and wanted(config.device)
-            else None)
-    try:
-        with act.session(config.workers):
-            if head is not None:
-                head.stop()  # Ray is up: the pool takes what the driver has not begun
-            placement = act.place(config.device, config.workers, config.per_gpu)
-            stats.placement = placement.describe()
-            if placement.note:
-                stats.notes.append(placement.note)
-            from raudit.data import shipped
+    """Run every spec on a fresh pool; ``finish`` is the driver's per-chunk bookkeeping."""
+    with act.session(config.workers):
+        placement = act.place(config.device, config.workers, config.per_gpu)
+        stats.placement = placement.describe()
+        if placement.note:
+            stats.notes.append(placement.note)
+        from raudit.data import shipped
 
-            tables = ray.put(shipped.export())  # once; every actor (and replacement) installs it
-            loop = _Loop(fn, queue, config, act.Pool(placement, tables), stats,
-                         lambda spec, result, error: finish(spec, result, error, stats, on_done,
-                                                            weight, progress), weight=weight)
-            loop.head = head
-            loop.run()
-    finally:
-        if head is not None:
-            head.stop()
-
-
-# How often the loop looks for a chunk the driver finished, while one is training there.
-HEAD_POLL_S = 0.1
+        tables = ray.put(shipped.export())  # once; every actor (and replacement) installs it
+        loop = _Loop(fn, specs, config, act.Pool(placement, tables), stats,
+                     lambda spec, result, error: finish(spec, result, error, stats, on_done,
+                                                        weight, progress), weight=weight)
+        loop.run()
 
 
 class _Loop:
-    def __init__(self, fn, queue, config, pool, stats, finish, weight=lambda spec: 1):
+    def __init__(self, fn, specs, config, pool, stats, finish, weight=lambda spec: 1):
         self.fn, self.config, self.pool, self.stats, self.finish = fn, config, pool, stats, finish
         self.weight = weight
-        self.queue = queue  # (spec, errors, deaths) entries
-        self.head: Head | None = None  # chunks the driver began before the pool existed
+        self.queue = deque((spec, 0, 0) for spec in specs)  # (spec, errors, deaths)
         self.in_flight: dict[Any, tuple[dict, int, int, int, Any]] = {}  # ref -> (..., slot, actor)
         self.load: dict[int, int] = defaultdict(int)
         self.watch = health.Watch()
@@ -76,21 +57,13 @@ class _Loop:
     def run(self) -> None:
         abandoned = False
         try:
-            while self.queue or self.in_flight or self._head_busy():
+            while self.queue or self.in_flight:
                 self._fill()
-                if self.head is not None:
-                    self._collect_head()
                 if not self.in_flight:  # no actor can take work now: wait for a node
-                    if self._head_busy():  # or for the driver's own chunk
-                        self.head.idle.wait(HEAD_POLL_S)
-                        continue
-                    if not self.queue:
-                        continue
                     time.sleep(self.beat)
                     self._heartbeat()
                     continue
-                ready, _ = ray.wait(list(self.in_flight), num_returns=1,
-                                    timeout=HEAD_POLL_S if self._head_busy() else self.beat)
+                ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=self.beat)
                 if ready:
                     self._done(ready[0])
                 # also while chunks keep finishing: a node may be cut off before Ray
@@ -108,19 +81,6 @@ class _Loop:
                     except Exception:  # noqa: BLE001 - best effort on the way out
                         pass
                 self.pool.close()
-
-    def _head_busy(self) -> bool:
-        return self.head is not None and self.head.busy()
-
-    def _collect_head(self) -> None:
-        """Report what the driver trained; a chunk that failed there goes back to the
-        queue untried (the pool's attempts and retries are its own)."""
-        for entry, result, error in self.head.collect():
-            self.stats.attempts += 1
-            if error is None:
-                self._report(entry[0], result, None)
-            else:
-                self.queue.appendleft(entry)
 
     def _fill(self) -> None:
         """Submit queued chunks to the least loaded live slots, ``depth`` per actor at most."""

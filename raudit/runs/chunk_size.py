@@ -13,7 +13,6 @@ forever. Split from :mod:`raudit.runs.calibrate`, which times the fits.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from raudit.runs.calibrate import calibrate_chunk, choose_m, game_fit, job_fit, slot_device
@@ -79,9 +78,8 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
                               load=result.get("load"), threads=result.get("threads"))
 
     if todo:
-        # timed by the process's CPU clock: never in the driver beside Ray's start
         run_chunks(calibrate_chunk, [{"key": k, "fit": f} for k, f in todo.items()],
-                   config=dataclasses.replace(engine, head_start=False), on_done=done)
+                   config=engine, on_done=done)
     return out
 
 
