@@ -79,6 +79,10 @@ def main(argv: list[str]) -> int:
                   f"p (one-sided) = {t.p:.4g}")
             return 0
         for r in pooled_controls(rows):
+            if not r["fits"]:  # every fit refused (no step at this eps) or failed
+                print(f"{r['impl']} {r['dataset']} eps={r['epsilon']:g} {r['options_json']}: "
+                      f"{r['runs']} runs, no fitted pair (the point was refused or failed)")
+                continue
             print(f"{r['impl']} {r['dataset']} eps={r['epsilon']:g} {r['options_json']}: "
                   f"{r['runs']} runs, fits {r['fits']}: real {r['real_mean']:.4f} control "
                   f"{r['control_mean']:.4f}, diff {r['diff']:+.4f} ± {r['se']:.4f}, "

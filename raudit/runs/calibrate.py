@@ -64,6 +64,14 @@ def warm_compiled(make, ds, m: int, epsilon: float, delta: float) -> float:
     return time.perf_counter() - t0
 
 
+def explicit_iterations(opts: dict) -> int | None:
+    """The set-up's explicit iteration count: ``max_iter`` (a cap) and ``iterations`` (a
+    plan such as `fixed`'s) where given; with both, the run stops at the smaller (a utility
+    run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x too many)."""
+    given = [int(opts[k]) for k in ("max_iter", "iterations") if opts.get(k)]
+    return min(given) if given else None
+
+
 def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
              label=None, bounds=None, device: str = "cpu", cap: int | None = CAL_ITERS
              ) -> Calibration:
@@ -94,8 +102,8 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     if not capped or max(iters) < opts["max_iter"]:
         # the full run, or stopped by its own (eps) rule before the cap: what models do
         its, lower = max(iters), False
-    elif wanted:  # reached the cap: the job's max_iter (an upper bound if eps stops it first)
-        its, lower = int(wanted), False
+    elif wanted:  # reached the cap: the job's max_iter or its smaller planned ``iterations``
+        its, lower = explicit_iterations(options), False  # (an upper bound if eps stops it first)
     else:
         its, lower = cap, True
     return Calibration(m, per, its, lower, per_cpu, load, warm)

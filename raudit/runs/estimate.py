@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from raudit import generators
 from raudit.runs import calibrate as cb
+from raudit.runs.calibrate import explicit_iterations  # noqa: F401 - importers read it here
 from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
@@ -186,14 +187,6 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
                     1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
                     rows, pooled, startup_s(engine))
-
-
-def explicit_iterations(opts: dict) -> int | None:
-    """The set-up's explicit iteration count: ``max_iter`` (a cap) and ``iterations`` (a
-    plan such as `fixed`'s) where given; with both, the run stops at the smaller (a utility
-    run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x too many)."""
-    given = [int(opts[k]) for k in ("max_iter", "iterations") if opts.get(k)]
-    return min(given) if given else None
 
 
 def line(est: Estimate) -> str:

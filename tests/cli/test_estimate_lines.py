@@ -223,3 +223,14 @@ def test_a_cached_rate_counts_fixeds_planned_iterations_not_the_study_cap(tmp_pa
     job = json.loads(r.stdout)["jobs"][0]
     assert job["rate"] == "cached"
     assert (job["iterations_per_model"], job["model_iterations"]) == (7, 7)
+
+
+def test_a_calibration_that_reaches_its_cap_counts_the_planned_iterations():
+    # a campaign's utility job of `fixed -o iterations=1000` under the study's cap of 10,000:
+    # the calibration's models reach its 20-iteration cap, and the job was counted at the cap
+    # (10,000 per model: the fixed-learns dry run said 330 h instead of ~33)
+    from raudit.runs.calibrate import fit_rate
+
+    cal = fit_rate("fixed", {"iterations": 1000, "max_iter": 10000, "teachers": 2, "batch": 8},
+                   "breast-cancer", 1e6, 1e-5, 1, cap=3)
+    assert (cal.iterations, cal.lower_bound) == (1000, False)

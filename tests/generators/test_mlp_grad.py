@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from raudit import generators
 from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.nn.stacked import MLP
+from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan import teachers as teachers_mod
 from raudit.generators.pategan.smartnoise.nets import discriminator
 from raudit.generators.pategan.teachers import bce_logits
@@ -108,3 +108,96 @@ def test_smartnoise_trains_to_the_same_bits_with_autograd(monkeypatch):
     monkeypatch.setattr(teachers_mod, "HAND_GRAD", False)
     ref = fit()
     assert torch.equal(hand.view(torch.int64), ref.view(torch.int64))
+
+
+def test_halves_made_per_block_give_the_whole_halves_bits(monkeypatch):
+    # 10 models of 4 teachers, batch 64, blocks of 3 models (a short last one): each half
+    # made per block (mlp_grad.Blockwise) is asked for whole models only, and the gradient
+    # is the one of the whole tensors
+    g, b, k, d = 40, 64, 4, 29
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", 3 * k * b)
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(g)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(5)
+    real = torch.randn(g, b, d, dtype=torch.float64, generator=gen)
+    fake = torch.randn(g, b, d, dtype=torch.float64, generator=gen) * 3
+    weight = torch.rand(g, b, 1, dtype=torch.float64, generator=gen)
+    whole = mlp_grad.bce_grad(net, p, [(real, 1.0, weight), (fake, 0.0, 1.0 / b)], align=k)
+    asked = []
+
+    def made(x):
+        def make(lo, hi):
+            asked.append((lo, hi))
+            return x[lo:hi].clone()
+        return mlp_grad.Blockwise(b, make)
+
+    got = mlp_grad.bce_grad(net, p, [(made(real), 1.0, weight), (made(fake), 0.0, 1.0 / b)], align=k)
+    assert torch.equal(got.view(torch.int64), whole.view(torch.int64))
+    assert sorted(set(asked)) == [(0, 12), (12, 24), (24, 36), (36, 40)]
+    assert len(asked) == 8  # each half once per block
+
+
+def test_smartnoise_fakes_made_per_block_train_to_the_same_bits(monkeypatch):
+    # batch 64: the teachers' gradient in blocks of one model, each block's fakes generated
+    # there (loop.TeacherFakes), against autograd on the whole round's fakes
+    from raudit.generators.pategan import loop
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame(rng.normal(size=(400, 11)), columns=list("abcdefghijk"))
+    df["label"] = (rng.random(400) < 0.5).astype(int)
+    kw = dict(teachers=3, batch=64, max_iter=3, latent_dim=8)
+    blocks, teachers = [], []
+    real_call, real_votes = loop.TeacherFakes.__call__, teachers_mod.LocalTeachers.votes
+
+    def spy(self, lo, hi):
+        blocks.append((lo, hi))
+        return real_call(self, lo, hi)
+
+    def votes(self, fake):  # the teachers' parameters as each vote sees them
+        teachers.append(self.params.flat.detach().clone())
+        return real_votes(self, fake)
+
+    def fit():
+        teachers.clear()
+        gen = generators.get("smartnoise")(**kw)
+        fitted = gen.fit_many([df, df.iloc[:390], df], epsilon=1e9, seeds=[1, 2, 3])
+        return torch.cat([fitted[0]._batch.trained.generator.flat.detach().flatten(),
+                          *(t.flatten() for t in teachers)])
+
+    monkeypatch.setattr(loop.TeacherFakes, "__call__", spy)
+    monkeypatch.setattr(teachers_mod.LocalTeachers, "votes", votes)
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", 3 * 64)
+    monkeypatch.setattr(teachers_mod, "HAND_GRAD", True)
+    blocked = fit()
+    assert (0, 1) in blocks and (2, 3) in blocks  # made per model
+    monkeypatch.setattr(teachers_mod, "HAND_GRAD", False)
+    blocks.clear()
+    ref = fit()
+    assert blocks and set(blocks) == {(0, 3)}  # made whole for autograd
+    assert torch.equal(blocked.view(torch.int64), ref.view(torch.int64))
+
+
+@pytest.mark.parametrize("b", [64, 7])
+def test_votes_in_blocks_of_models_are_the_whole_votes(b, monkeypatch):
+    # 11 models of 5 teachers, blocks of 3 models (a short last one) where the batch is a
+    # multiple of 64 rows; batch 7 stays whole. Logits scaled near 0, so that a different
+    # rounding anywhere would flip votes
+    m, k, d = 11, 5, 29
+    net = discriminator(d)
+    rng = CounterRNG(list(range(m * k)), dtype=torch.float64)
+    teachers = object.__new__(teachers_mod.LocalTeachers)
+    teachers.net, teachers.k, teachers.params = net, k, net.create(rng)
+    fake = torch.randn(m, b, d, dtype=torch.float64, generator=torch.Generator().manual_seed(b)) * 1e-3
+    whole = teachers._votes(teachers.params, fake)
+    calls = []
+    real = teachers._votes
+    teachers._votes = lambda p, x: calls.append(x.shape[0]) or real(p, x)
+    monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", 3 * k * b)
+    got = teachers.votes(fake)
+    assert torch.equal(got, whole)
+    assert calls == ([3, 3, 3, 2] if b == 64 else [m])
+    if b == 64:  # and the probabilities themselves, a block's against the whole's
+        part = Stacked(teachers.params.flat.detach()[3 * k:6 * k], teachers.params.layout)
+        with torch.no_grad():
+            a = net(part, fake[3:6], shared=k)
+            w = net(teachers.params, fake, shared=k)[3 * k:6 * k]
+        assert torch.equal(a.view(torch.int64), w.view(torch.int64))

@@ -9,7 +9,8 @@ very kernels autograd calls, on the same operands, so the bits are the same
 
 * a hidden layer is ``baddbmm(b, x, w)``; its backward ``grad.bmm(w^T)`` (input),
   ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)`` (bias: autograd's sum_to the
-  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its input;
+  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
+  (in place: the output's sign is the input's);
 * the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
   and sum over the input axis on CPU; its backward multiplies the expanded gradient by
   the other factor and sums over the batch axis;
@@ -24,6 +25,9 @@ autograd.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -43,12 +47,14 @@ def supported(net: MLP, device: torch.device) -> bool:
 
 
 def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[list, torch.Tensor]:
-    """Logits (G, B, 1) and, per hidden layer, (its input, its pre-activation)."""
+    """Logits (G, B, 1) and, per hidden layer, (its input, its output)."""
     saved = []
     for i in range(layers - 1):
         h = torch.baddbmm(v[f"b{i}"].unsqueeze(1), x, v[f"w{i}"])
-        saved.append((x, h))
-        x = F.leaky_relu(h, SLOPE)
+        # in place, one tensor fewer per layer: the backward needs only where the input was
+        # > 0, and with a positive slope that is where the output is (ATen's self_is_result)
+        saved.append((x, F.leaky_relu_(h, SLOPE)))
+        x = h
     w_t = v[f"w{layers - 1}"].transpose(1, 2)
     logits = (x * w_t).sum(-1, keepdim=True) + v[f"b{layers - 1}"].unsqueeze(1)
     saved.append((x, None))
@@ -66,7 +72,7 @@ def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: 
     g = ge * v[f"w{last}"].transpose(1, 2)
     for i in range(last - 1, -1, -1):
         x, h = saved[i]
-        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, False)
+        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, True)
         out[f"b{i}"] = g.sum(1, keepdim=True)
         out[f"w{i}"] = x.transpose(1, 2).bmm(g)
         if i > 0:  # the first layer's input is data: autograd computes no gradient for it
@@ -82,12 +88,29 @@ BLOCK_ROWS = 4096
 ROW_MULTIPLE = 64  # blocks only for batches of a multiple of this many rows (see bce_grad)
 
 
+@dataclass(frozen=True)
+class Blockwise:
+    """A half's inputs made block by block: ``make(lo, hi)`` gives groups lo..hi-1's
+    (hi - lo, rows, d) rows. Why: smartnoise's teachers read M*k*64 real and as many fake
+    rows a round (10 MB each at M = 128); gathered or generated whole, each is written to
+    memory and read back, which cost more than the arithmetic on it; made per block, they
+    stay in cache between being made and being used. The values are the same either way."""
+
+    rows: int
+    make: Callable[[int, int], torch.Tensor]
+
+
+def rows_of(x) -> int:
+    """Rows per group of a half's x (a tensor or a :class:`Blockwise`)."""
+    return x.rows if isinstance(x, Blockwise) else x.shape[1]
+
+
 @torch.no_grad()
 def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch.Tensor | float]],
              *, align: int | None = None) -> torch.Tensor:
     """The (G, P) gradient of the sum over ``halves`` of BCE losses of ``net`` with logits.
 
-    Each half is (x (G, B, d), target, weight): the loss's gradient at logit z is
+    Each half is (x (G, B, d) or :class:`Blockwise`, target, weight): the loss's gradient at logit z is
     ``(sigmoid(z) - target) * weight``, ``weight`` a number or a (G, B, 1) tensor (a mean
     over B rows: 1/B; a masked mean: mask / count). Returns a new tensor laid out as
     ``p.flat``. One or two halves: autograd sums two gradients in either order (addition
@@ -109,14 +132,15 @@ def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch
     v = {n: t.detach() for n, t in p.views().items()}
     flat = torch.empty_like(p.flat)
     g_count = flat.shape[0]
-    rows = halves[0][0].shape[1]
+    rows = rows_of(halves[0][0])
     size = g_count
     if align is not None and rows % ROW_MULTIPLE == 0:
         size = max(1, BLOCK_ROWS // rows // align) * align
     for lo in range(0, g_count, size):
         hi = min(g_count, lo + size)
         part = {n: t[lo:hi] for n, t in v.items()}
-        block = [tuple(t[lo:hi] if torch.is_tensor(t) else t for t in half) for half in halves]
+        block = [tuple(t.make(lo, hi) if isinstance(t, Blockwise) else t[lo:hi] if torch.is_tensor(t)
+                       else t for t in half) for half in halves]
         _block_grad(net, part, block, p.layout, flat[lo:hi])
     return flat
 

@@ -129,6 +129,24 @@ def fakes(nets: PateNets, gen: Stacked, rng: CounterRNG, cfg: LoopConfig, n: int
     return torch.cat(out)
 
 
+class TeacherFakes:
+    """One round's per-teacher fakes, ``(lo, hi) ->`` models lo..hi-1's (k*(hi-lo), B, d):
+    what ``fakes(nets, gen, rng, cfg, k*B)`` gives those models (each block draws from the
+    streams at the round's counter; ``counter`` is where the round leaves it). The teachers'
+    step makes them block by block where it uses them (teachers.LocalTeachers.step)."""
+
+    def __init__(self, nets: PateNets, gen: Stacked, rng: CounterRNG, cfg: LoopConfig):
+        self.nets, self.gen, self.rng, self.cfg = nets, gen, rng, cfg
+        self.counter: int | None = None
+
+    def __call__(self, lo: int, hi: int) -> torch.Tensor:
+        part, cfg = self.rng.part(lo, hi), self.cfg
+        block = Stacked(self.gen.flat.detach()[lo:hi], self.gen.layout)
+        out = fakes(self.nets, block, part, cfg, cfg.k * cfg.batch)
+        self.counter = part.counter
+        return out.reshape((hi - lo) * cfg.k, cfg.batch, -1)
+
+
 def make_accountant(cfg: LoopConfig, models: int) -> Accountant:
     """The accountant named by ``cfg``: PATE moments for Laplace votes, a dp_accounting one
     (``rdp``/``pld``, no PATE parameters) for Gaussian (GNMax) votes."""
@@ -218,11 +236,15 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             first_rows = fused_step.emit(it, cfg, out, (acct, observer), teachers, first_rows, act_np)
         else:
             for _ in range(cfg.teacher_steps):
-                if cfg.teacher_fakes == "per-teacher":  # (M, k*B, d) -> (M*k, B, d), teacher-major
+                if cfg.teacher_fakes != "per-teacher":
+                    rows = teachers.step(fakes(nets, gen, rng, cfg, cfg.batch), upd)
+                elif isinstance(teachers, LocalTeachers) and nets.block_elements and dev.type == "cpu":
+                    made = TeacherFakes(nets, gen, rng, cfg)  # made per block of the teachers' step
+                    rows = teachers.step(mlp_grad.Blockwise(cfg.batch, made), upd)
+                    rng.counter = made.counter
+                else:  # (M, k*B, d) -> (M*k, B, d), teacher-major
                     fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
-                else:
-                    fake = fakes(nets, gen, rng, cfg, cfg.batch)
-                rows = teachers.step(fake, upd)
+                    rows = teachers.step(fake, upd)
                 if observer is not None:
                     first_rows = rows if first_rows is None else first_rows
                     rows_np = rows.cpu().numpy()
@@ -265,7 +287,10 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                      student_loss(logits, target, answered, cfg.student_balance)).backward()
                 s_opt.step(upd)
             g_opt.zero_grad()
-            logits = nets.student(student, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
+            # through the student's input only: its parameters' gradient would be discarded
+            # (each student round starts from zero_grad), so autograd is not asked for it
+            judge = Stacked(student.flat.detach(), student.layout)
+            logits = nets.student(judge, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
                                   logits=True)
             if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
                 loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()

@@ -213,11 +213,13 @@ class LocalTeachers:
         keys = torch.where(cols < self.sizes, keys, keys + 2.0)
         return torch.minimum(lowest_first(keys, self.batch), (self.sizes - 1).clamp(min=0))
 
-    def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
+    def step(self, fake, active: torch.Tensor | None) -> torch.Tensor:
         """One step of every teacher on its real batch (label 1) and ``fake`` (label 0).
 
         ``fake`` is (M, B, d), shared by the k teachers of a model, or (M*k, B, d), one
-        batch per teacher (the ports draw a fresh fake batch inside their teacher loop).
+        batch per teacher (the ports draw a fresh fake batch inside their teacher loop),
+        or a :class:`~raudit.generators.nn.mlp_grad.Blockwise` of models giving the latter
+        for models lo..hi-1 (made block by block where the gradient is by hand, else whole).
         ``update="split"`` takes one optimiser step on the real batch, then one on the
         fake batch. Returns the rows used.
         """
@@ -225,7 +227,10 @@ class LocalTeachers:
         rows = torch.gather(self.parts, 1, pos).view(self.models, self.k, -1)
         m, k, b = rows.shape
         ids = torch.gather(self.ids, 1, pos)
-        shared = k if fake.shape[0] == m else 1
+        lazy = isinstance(fake, mlp_grad.Blockwise)
+        if lazy and not self._by_hand():
+            fake, lazy = fake.make(0, m), False  # made whole where autograd takes the step
+        shared = 1 if lazy else k if fake.shape[0] == m else 1
         mask = None if active is None else active.repeat_interleave(k)
         self.opt.zero_grad()
         # the joint step of a plain MLP (any MLP subclass that keeps its forward) goes through
@@ -237,14 +242,20 @@ class LocalTeachers:
             loss(self.params.flat, self.table, ids, fake.detach(), net, shared).backward()
             self.opt.step(mask)
             return rows
-        real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU
-        if (self.update == "joint" and shared == 1 and HAND_GRAD
-                and mlp_grad.supported(self.net, real.device)):
-            # the same gradient as the autograd lines below, bit for bit, without the graph
-            halves = [(real, 1.0, self._real_weight(b)), (fake.detach(), 0.0, 1.0 / fake.shape[1])]
-            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves, align=self.k)
+        if shared == 1 and self._by_hand():
+            # the same gradient as the autograd lines below, bit for bit, without the graph;
+            # the real rows (and lazy fakes) made per block of the gradient, where they are used
+            real = mlp_grad.Blockwise(b, lambda lo, hi: F.embedding(ids[lo:hi], self.table))
+            if lazy:
+                made = fake.make
+                fake = mlp_grad.Blockwise(fake.rows, lambda lo, hi: made(lo // k, hi // k))
+            else:
+                fake = fake.detach()
+            halves = [(real, 1.0, self._real_weight(b)), (fake, 0.0, 1.0 / mlp_grad.rows_of(fake))]
+            self.params.flat.grad = mlp_grad.bce_grad(self.net, self.params, halves, align=k)
             self.opt.step(mask)
             return rows
+        real = F.embedding(ids, self.table)  # (M*k, B, d); fastest gather on CPU
         real_loss = self._real_loss(self.net(self.params, real, logits=True))
         if self.update == "split":
             real_loss.backward()
@@ -255,6 +266,14 @@ class LocalTeachers:
         loss.backward()
         self.opt.step(mask)
         return rows
+
+    def _by_hand(self) -> bool:
+        """Whether a per-teacher joint step takes :mod:`~raudit.generators.nn.mlp_grad`'s
+        gradient: not where :func:`_joint_loss` serves it (a plain MLP's full batches)."""
+        via_joint_loss = (self.update == "joint" and type(self.net).__call__ is MLP.__call__
+                          and not (self.partial_batch and self.sample == "first-shuffled"))
+        return (not via_joint_loss and self.update == "joint" and HAND_GRAD
+                and mlp_grad.supported(self.net, self.table.device))
 
     def _real_loss(self, logits: torch.Tensor) -> torch.Tensor:
         if not (self.partial_batch and self.sample == "first-shuffled"):
@@ -285,7 +304,25 @@ class LocalTeachers:
 
     @torch.no_grad()
     def votes(self, fake: torch.Tensor) -> torch.Tensor:
-        """n1 (M, B): how many of each model's teachers call each fake sample real."""
+        """n1 (M, B): how many of each model's teachers call each fake sample real.
+
+        For the hand-gradient teachers (smartnoise's) on CPU, in blocks of whole models of
+        about :data:`mlp_grad.BLOCK_ROWS` rows a teacher: at M = 128 the first layer's output
+        for all k teachers at once was 6.5 MB, written, copied to teacher-major order and read
+        back. Each group's kernels see the same operands either way; only batches of a
+        multiple of :data:`mlp_grad.ROW_MULTIPLE` rows are cut (see :func:`mlp_grad.bce_grad`
+        for why), so a model's votes are the same bits in any block."""
         m, b, _ = fake.shape
-        p = self.net(self.params, fake, shared=self.k)
+        size = m
+        if b % mlp_grad.ROW_MULTIPLE == 0 and mlp_grad.supported(self.net, fake.device):
+            size = max(1, mlp_grad.BLOCK_ROWS // (b * self.k))
+        if size >= m:
+            return self._votes(self.params, fake)
+        flat, k = self.params.flat.detach(), self.k
+        return torch.cat([self._votes(Stacked(flat[lo * k:(lo + size) * k], self.params.layout),
+                                      fake[lo:lo + size]) for lo in range(0, m, size)])
+
+    def _votes(self, params: Stacked, fake: torch.Tensor) -> torch.Tensor:
+        m, b, _ = fake.shape
+        p = self.net(params, fake, shared=self.k)
         return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
