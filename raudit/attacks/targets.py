@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.neighbors import NearestNeighbors
 
 from raudit.errors import ConfigError, DataError
 
@@ -44,6 +43,10 @@ def outlier_scores(table: pd.DataFrame, *, k: int = 5) -> np.ndarray:
     k = min(k, n - 1)
     # kneighbors() without X leaves each point out of its own neighbours (and handles
     # more duplicates than k correctly). Every algorithm sklearn picks is exact.
+    # imported here: the CLI imports this module to check its input, before Ray's
+    # background start, which this import (about 0.8 CPU-s with scipy) would delay
+    from sklearn.neighbors import NearestNeighbors
+
     nn = NearestNeighbors(n_neighbors=k).fit(x)
     dist, _ = nn.kneighbors()
     return dist.mean(axis=1)

@@ -34,7 +34,6 @@ import pandas as pd
 from raudit import generators, seeds
 from raudit.audit.transcript import ThreatModel
 from raudit.errors import ConfigError
-from raudit.generators.batched import BatchedGenerator
 
 __all__ = ["DENSITY", "CRITIC", "check_white_box", "features", "settings", "threat_model"]
 
@@ -54,6 +53,8 @@ def check_white_box(impl: str) -> type:
     if impl.startswith("exec:"):
         raise ConfigError("--threat-model white-box needs the trained model; an exec: "
                           "generator trains in its own process and returns only synthetic data")
+    from raudit.generators.batched import BatchedGenerator  # torch: only for white-box
+
     cls = generators.get(impl)
     if not issubclass(cls, BatchedGenerator):
         raise ConfigError(f"--threat-model white-box needs a trained model to read; {impl!r} "
@@ -63,6 +64,8 @@ def check_white_box(impl: str) -> type:
 
 
 def white_box_generators() -> list[str]:
+    from raudit.generators.batched import BatchedGenerator
+
     return [n for n in generators.names() if issubclass(generators.get(n), BatchedGenerator)]
 
 
@@ -88,6 +91,8 @@ def features(models: Sequence[Any], ctx, spec: Mapping[str, Any]) -> list[np.nda
     t = target[list(ctx.columns)].to_numpy(dtype=float)[0]
     span = np.where(ctx.upper - ctx.lower > 0, ctx.upper - ctx.lower, 1.0)
     critic = generators.get(gs["impl"]).describe().critic
+    from raudit.generators.batched import BatchedGenerator
+
     # a few models at a time: M x samples x columns at once could exceed the memory
     # (each model's samples have their own seed, so grouping changes no number)
     step = max(1, GROUP_CELLS // (n * max(1, len(target.columns))))

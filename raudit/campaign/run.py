@@ -20,6 +20,7 @@ as soon as its selection's last chunk is stored.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
-from raudit.engine.driver import EngineConfig, session
+from raudit.engine.driver import EngineConfig, prestart, session
 from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.files import check_writable
@@ -67,15 +68,26 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
             except ConfigError as exc:
                 raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
     check_writable(out)
-    plan = _say_estimate(jobs, engine, notice) if estimate else None
-    root = ResultStore(out, notice=notice)
-    with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
-        root.ensure_manifest({"kind": "campaign", "name": header["name"]})
-        resolve_auto_chunks(jobs, engine, notice)
-        result = _run_locked(header, jobs, out, engine, progress, notice, plan)
-        from raudit.runs.chunk_size import observe_jobs
-        observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
-        return result
+    # The input is checked: Ray starts in the background while the estimate, the chunk-size
+    # calibration lookups, the jobs' probes and planning run here (as `raudit audit` does);
+    # not when every job already has rows (a resume may have nothing left to train).
+    with prestart(engine) if _has_fresh_job(jobs, out) else contextlib.nullcontext():
+        plan = _say_estimate(jobs, engine, notice) if estimate else None
+        root = ResultStore(out, notice=notice)
+        with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
+            root.ensure_manifest({"kind": "campaign", "name": header["name"]})
+            resolve_auto_chunks(jobs, engine, notice)
+            result = _run_locked(header, jobs, out, engine, progress, notice, plan)
+            from raudit.runs.chunk_size import observe_jobs
+            observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
+            return result
+
+
+def _has_fresh_job(jobs, out: Path) -> bool:
+    """Whether some pool job never started here (no manifest of it yet: its chunks will
+    run). A job interrupted before its first row counts as started: Ray then starts late."""
+    return any(not ResultStore(out, partition=j.partition).manifest_path.exists()
+               for j in jobs if j.kind != "inspect")
 
 
 #: what makes a long campaign smaller, named by the estimate past 15 minutes

@@ -34,7 +34,7 @@ SynthRows = Annotated[Optional[str], typer.Option("--synthetic-rows", help="Rows
 Selection = Annotated[str, typer.Option("--target-selection", help="--target auto: `pool` (one pool of --selection-models models scores every candidate at once) or `per-candidate` (the study's mini-MIA per candidate: 2 x candidates x pairs models).")]
 SelModels = Annotated[int, typer.Option("--selection-models", help="--target-selection pool: models in the shared pool (even; half train the per-candidate attack, half score it).")]
 Out = Annotated[Optional[Path], typer.Option("--out", parser=opt.out_folder, help="Result folder (Parquet store; rerun the same command to resume). Default runs/audit-IMPL-ATTACK-DATASET-S...-s...")]
-Chunk = Annotated[str, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world); auto: calibrated once per generator set-up and machine, then cached (never changes a result).")]
+Chunk = Annotated[str, typer.Option("--chunk-size", "-M", help="Shadow models trained together in one batched call (one chunk, one world); auto: calibrated once per generator set-up and machine, then cached (changes no result at the generators' default batch sizes; see docs/performance.md for batches that do).")]
 Workers = Annotated[Optional[int], typer.Option("--workers", "-w", help="Actors (default: one per CPU, or per GPU share).")]
 PerGpu = Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU (each gets 1/N of it).")]
 Retries = Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk before its models are recorded as failed.")]

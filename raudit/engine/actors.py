@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import ray
+
+from raudit.engine.prestart import await_early, prestart  # noqa: F401 - prestart: re-exported
 
 # No path of the driver's environment is forwarded: a worker on another machine has
 # other paths. The datasets the driver loaded travel in the object store instead
@@ -113,73 +112,6 @@ def _init(workers: int | None) -> None:
         ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
 
 
-# A start begun by prestart(): its thread, and the box it reports in ("ready": an Event,
-# set once ray.init returned or raised; "error"; "end": the Event that lets the thread go).
-_early: dict[str, Any] = {}
-
-
-@contextlib.contextmanager
-def prestart(workers: int | None) -> Iterator[None]:
-    """Start Ray in a background thread while the block runs the driver's own work (the
-    probe, the estimate, planning): ``ray.init`` mostly waits on the processes it starts
-    (measured 4-6 s, 2-2.5 CPU-s of Ray's daemons), which then overlaps the driver's
-    CPU instead of following it. A :func:`session` inside waits for that start and uses
-    the instance; the block's end shuts down an instance started here (also when the
-    block raised before any session, e.g. a probe that failed), unless the failure
-    abandoned Ray (its head is gone).
-
-    The thread lives until that shutdown: Ray ties the processes it starts to the life
-    of the *thread* that started them (Linux's parent-death signal is per thread), so a
-    thread that returned after ``ray.init`` would take the GCS and raylet with it
-    (measured: the driver's next Ray call ended the process)."""
-    if ray.is_initialized() or _early:
-        yield
-        return
-    box: dict[str, Any] = {"ready": threading.Event(), "end": threading.Event()}
-
-    def start() -> None:
-        try:
-            _init(workers)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the session that waits
-            box["error"] = exc
-        finally:
-            box["ready"].set()
-        box["end"].wait()
-
-    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
-        # what ray.init does in the main thread only: SIGTERM exits through the finally
-        # blocks (Ray shut down), as Ctrl-C does
-        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
-    thread = threading.Thread(target=start, name="raudit-ray-start", daemon=True)
-    _early.update(box)
-    thread.start()
-    abandon = False
-    try:
-        yield
-    except BaseException as exc:
-        abandon = getattr(exc, "abandon_ray", False)
-        raise
-    finally:
-        box["ready"].wait()
-        try:
-            if "error" not in box and ray.is_initialized() and not abandon:
-                shutdown()
-        finally:
-            _early.clear()
-            box["end"].set()
-            if not abandon:
-                thread.join()
-
-
-def _await_early() -> None:
-    """Wait for a start :func:`prestart` began; raise what it raised."""
-    if _early:
-        _early["ready"].wait()
-        error = _early.pop("error", None)
-        if error is not None:
-            raise error
-
-
 @contextlib.contextmanager
 def session(workers: int | None) -> Iterator[None]:
     """Connect to (or start) Ray for the duration of the block.
@@ -187,7 +119,7 @@ def session(workers: int | None) -> Iterator[None]:
     Inside :func:`hold`, an instance started here stays up until the hold ends; one that
     :func:`prestart` started stays up until the prestart's block ends.
     """
-    _await_early()
+    await_early()
     if ray.is_initialized():
         yield
         return

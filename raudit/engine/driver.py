@@ -139,9 +139,9 @@ class RayBackend:
         return actors.hold()
 
     def prestart(self, workers: int | None) -> ContextManager[None]:
-        from raudit.engine import actors
+        from raudit.engine.prestart import prestart  # no Ray here: the thread imports it
 
-        return actors.prestart(workers)
+        return prestart(workers)
 
     def workers(self) -> int:
         return os.cpu_count() or 1

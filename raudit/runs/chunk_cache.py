@@ -8,8 +8,9 @@ machine's 1-minute load average and the torch threads when they were measured, a
 CPU time, not wall time: a rate taken on a loaded machine would otherwise be kept and
 steer every later run.
 
-The chunk size never changes a result (every model draws its own random stream), so
-a stale entry can only cost speed. Entries written before rates were per CPU-second
+The chunk size changes no result at the generators' default batch sizes (every model
+draws its own random stream; docs/performance.md names batches whose last bits do depend
+on it), so a stale entry can only cost speed. Entries written before rates were per CPU-second
 (a bare ``{M: rate}``) read as absent and are measured again; a run whose observed
 rate disagrees with its entry drops it (:func:`drop`, see
 :func:`raudit.runs.chunk_size.observe`). A file that does not parse is set aside

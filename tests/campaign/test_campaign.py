@@ -224,3 +224,23 @@ def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
     job = res["jobs"]["g"]
     assert job["threat_model"] == "white-box" and job["audit_id"] == single["audit_id"]
     assert {k: job[k] for k in KEYS} == {k: single[k] for k in KEYS}
+
+
+@pytest.mark.slow
+def test_ray_is_prestarted_for_a_fresh_campaign_and_not_for_a_finished_one(tmp_path, monkeypatch):
+    import contextlib
+
+    from raudit.campaign import run as cr
+
+    started = []
+
+    def prestart(engine):
+        started.append(engine.backend)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(cr, "prestart", prestart)
+    path = _file(tmp_path, CAMPAIGN.split("      - name: sel")[0])
+    run_campaign(path, tmp_path / "c", LOCAL)
+    assert started == ["local"]
+    run_campaign(path, tmp_path / "c", LOCAL)  # every job resumed: nothing may train
+    assert started == ["local"]

@@ -1,7 +1,7 @@
-"""Ray started in the background while the driver does its own work (raudit.engine.actors:
-prestart): a session inside uses that instance (one ray.init), and the block's end stops it,
-also when the block failed before any chunk ran (an audit whose probe fails leaves no Ray
-and no folder behind)."""
+"""Ray started in the background while the driver does its own work
+(raudit.engine.prestart): a session inside uses that instance (one ray.init), and the
+block's end stops it, also when the block failed before any chunk ran (an audit whose
+probe fails leaves no Ray and no folder behind); a campaign starts it before its probes."""
 
 from __future__ import annotations
 
@@ -31,6 +31,19 @@ def _count_inits(monkeypatch) -> list:
 
     monkeypatch.setattr(ray, "init", init)
     return calls
+
+
+def test_the_caller_imports_no_ray_to_prestart_it():
+    # the thread imports Ray (about a second of wall time on a loaded machine), so a
+    # command's own path from its input check to its first chunk does not wait for it
+    import subprocess
+    import sys
+
+    code = ("import sys, raudit.cli.app, raudit.runs.audit, raudit.campaign.run, "
+            "raudit.engine.driver, raudit.engine.prestart; print('ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_a_session_inside_uses_the_instance_started_early(monkeypatch):
@@ -74,3 +87,38 @@ def test_an_audit_whose_probe_fails_leaves_no_ray_and_no_folder(monkeypatch, tmp
                      EngineConfig(backend="ray", workers=1))
     assert calls == ["local"] and not ray.is_initialized()
     assert not out.exists()
+
+
+def test_a_campaign_starts_ray_before_its_probes_and_once(monkeypatch, tmp_path):
+    import textwrap
+
+    from raudit.audit import guard
+    from raudit.campaign.run import run_campaign
+    from raudit.engine import prestart as pre
+    from raudit.engine.driver import EngineConfig
+    from raudit.runs import jobs
+
+    calls = _count_inits(monkeypatch)
+    seen = []
+    real_probe = guard.probe
+
+    def probe(game, audit_id):
+        seen.append(("probe", bool(pre._early)))  # a start already under way
+        return real_probe(game, audit_id)
+
+    monkeypatch.setattr(jobs, "probe", probe)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(textwrap.dedent("""\
+        name: t
+        jobs:
+          - name: wc
+            impl: paper
+            attack: querybased
+            dataset: worst-case
+            shadow_models: 5
+            max_iter: 2
+        """))
+    res = run_campaign(cfg, tmp_path / "c", EngineConfig(backend="ray", workers=1))
+    assert res["jobs"]["wc"]["status"] == "ok"
+    assert seen == [("probe", True)]
+    assert calls == ["local"] and not ray.is_initialized()

@@ -1,0 +1,91 @@
+"""Ray's start begun in the background while the driver does its own work.
+
+``with prestart(workers): ...`` starts a thread that imports Ray and calls ``ray.init``
+while the block runs the driver's own work (the probe, the estimate, planning); a
+:func:`raudit.engine.actors.session` inside waits for that start (:func:`await_early`) and
+uses the instance. ``ray.init`` mostly waits on the processes it starts (measured 4-6 s,
+2-2.5 CPU-s of Ray's daemons), so the start then overlaps the driver's CPU instead of
+following it. The import of Ray itself (0.25 CPU-s, about a second of wall time on a
+loaded machine) happens in the thread too: this module imports no Ray, so a command
+that prestarts pays none of it on its own path.
+
+The block's end shuts down an instance started here (also when the block raised before
+any session ran, e.g. a probe that failed), unless the failure abandoned Ray (its head is
+gone). The thread lives until that shutdown: Ray ties the processes it starts to the life
+of the *thread* that started them (Linux's parent-death signal is per thread), so a thread
+that returned after ``ray.init`` would take the GCS and raylet with it (measured: the
+driver's next Ray call ended the process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+# A start begun by prestart(): the box it reports in ("ready": an Event, set once
+# ray.init returned or raised; "error"; "end": the Event that lets the thread go).
+_early: dict[str, Any] = {}
+
+
+def _initialised() -> bool:
+    ray = sys.modules.get("ray")  # not imported yet: nothing can have started it
+    return ray is not None and ray.is_initialized()
+
+
+@contextlib.contextmanager
+def prestart(workers: int | None) -> Iterator[None]:
+    """Start Ray in a background thread for the block (see the module docstring)."""
+    if _initialised() or _early:
+        yield
+        return
+    box: dict[str, Any] = {"ready": threading.Event(), "end": threading.Event()}
+
+    def start() -> None:
+        try:
+            from raudit.engine import actors  # imports Ray, here rather than in the caller
+
+            actors._init(workers)
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the session that waits
+            box["error"] = exc
+        finally:
+            box["ready"].set()
+        box["end"].wait()
+
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
+        # what ray.init does in the main thread only: SIGTERM exits through the finally
+        # blocks (Ray shut down), as Ctrl-C does
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+    thread = threading.Thread(target=start, name="raudit-ray-start", daemon=True)
+    _early.update(box)
+    thread.start()
+    abandon = False
+    try:
+        yield
+    except BaseException as exc:
+        abandon = getattr(exc, "abandon_ray", False)
+        raise
+    finally:
+        box["ready"].wait()
+        try:
+            if "error" not in box and _initialised() and not abandon:
+                from raudit.engine import actors
+
+                actors.shutdown()
+        finally:
+            _early.clear()
+            box["end"].set()
+            if not abandon:
+                thread.join()
+
+
+def await_early() -> None:
+    """Wait for a start :func:`prestart` began; raise what it raised."""
+    if _early:
+        _early["ready"].wait()
+        error = _early.pop("error", None)
+        if error is not None:
+            raise error
