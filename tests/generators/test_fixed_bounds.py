@@ -60,6 +60,44 @@ def test_trimmed_bounds_step_over_a_dip_of_narrow_bins_the_run_stops_at():
     assert (lo + hi) / 2 == -6.0
 
 
+def test_a_spurious_far_bin_moves_the_trim_over_all_bins_but_not_within_the_run():
+    # cervical's failure (N = 686, eps 5): an empty bin far out passes the threshold with its
+    # noise (~3-4 sigma, here 80 = 12 % of N) and holds more than (1 - mass) / 2 of the kept
+    # counts, so the upper quantile of every passing bin lands in it: bound 2^19
+    rng = np.random.default_rng(0)
+    y = rng.normal(10, 3, 686).round()
+    noise = np.zeros(BINS)
+    noise[-2] = 80.0
+    assert noisy_bounds(y, noise, 20.0, mass=0.9) == (4.0, 2.0 ** 19)
+    assert noisy_bounds(y, noise, 20.0, mass=0.9, within_run=True) == (4.0, 16.0)
+    assert noisy_bounds(y, noise, 20.0) == (4.0, 16.0)  # the run alone never reaches it
+
+
+def test_within_the_run_the_centred_bounds_still_reach_past_the_dip():
+    rng = np.random.default_rng(0)
+    x = rng.normal(-3.0, 50.0, 9000).round()
+    sigma = 29.0
+    noise = rng.normal(0.0, sigma, BINS)
+    clamped = lambda b: float(((x < b[0]) | (x > b[1])).mean())
+    run = noisy_bounds(x, noise, sigma, mass=0.9, centred=True, within_run=True)
+    assert run == (-128.0, 32.0)  # the run [-128, -2) widened about its median's bin [-8, -4)
+    assert clamped(run) < 0.3 < 0.45 < clamped(noisy_bounds(x, noise, sigma))
+
+
+def test_default_bounds_are_the_trimmed_centred_run():
+    o = Fixed().options
+    assert (o["bounds_mass"], o["bounds_centre"], o["bounds_keep"]) == (0.9, True, "run")
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"a": rng.normal(0, 50, 400).round(), "label": rng.integers(0, 2, 400)})
+    cols = (ColumnMeta("a", "integer", -500.0, 500.0, "data"),
+            ColumnMeta("label", "binary", 0.0, 1.0, "public"))
+    kw = dict(teachers=3, iterations=2, batch=16, student_steps=1)
+    fit = lambda **o: Fixed(**kw, **o).fit_many([df], epsilon=2.0, seeds=[5], columns=cols)[0]
+    bounds = lambda m: m._batch.encoders[0].declared_bounds()["a"]
+    assert bounds(fit()) == bounds(fit(bounds_mass=0.9, bounds_centre=True, bounds_keep="run"))
+    assert bounds(fit()) != bounds(fit(bounds_mass=1.0, bounds_centre=False))
+
+
 def test_encoder_passes_the_options_and_keeps_the_noise():
     rng = np.random.default_rng(1)
     df = pd.DataFrame({"a": rng.normal(0, 50, 3000).round(), "label": rng.integers(0, 2, 3000)})
@@ -89,7 +127,8 @@ def test_bounds_options_are_post_processing_the_charge_does_not_move():
             ColumnMeta("label", "binary", 0.0, 1.0, "public"))
     kw = dict(teachers=3, iterations=3, batch=16, student_steps=2)
     fit = lambda **o: Fixed(**kw, **o).fit_many([df], epsilon=2.0, seeds=[5], columns=cols)[0]
-    base, cut = fit(), fit(bounds_mass=0.9, bounds_centre=True, output_offset=0.5)
+    base = fit(bounds_mass=1.0, bounds_centre=False)  # the rule before 2026-11-25
+    cut = fit(bounds_keep="all", output_offset=0.5)
     a, b = base.summary(), cut.summary()
     for key in ("sigma", "bounds_noise_multiplier", "eps_hat", "queries", "dp_bounds_columns"):
         assert a[key] == b[key], key
@@ -135,6 +174,7 @@ def test_output_offset_moves_the_first_fakes_to_the_centre():
 def test_bad_bounds_and_offset_options_are_one_line_errors():
     for kwargs, word in (({"bounds_mass": 0.0}, "bounds_mass"), ({"bounds_mass": 1.5}, "bounds_mass"),
                          ({"bounds_centre": "yes"}, "bounds_centre"),
+                         ({"bounds_keep": "some"}, "bounds_keep"),
                          ({"output_offset": 2.0}, "output_offset"),
                          ({"output_offset": 0.5, "arch": "smartnoise"}, "output_offset")):
         with pytest.raises(ConfigError, match=word) as err:

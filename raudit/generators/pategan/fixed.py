@@ -33,11 +33,13 @@ GNMax votes, only the answered queries label the student, and the data-dependent
 released at the end with smooth sensitivity (the run's eps_hat); the default above is
 unchanged.
 
-**Where the data sits** (options, defaults off; docs/learning.md, "Epileptic"):
-``bounds_mass`` / ``bounds_centre`` read the DP bounds off the same noisy histogram as the
-noisy counts' central mass, symmetric about their median's bin (post-processing: no extra
-cost); ``output_offset`` adds a public constant to the generator's output (0.5: it starts
-at the encoding's centre); ``critic_centre`` feeds the critics the features minus 0.5.
+**Where the data sits** (docs/learning.md, "Epileptic" and "fixed's default bounds"):
+``bounds_mass`` / ``bounds_centre`` / ``bounds_keep`` read the DP bounds off the same noisy
+histogram as the noisy counts' central mass (default 0.9, within the run from the mode),
+symmetric about their median's bin (post-processing: no extra cost; ``-o bounds_mass=1 -o
+bounds_centre=false`` is the rule before 2026-11-25); options, defaults off:
+``output_offset`` adds a public constant to the generator's output (0.5: it starts at the
+encoding's centre); ``critic_centre`` feeds the critics the features minus 0.5.
 
 Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
@@ -124,8 +126,13 @@ class FixedOptions(OptionsObject):
     student_balance: bool = False  # each released label class weighs half in the student's loss
     critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
     labels: Literal["hard", "soft"] = "hard"  # soft: the student learns the noisy vote share
-    bounds_mass: float = 1.0  # DP bounds keep the noisy histogram's central mass (dp_bounds.trim)
-    bounds_centre: bool = False  # DP bounds symmetric about the noisy median's bin
+    # DP bounds: the central 90 % of the noisy histogram's counts within the run from its
+    # mode, symmetric about their median's bin (dp_bounds.trim; docs/learning.md, "fixed's
+    # default bounds"). Before 2026-11-25: 1.0 / false (the whole run), which clamped 40-67 %
+    # of epileptic's values at eps 1-10; "all" trims over every passing bin (spurious far bins)
+    bounds_mass: float = 0.9
+    bounds_centre: bool = True
+    bounds_keep: Literal["run", "all"] = "run"
     output_offset: float = 0.0  # added to the generator's output (fixed_nets.OffsetMLP)
     critic_centre: bool = False  # critics read the features minus 0.5 (fixed_nets.ShiftedCritic)
 
@@ -175,6 +182,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             raise ConfigError(f"bounds_mass must lie in (0, 1], got {o.bounds_mass!r}")
         if not isinstance(o.bounds_centre, bool):
             raise ConfigError(f"bounds_centre must be true or false, got {o.bounds_centre!r}")
+        choice("bounds_keep", o.bounds_keep, ("run", "all"))
         if not 0.0 <= o.output_offset <= 1.0:
             raise ConfigError(f"output_offset must lie in [0, 1] (the encoding's range), got "
                               f"{o.output_offset!r}")
