@@ -61,15 +61,21 @@ def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[
     return saved, logits
 
 
+def logit_backward(w: torch.Tensor, x: torch.Tensor, g: torch.Tensor):
+    """The width-1 logit layer's backward (its forward: stacked.linear's product and sum over
+    the input axis): (bias grad (G, 1), weight grad (G, in, 1), input grad (G, B, in)) from
+    the logits' gradient ``g`` (G, B, 1) and the layer's input ``x``, as autograd computes them."""
+    ge = g.expand(x.shape)
+    return g.sum(1, keepdim=True).squeeze(1), (ge * x).sum(1, keepdim=True).transpose(1, 2), \
+        ge * w.transpose(1, 2)
+
+
 def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: int) -> dict:
     """Parameter gradients from the logits' gradient ``g`` (G, B, 1)."""
     out = {}
     last = layers - 1
     x, _ = saved[last]
-    out[f"b{last}"] = g.sum(1, keepdim=True).squeeze(1)
-    ge = g.expand(x.shape)
-    out[f"w{last}"] = (ge * x).sum(1, keepdim=True).transpose(1, 2)
-    g = ge * v[f"w{last}"].transpose(1, 2)
+    out[f"b{last}"], out[f"w{last}"], g = logit_backward(v[f"w{last}"], x, g)
     for i in range(last - 1, -1, -1):
         x, h = saved[i]
         g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import torch
 
+from raudit.generators.nn.mlp_grad import logit_backward
 from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, linear
 
 
@@ -96,10 +97,7 @@ def _backward(v: dict, saved: list, x_last: torch.Tensor, g: torch.Tensor, layer
     """Parameter gradients from the logits' gradient g (G, B, 1); ``shared`` = (M, k) when the
     first layer ran shared: its weight and bias gradients stay in the (M, in, k*out) layout."""
     out, last = {}, layers - 1
-    out[f"b{last}"] = g.sum(1, keepdim=True).squeeze(1)
-    ge = g.expand(x_last.shape)
-    out[f"w{last}"] = (ge * x_last).sum(1, keepdim=True).transpose(1, 2)
-    g = ge * v[f"w{last}"].transpose(1, 2)
+    out[f"b{last}"], out[f"w{last}"], g = logit_backward(v[f"w{last}"], x_last, g)
     for i in range(last - 1, -1, -1):
         x, a = saved[i]
         g = torch.ops.aten.threshold_backward(g, a, 0)

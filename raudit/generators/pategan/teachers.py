@@ -339,8 +339,7 @@ class LocalTeachers:
         if self._first is None:
             self._first = self._shared_first()
         if self._first is not None:  # fixed's joint critic (fixed_grad.py)
-            p = self.net.shared_forward(self.params, fake, self.k, self._first)
-            return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
+            return self._tally(self.net.shared_forward(self.params, fake, self.k, self._first), m, b)
         size = m
         if b % mlp_grad.ROW_MULTIPLE == 0 and mlp_grad.supported(self.net, fake.device):
             size = max(1, mlp_grad.BLOCK_ROWS // (b * self.k))
@@ -352,5 +351,8 @@ class LocalTeachers:
 
     def _votes(self, params: Stacked, fake: torch.Tensor) -> torch.Tensor:
         m, b, _ = fake.shape
-        p = self.net(params, fake, shared=self.k)
+        return self._tally(self.net(params, fake, shared=self.k), m, b)
+
+    def _tally(self, p: torch.Tensor, m: int, b: int) -> torch.Tensor:
+        """n1 (M, B) from the k teachers' probabilities p (M*k, B, 1)."""
         return (p.squeeze(-1) > 0.5).view(m, self.k, b).sum(dim=1)
