@@ -72,7 +72,11 @@ def _screen(folders: list[str]) -> None:
     print("|---" * 13 + "|")
     per_fit = []
     for folder in folders:
-        rows = load(folder).table("utility")
+        try:
+            rows = load(folder).table("utility")
+        except ConfigError as exc:  # a run still going: say so and read the others
+            print(f"({folder}: {exc})", file=sys.stderr)
+            continue
         syn = rows[rows["impl"] == "fixed"]
         for (eps, oj, dataset), g in syn.groupby(["epsilon", "options_json", "dataset"]):
             real = seed_means(g[g["control"].isna()])
@@ -84,7 +88,7 @@ def _screen(folders: list[str]) -> None:
             t = paired_one_sided(real, ctrl)
             r, c = np.array([real[x] for x in both]), np.array([ctrl[x] for x in both])
             short = ",".join(f"{k}={v}" for k, v in json.loads(oj).items()
-                             if not k.startswith("bounds"))
+                             if not k.startswith("bounds") and k not in ("max_iter", "preset"))
             budget = "-" if s["budget"] is None else f"{s['budget']:,}"
             print(f"| {eps:g} | {short} | {s['k']} ({s['rows']}) | {s['Q']:,} | {s['sigma']:.3g} | "
                   f"{s['p_unanimous']:.3f} | {budget} | {int((r > 0.5).sum())}/{len(r)} | "
