@@ -4,7 +4,8 @@
 On breast-cancer a fit's AUROC sits near 0 or near 1: the generator learns a strong
 label-feature relation whose sign is close to a coin per fit. What the votes can add there is
 about one bit, the sign. This script reads ``raudit utility --control coin --out DIR`` folders
-and prints, per setting (eps and options), what the vote budget allows beside what the fits did:
+and prints, per setting (eps and options; the folders of one setting at several ``--seed``
+values pooled, fits paired by seed), what the vote budget allows beside what the fits did:
 
 * k, the answers Q = iterations x student_steps x query_batch, and sigma of ``fixed``'s plan
   (the DP bounds' histogram included, :func:`raudit.generators.pategan.fixed.plan`: data-
@@ -66,36 +67,44 @@ def _opts(text: str) -> dict:
 
 
 def _screen(folders: list[str]) -> None:
-    from raudit.report.load import load  # pandas/pyarrow only when folders are read
+    """One row per setting (eps, options, dataset): the folders' fits of one setting pooled
+    (runs at several --seed values pair by fit seed, as in benchmarks/pooled_test.py)."""
+    import pandas as pd  # noqa: PLC0415 (pandas/pyarrow only when folders are read)
+
+    from raudit.report.load import load  # noqa: PLC0415
+    frames = []
+    for folder in folders:
+        try:
+            frames.append(load(folder).table("utility"))
+        except ConfigError as exc:  # a run still going: say so and read the others
+            print(f"({folder}: {exc})", file=sys.stderr)
+    if not frames:
+        raise ConfigError("no finished utility folder among those given")
+    rows = pd.concat(frames, ignore_index=True)
     print("| eps | options | k (rows) | Q | sigma | P(unanimous) | budget | real > 0.5 | "
           "control > 0.5 | real mean | control mean | diff ± se | p |")
     print("|---" * 13 + "|")
     per_fit = []
-    for folder in folders:
-        try:
-            rows = load(folder).table("utility")
-        except ConfigError as exc:  # a run still going: say so and read the others
-            print(f"({folder}: {exc})", file=sys.stderr)
+    syn = rows[rows["impl"] == "fixed"]
+    for (eps, oj, dataset), g in syn.groupby(["epsilon", "options_json", "dataset"]):
+        real = seed_means(g[g["control"].isna()])
+        ctrl = seed_means(g[g["control"] == "coin"])
+        both = sorted(set(real) & set(ctrl))
+        if len(both) < 2:
             continue
-        syn = rows[rows["impl"] == "fixed"]
-        for (eps, oj, dataset), g in syn.groupby(["epsilon", "options_json", "dataset"]):
-            real = seed_means(g[g["control"].isna()])
-            ctrl = seed_means(g[g["control"] == "coin"])
-            both = sorted(set(real) & set(ctrl))
-            if len(both) < 2:
-                continue
-            s = shape(dataset, eps, json.loads(oj))
-            t = paired_one_sided(real, ctrl)
-            r, c = np.array([real[x] for x in both]), np.array([ctrl[x] for x in both])
-            short = ",".join(f"{k}={v}" for k, v in json.loads(oj).items()
-                             if not k.startswith("bounds") and k not in ("max_iter", "preset"))
-            budget = "-" if s["budget"] is None else f"{s['budget']:,}"
-            print(f"| {eps:g} | {short} | {s['k']} ({s['rows']}) | {s['Q']:,} | {s['sigma']:.3g} | "
-                  f"{s['p_unanimous']:.3f} | {budget} | {int((r > 0.5).sum())}/{len(r)} | "
-                  f"{int((c > 0.5).sum())}/{len(c)} | {r.mean():.3f} | {c.mean():.3f} | "
-                  f"{t.diff:+.3f} ± {t.se:.3f} | {t.p:.3g} |")
-            per_fit.append(f"{folder} eps={eps:g}: real {np.round(r, 3).tolist()} "
-                           f"control {np.round(c, 3).tolist()}")
+        options = json.loads(oj)
+        s = shape(dataset, eps, options)
+        t = paired_one_sided(real, ctrl)
+        r, c = np.array([real[x] for x in both]), np.array([ctrl[x] for x in both])
+        short = ",".join(f"{k}={v}" for k, v in options.items()
+                         if not k.startswith("bounds") and k not in ("max_iter", "preset"))
+        budget = "-" if s["budget"] is None else f"{s['budget']:,}"
+        print(f"| {eps:g} | {short} | {s['k']} ({s['rows']}) | {s['Q']:,} | {s['sigma']:.3g} | "
+              f"{s['p_unanimous']:.3f} | {budget} | {int((r > 0.5).sum())}/{len(r)} | "
+              f"{int((c > 0.5).sum())}/{len(c)} | {r.mean():.3f} | {c.mean():.3f} | "
+              f"{t.diff:+.3f} ± {t.se:.3f} | {t.p:.3g} |")
+        per_fit.append(f"eps={eps:g} {short}: real {np.round(r, 3).tolist()} "
+                       f"control {np.round(c, 3).tolist()}")
     print()
     print("\n".join(per_fit))
 
