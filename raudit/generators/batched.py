@@ -144,6 +144,15 @@ class FittedBatch:
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
+# Two AVX-512 vectors of the dtype. ATen's element-wise kernels compute whole blocks of
+# 2 x SIMD width in vector code and the remaining numel % (2 x width) elements in a scalar
+# loop, and some functions round differently there (float32 sigmoid, softplus): a model
+# whose elements fall in that remainder gets other bits, and which model does depends on
+# the chunk. Per-model batches of whole blocks leave no remainder in the stacked tensors
+# (docs/performance.md, "Chunk invariance"); 32/16 also cover AVX2 (16/8).
+CHUNK_WIDTH = {torch.float32: 32, torch.float64: 16}
+BATCH_NAMES = ("batch", "teacher_batch", "query_batch", "student_batch")
+
 
 class BatchedGenerator(Generator):
     """A generator whose models train M at a time (see the module docstring)."""
@@ -172,6 +181,27 @@ class BatchedGenerator(Generator):
     def train(self, batch: TrainBatch, hp: Any, *, epsilon: float, delta: float | None,
               observer: Observer | None, progress: Callable[[int], None] | None) -> Trained:
         raise NotImplementedError
+
+    def per_model_batches(self, hp: Any) -> dict[str, int]:
+        """The per-model batch sizes of resolved hyperparameters ``hp`` by name (a field of
+        ``hp`` named in :data:`BATCH_NAMES`, else the option of that name)."""
+        out = {}
+        for name in BATCH_NAMES:
+            value = getattr(hp, name, None)
+            value = self.options.get(name) if value is None else value
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[name] = value
+        return out
+
+    def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
+        """Not chunk-invariant where a per-model batch is not a multiple of
+        :data:`CHUNK_WIDTH` (see there): e.g. "batch 16 is not a multiple of 32 (float32)"."""
+        width = CHUNK_WIDTH[self.dtype]
+        for name, value in self.per_model_batches(self.resolve(n_rows, n_cols)).items():
+            if value % width:
+                return (f"{name} {value} is not a multiple of {width} "
+                        f"({str(self.dtype).removeprefix('torch.')})")
+        return None
 
     # -- protocol ----------------------------------------------------------
     def _fit(self, data, *, epsilon, delta, seed, columns, observer) -> None:

@@ -141,3 +141,38 @@ def test_rates_are_keyed_on_the_arithmetic_mode(monkeypatch):
     assert chunk_cache.key(fit, "cpu") not in (eager, step)
     monkeypatch.setenv("RAUDIT_HAND_GRAD", "1")
     assert chunk_cache.key(fit, "cpu") == eager
+
+
+def test_auto_keeps_one_chunk_size_where_a_setup_is_not_chunk_invariant():
+    """paper at batch 16 (float32: not a multiple of 32) is not chunk-invariant, so -M auto
+    ignores a cached calibration and the number of workers and takes the generator's
+    canonical chunk size; at the default batch the cache steers it as before."""
+    odd = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 16})
+    chunk_cache.store(chunk_cache.key(_fit(odd), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
+    said = []
+    for workers in (1, 2, 8):
+        engine = EngineConfig(backend="local", workers=workers)
+        assert audit_chunk_size(odd, engine, said.append) == DEFAULT_CHUNK
+    assert "batch 16 is not a multiple of 32 (float32)" in said[0] and len(said) == 3
+    assert "-M N sets another" in said[0] and "cached" not in said[0]
+    even = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 32})
+    chunk_cache.store(chunk_cache.key(_fit(even), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
+    assert audit_chunk_size(even, EngineConfig(backend="local", workers=1)) == 32
+
+
+def test_the_rule_per_generator_and_dtype():
+    from raudit import generators
+    from raudit.runs.chunk_size import canonical_chunk
+
+    paper = generators.get("paper")
+    assert paper().chunk_dependence(686, 30) is None  # batch min(64, N // k) = 64
+    assert paper(batch=16).chunk_dependence(686, 30) == "batch 16 is not a multiple of 32 (float32)"
+    assert paper(batch=16, dtype="float64").chunk_dependence(686, 30) is None
+    fixed = generators.get("fixed")
+    assert fixed(query_batch=8).chunk_dependence(686, 30) == \
+        "query_batch 8 is not a multiple of 32 (float32)"
+    assert generators.get("borealis")(batch=7).chunk_dependence(686, 30) == \
+        "batch 7 is not a multiple of 16 (float64)"
+    # the study's harness on a small table: batch = N // k
+    assert paper().chunk_dependence(100, 30) == "batch 50 is not a multiple of 32 (float32)"
+    assert canonical_chunk("paper") == DEFAULT_CHUNK and canonical_chunk("gpate") == 1

@@ -142,7 +142,8 @@ class GPate(BatchedGenerator):
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),
-                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",))
+                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",),
+                                canonical_chunk=1)  # batching models does not pay (yet)
 
     Options = GPateOptions
 
