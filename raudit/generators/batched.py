@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -159,6 +159,12 @@ class BatchedGenerator(Generator):
 
     dtype: torch.dtype = torch.float32
     capabilities = Capabilities(device=True, progress=True)
+    # True where every element-wise function of the stacked code whose vector and scalar
+    # code round differently (sigmoid, softplus, BCE with logits and their backward) runs on
+    # whole SIMD blocks (nn/whole.py), checked at odd batch sizes by
+    # tests/generators/test_chunk_invariance.py: no batch size makes it chunk-dependent.
+    # False (a batched generator nobody checked): the per-model batch rule of chunk_dependence.
+    whole_blocks: ClassVar[bool] = False
 
     def __init__(self, *, preset: str = "default", device: str | None = None,
                  dtype: str | None = None, **options: Any):
@@ -194,8 +200,17 @@ class BatchedGenerator(Generator):
         return out
 
     def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
-        """Not chunk-invariant where a per-model batch is not a multiple of
-        :data:`CHUNK_WIDTH` (see there): e.g. "batch 16 is not a multiple of 32 (float32)"."""
+        """Not chunk-invariant under ``RAUDIT_COMPILE=fused|step`` (inductor's fused kernels
+        reorder sums and are not kept to whole blocks); else, unless :attr:`whole_blocks`,
+        where a per-model batch is not a multiple of :data:`CHUNK_WIDTH` (see there): e.g.
+        "batch 16 is not a multiple of 32 (float32)"."""
+        from raudit.generators.nn import compiled
+
+        mode = compiled.mode()
+        if mode in ("fused", "step"):
+            return f"RAUDIT_COMPILE={mode} fuses floating-point work into kernels of its own"
+        if self.whole_blocks:
+            return None
         width = CHUNK_WIDTH[self.dtype]
         for name, value in self.per_model_batches(self.resolve(n_rows, n_cols)).items():
             if value % width:

@@ -143,33 +143,45 @@ def test_rates_are_keyed_on_the_arithmetic_mode(monkeypatch):
     assert chunk_cache.key(fit, "cpu") == eager
 
 
-def test_auto_keeps_one_chunk_size_where_a_setup_is_not_chunk_invariant():
-    """paper at batch 16 (float32: not a multiple of 32) is not chunk-invariant, so -M auto
+def test_auto_keeps_one_chunk_size_where_a_setup_is_not_chunk_invariant(monkeypatch):
+    """A set-up whose last bits could depend on its chunk (here: RAUDIT_COMPILE=step; or a
+    batched generator without whole_blocks at a batch not of whole SIMD blocks): -M auto
     ignores a cached calibration and the number of workers and takes the generator's
-    canonical chunk size; at the default batch the cache steers it as before."""
-    odd = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 16})
-    chunk_cache.store(chunk_cache.key(_fit(odd), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
+    canonical chunk size, saying why; without it the cache steers M as before."""
+    from raudit.generators.pategan.paper import PaperPateGan
+
+    req = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 16})
+    chunk_cache.store(chunk_cache.key(_fit(req), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
+    assert audit_chunk_size(req, EngineConfig(backend="local", workers=1)) == 32  # whole blocks
     said = []
+    monkeypatch.setenv("RAUDIT_COMPILE", "step")
     for workers in (1, 2, 8):
         engine = EngineConfig(backend="local", workers=workers)
-        assert audit_chunk_size(odd, engine, said.append) == DEFAULT_CHUNK
-    assert "batch 16 is not a multiple of 32 (float32)" in said[0] and len(said) == 3
-    assert "-M N sets another" in said[0] and "cached" not in said[0]
-    even = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 32})
-    chunk_cache.store(chunk_cache.key(_fit(even), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
-    assert audit_chunk_size(even, EngineConfig(backend="local", workers=1)) == 32
+        assert audit_chunk_size(req, engine, said.append) == DEFAULT_CHUNK
+    assert len(said) == 3 and "RAUDIT_COMPILE=step" in said[0] and "cached" not in said[0]
+    assert said[0].startswith(f"chunk size {DEFAULT_CHUNK}, not calibrated") and "-M N" in said[0]
+    monkeypatch.delenv("RAUDIT_COMPILE")
+    monkeypatch.setattr(PaperPateGan, "whole_blocks", False)
+    said.clear()
+    assert audit_chunk_size(req, EngineConfig(backend="local", workers=1), said.append) == DEFAULT_CHUNK
+    assert "batch 16 is not a multiple of 32 (float32)" in said[0]
 
 
-def test_the_rule_per_generator_and_dtype():
+def test_the_rule_without_whole_blocks_per_dtype(monkeypatch):
     from raudit import generators
+    from raudit.generators.batched import BatchedGenerator
     from raudit.runs.chunk_size import canonical_chunk
 
+    batched = [n for n in generators.names() if issubclass(generators.get(n), BatchedGenerator)]
+    assert all(generators.get(n)(batch=7).chunk_dependence(686, 30) is None for n in batched)
+    monkeypatch.setattr(BatchedGenerator, "whole_blocks", False)
+    for n in batched:
+        monkeypatch.setattr(generators.get(n), "whole_blocks", False, raising=False)
     paper = generators.get("paper")
     assert paper().chunk_dependence(686, 30) is None  # batch min(64, N // k) = 64
     assert paper(batch=16).chunk_dependence(686, 30) == "batch 16 is not a multiple of 32 (float32)"
     assert paper(batch=16, dtype="float64").chunk_dependence(686, 30) is None
-    fixed = generators.get("fixed")
-    assert fixed(query_batch=8).chunk_dependence(686, 30) == \
+    assert generators.get("fixed")(query_batch=8).chunk_dependence(686, 30) == \
         "query_batch 8 is not a multiple of 32 (float32)"
     assert generators.get("borealis")(batch=7).chunk_dependence(686, 30) == \
         "batch 7 is not a multiple of 16 (float64)"

@@ -137,6 +137,7 @@ class GPateOptions(OptionsObject):
 
 
 class GPate(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "gpate"
     description = "G-PATE: private aggregation of teacher gradients (Confident-GNMax, data-dependent RDP)"
     capabilities = Capabilities(device=True, progress=True,
