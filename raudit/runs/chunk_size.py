@@ -90,8 +90,8 @@ def canonical_chunk(impl: str) -> int:
 
 def canonical_line(why: str, m: int) -> str:
     return (f"chunk size {m}, not calibrated: {why}, so a model's last bits "
-            "could depend on its chunk; -M auto keeps one chunk layout on every machine and "
-            "resume (-M N sets another, which can change the last bits)")
+            "could depend on its chunk; auto keeps this size on every machine and resume "
+            "(an explicit size, -M N, can change the last bits)")
 
 
 def _rates_line(got: dict) -> str:

@@ -188,3 +188,23 @@ def test_the_rule_without_whole_blocks_per_dtype(monkeypatch):
     # the study's harness on a small table: batch = N // k
     assert paper().chunk_dependence(100, 30) == "batch 50 is not a multiple of 32 (float32)"
     assert canonical_chunk("paper") == DEFAULT_CHUNK and canonical_chunk("gpate") == 1
+
+
+def test_a_campaign_job_that_is_not_chunk_invariant_gets_the_canonical_size(monkeypatch):
+    """``chunk_size: auto`` in a campaign: such a job is not calibrated (nothing runs)."""
+    from raudit.generators.pategan.paper import PaperPateGan
+    from raudit.runs import chunk_size as cs
+    from raudit.runs.jobs import AuditJob
+
+    monkeypatch.setattr(PaperPateGan, "whole_blocks", False)
+    monkeypatch.setattr(cs, "measure_rates", lambda *a, **k: pytest.fail("calibrated"))
+    job = AuditJob("odd", AuditRequest(impl="paper", attack="querybased", shadow_models=1000,
+                                       options={"batch": 16}))
+    job.auto_chunk = True
+    said = []
+    got = cs.auto_chunk_sizes([job], EngineConfig(backend="local", workers=2), 2, said.append)
+    assert got == {"odd": DEFAULT_CHUNK}
+    assert said == [f"odd: chunk size {DEFAULT_CHUNK}, not calibrated: batch 16 is not a multiple "
+                    "of 32 (float32), so a model's last bits could depend on its chunk; auto "
+                    "keeps this size on every machine and resume (an explicit size, -M N, can "
+                    "change the last bits)"]
