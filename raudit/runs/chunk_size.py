@@ -3,7 +3,9 @@ the cached rates behind it.
 
 :func:`auto_chunk_sizes` / :func:`audit_chunk_size` pick M by
 :func:`raudit.runs.calibrate.choose_m` from rates measured by one calibration chunk on a
-slot of the pool (:func:`measure_rates`), or read from the cache (:mod:`.chunk_cache`).
+slot of the pool (:func:`measure_rates`), or read from the cache (:mod:`.chunk_cache`);
+where the set-up is not chunk-invariant (:func:`chunk_dependence`) they take the
+generator's one canonical size instead, which nothing machine-dependent can move.
 For callers that plan work (an estimate before any work starts): :func:`cached_rate`
 reads a rate without measuring, :func:`measure_rate` measures one and caches it, and
 :func:`observe` drops a cached rate that a finished run contradicts (by more than
