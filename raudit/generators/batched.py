@@ -144,13 +144,6 @@ class FittedBatch:
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
-# Two AVX-512 vectors of the dtype. ATen's element-wise kernels compute whole blocks of
-# 2 x SIMD width in vector code and the remaining numel % (2 x width) elements in a scalar
-# loop, and some functions round differently there (float32 sigmoid, softplus): a model
-# whose elements fall in that remainder gets other bits, and which model does depends on
-# the chunk. Per-model batches of whole blocks leave no remainder in the stacked tensors
-# (docs/performance.md, "Chunk invariance"); 32/16 also cover AVX2 (16/8).
-CHUNK_WIDTH = {torch.float32: 32, torch.float64: 16}
 BATCH_NAMES = ("batch", "teacher_batch", "query_batch", "student_batch")
 
 
@@ -202,21 +195,15 @@ class BatchedGenerator(Generator):
     def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
         """Not chunk-invariant under ``RAUDIT_COMPILE=fused|step`` (inductor's fused kernels
         reorder sums and are not kept to whole blocks); else, unless :attr:`whole_blocks`,
-        where a per-model batch is not a multiple of :data:`CHUNK_WIDTH` (see there): e.g.
-        "batch 16 is not a multiple of 32 (float32)"."""
-        from raudit.generators.nn import compiled
+        where a per-model batch is not of whole SIMD blocks (:func:`whole.not_whole`)."""
+        from raudit.generators.nn import compiled, whole
 
         mode = compiled.mode()
         if mode in ("fused", "step"):
             return f"RAUDIT_COMPILE={mode} fuses floating-point work into kernels of its own"
         if self.whole_blocks:
             return None
-        width = CHUNK_WIDTH[self.dtype]
-        for name, value in self.per_model_batches(self.resolve(n_rows, n_cols)).items():
-            if value % width:
-                return (f"{name} {value} is not a multiple of {width} "
-                        f"({str(self.dtype).removeprefix('torch.')})")
-        return None
+        return whole.not_whole(self.per_model_batches(self.resolve(n_rows, n_cols)), self.dtype)
 
     # -- protocol ----------------------------------------------------------
     def _fit(self, data, *, epsilon, delta, seed, columns, observer) -> None:

@@ -25,6 +25,9 @@ import torch.nn.functional as F
 # 2 x AVX-512 width in float32 elements; a multiple of every block ATen uses on x86
 # (AVX2 float32 16, AVX-512 float64 16, AVX2 float64 8)
 BLOCK = 32
+# per dtype: a per-model batch of this many rows makes every stacked (M, B, ...) tensor
+# whole blocks for any M (what a generator not kept to whole() relies on)
+BLOCK_OF = {torch.float32: 32, torch.float64: 16}
 
 
 def whole(fn: Callable[..., torch.Tensor], *xs: torch.Tensor) -> torch.Tensor:
@@ -56,3 +59,13 @@ def sigmoid(x: torch.Tensor) -> torch.Tensor:
 
 def softplus(x: torch.Tensor) -> torch.Tensor:
     return whole(F.softplus, x)
+
+
+def not_whole(batches: dict[str, int], dtype: torch.dtype) -> str | None:
+    """Which per-model batch (by name) is not of whole blocks, in a few words
+    ("batch 16 is not a multiple of 32 (float32)"), or None."""
+    width = BLOCK_OF[dtype]
+    for name, value in batches.items():
+        if value % width:
+            return f"{name} {value} is not a multiple of {width} ({str(dtype).removeprefix('torch.')})"
+    return None
