@@ -208,3 +208,20 @@ def test_a_campaign_job_that_is_not_chunk_invariant_gets_the_canonical_size(monk
                     "of 32 (float32), so a model's last bits could depend on its chunk; auto "
                     "keeps this size on every machine and resume (an explicit size, -M N, can "
                     "change the last bits)"]
+
+
+def test_a_resume_at_one_chunk_size_keeps_the_chunk_boundaries():
+    """Why one canonical M is enough for resumes: the trials done are whole chunks, and the
+    pending ones are cut again in runs of M from the start of each world, so every chunk
+    left is one of the first run's, whatever was done and in which order."""
+    from raudit.audit import game as g
+    from raudit.audit.runner import chunk_specs
+
+    game = prepare(AuditRequest(impl="identity", attack="querybased", shadow_models=23))[0]
+    per_world = {w: g.trials(game, world=w) for w in ("out", "in")}
+    ids = lambda s: tuple(t["trial_id"] for t in s["trials"])  # noqa: E731
+    first = [ids(s) for s in chunk_specs(game, "x", per_world, set(), 5)]
+    for done_chunks in ([0], [1, 4], [0, 2, 3, 9], list(range(0, 10, 2))):
+        done = {t for i in done_chunks for t in first[i]}
+        again = [ids(s) for s in chunk_specs(game, "x", per_world, done, 5)]
+        assert sorted(again) == sorted(c for i, c in enumerate(first) if i not in done_chunks)
