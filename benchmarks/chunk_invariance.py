@@ -54,9 +54,9 @@ def _param_gap(in_three, alone, row: int) -> float:
     """Largest difference of the generator's and the critic's flat parameters (batched
     generators only: others have no stacked parameters to compare)."""
     a, b = in_three._batch.trained, alone._batch.trained
-    gap = float((a.generator.flat[row] - b.generator.flat[0]).abs().max())
+    gap = float((a.generator.flat[row] - b.generator.flat[0]).detach().abs().max())
     if a.critic is not None:
-        gap = max(gap, float((a.critic.params.flat[row] - b.critic.params.flat[0]).abs().max()))
+        gap = max(gap, float((a.critic.params.flat[row] - b.critic.params.flat[0]).detach().abs().max()))
     return gap
 
 
