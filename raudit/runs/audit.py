@@ -28,6 +28,7 @@ from raudit.results import ResultStore, spec_hash
 from raudit.results.files import check_writable
 from raudit.runs import limits
 from raudit.runs.chunk_size import audit_chunk_size, observe_audit
+from raudit.runs.costs import observe as observe_costs
 from raudit.runs.jobs import AuditJob
 from raudit.runs.schedule import Progress, quiet, schedule
 
@@ -69,9 +70,8 @@ def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
     said: list[str] = []  # with an estimate, -M auto's line follows it
     if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
-            req, engine, said.append if estimate else notice, game))
-    if estimate:
-        _say_estimate(req, game, ds, engine, notice)
+            req, engine, said.append if estimate else notice, (game, ds)))
+    est = _say_estimate(req, game, ds, engine, notice) if estimate else None
     for message in said:
         notice(message)
     audit_id = spec_hash(manifest)[:16]
@@ -88,8 +88,12 @@ def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
                 raise
         store.ensure_manifest(manifest)
         result = _run_locked(req, (game, manifest, ds), out, engine, progress, notice)
-        if auto_chunk:  # a cached rate this run contradicts is dropped, not kept forever
-            observe_audit(game, req.chunk_size, engine, store.read("shadow"), notice)
+        if auto_chunk or est is not None:  # cached rates and costs this run contradicts
+            shadow = store.read("shadow")  # are dropped, not kept forever
+            if auto_chunk:
+                observe_audit(game, req.chunk_size, engine, shadow, notice)
+            if est is not None:
+                observe_costs(est, est.costs_key, req.chunk_size, shadow, notice)
         return result
 
 
@@ -119,12 +123,15 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
             "notes": done.stats.notes, "target_row": job.game.target}
 
 
-def _say_estimate(req, game, ds, engine, notice) -> None:
+def _say_estimate(req, game, ds, engine, notice):
+    """Print the estimate line; the Estimate (None when it could not be made)."""
     from raudit.runs.estimate import game_estimate, line
 
     try:
-        notice(line(game_estimate(req, game, ds, engine)))
+        est = game_estimate(req, game, ds, engine)
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that
-        pass  # follows says in one line what is wrong with a generator that fails here
+        return None  # follows says in one line what is wrong with a generator that fails here
+    notice(line(est))
+    return est

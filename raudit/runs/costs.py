@@ -86,9 +86,9 @@ def busy_load(now: float) -> float:
     return max(2.0 * now, float(os.cpu_count() or 1))
 
 
-def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[Costs, str]:
+def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[Costs, str, str]:
     """The cached costs of ``game`` on ``ds`` at chunk size ``m`` ("cached"), else measured
-    in this process and cached ("measured now")."""
+    in this process and cached ("measured now"), and their cache key (for :func:`observe`)."""
     from raudit.runs import chunk_cache
     from raudit.runs.calibrate import game_fit
 
@@ -96,13 +96,54 @@ def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[C
     k = key(game_fit(game), game.attack, game.features, len(candidates), mm, device)
     got = cached(k)
     if got is not None:
-        return got, "cached"
+        return got, "cached", k
     got = measure(game, ds, candidates, min(mm, FIRST_M))
     # the rate grows with the chunk size: measured again at the run's own M when cheap
     if mm > got.m and (got.model_s + HIGH * got.iter_s) * mm < BUDGET_S:
         got = measure(game, ds, candidates, mm)
     chunk_cache.store_value(k, {**asdict(got), "load": chunk_cache.load_average()})
-    return got, "measured now"
+    return got, "measured now", k
+
+
+# The run's training CPU per model this many times above or below what the costs predicted
+# makes them stale. Tighter than the chunk rates' 2x (raudit.runs.chunk_size): the costs
+# measure the run's own decomposition (per model + iterations at its M), and measuring
+# them again takes a few seconds. What it catches: costs measured by older, slower code or
+# on a slower host (the advertised audit's estimate said 352 model-iterations/s per worker
+# while its run trained at ~630: "about 2 min" for 90 s).
+STALE_FACTOR = 1.3
+
+
+def stale(predicted_s: float, observed_s: float) -> bool:
+    """Whether a run's observed training CPU seconds per model contradict the predicted."""
+    if predicted_s <= 0 or observed_s <= 0:
+        return False
+    return not 1 / STALE_FACTOR <= observed_s / predicted_s <= STALE_FACTOR
+
+
+def observe(est, k: str | None, m: int, shadow, notice=lambda msg: None) -> bool:
+    """After an audit: compare the training CPU of its ok models trained in chunks of ``m``
+    (the shadow rows' ``train_cpu_s``, per model) with what the estimate ``est`` predicted
+    for their iterations; drop the cached costs ``k`` the run contradicts (the next
+    estimate measures again). True when dropped."""
+    from raudit.runs import chunk_cache
+
+    if k is None or est is None or est.costs is None or shadow is None or shadow.empty \
+            or "train_cpu_s" not in shadow:
+        return False
+    ok = shadow[(shadow["status"] == "ok") & (shadow["chunk_models"] == m)
+                & shadow["train_cpu_s"].notna()]
+    if ok.empty:
+        return False
+    # model_s also holds sampling, which train_cpu_s does not: a small overstatement
+    predicted = est.costs.model_s + float(ok["iterations"].mean()) / est.rate
+    observed = float(ok["train_cpu_s"].mean())
+    if not stale(predicted, observed):
+        return False
+    chunk_cache.drop(k)
+    notice(f"the estimate's cached costs ({predicted:.3g} CPU-s of training per model) were "
+           f"off this run's ({observed:.3g}); dropped, the next estimate measures again")
+    return True
 
 
 def startup_key(engine) -> str:

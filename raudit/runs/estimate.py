@@ -46,6 +46,7 @@ class Estimate:
     forest_rows: int = 0  # rows each selection forest fits (and scores)
     pooled: bool = True  # a pool model computes every candidate's features
     startup_s: float | None = 0.0  # starting Ray and its actors (None: not measured yet)
+    costs_key: str | None = None  # the costs' cache entry (checked after the run)
 
     def per_model(self, many: bool = False) -> float:
         """Seconds of one shadow model: training, sampling and the attack's features."""
@@ -162,8 +163,8 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     m = max(1, min(int(req.chunk_size), largest))
     cands = (tg.candidates_of(ds.train, req.target_candidates)
              if game.target == "auto" else [])
-    costs, rate_how = costs_of(game, ds, cands if pooled else cands[:1], m,
-                              cb.slot_device(engine))
+    costs, rate_how, costs_key = costs_of(game, ds, cands if pooled else cands[:1], m,
+                                         cb.slot_device(engine))
     iter_s = costs.iter_s
     rates = _cached_rates(fit, engine)
     if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M
@@ -186,7 +187,7 @@ def game_estimate(req, game, ds, engine) -> Estimate:
         rows = int(req.target_pairs)
     return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
                     1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
-                    rows, pooled, startup_s(engine))
+                    rows, pooled, startup_s(engine), costs_key)
 
 
 def line(est: Estimate) -> str:

@@ -99,13 +99,13 @@ def test_costs_are_measured_once_then_cached(monkeypatch):
 
     game, _, ds = prepare(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
                                        options={"max_iter": 3}))
-    got, how = cs.costs_of(game, ds, [], 5)
+    got, how, k = cs.costs_of(game, ds, [], 5)
     assert how == "measured now" and got.iter_s > 0 and got.forest_s1 >= 0 and got.m == 5
 
     def no(*a, **k):
         raise AssertionError("measured again")
     monkeypatch.setattr(cs, "measure", no)
-    assert cs.costs_of(game, ds, [], 5) == (got, "cached")
+    assert cs.costs_of(game, ds, [], 5) == (got, "cached", k)
 
 
 def test_auto_chunk_is_chosen_before_the_estimate(tmp_path, monkeypatch):
@@ -141,6 +141,51 @@ def test_costs_measured_on_a_busier_machine_are_measured_again(monkeypatch):
     assert cs.cached("k") is None  # measured at load 20, the machine is quiet now
     monkeypatch.setattr(chunk_cache, "load_average", lambda: 15.0)
     assert cs.cached("k") == c  # as busy then as now: kept
+
+
+def test_costs_a_run_contradicts_are_dropped():
+    import pandas as pd
+
+    from raudit.runs import chunk_cache
+
+    c = cs.Costs(m=8, model_s=0.01, iter_s=0.002, iterations=None, extract_s=0.003,
+                 extract_many_s=0.05, forest_s0=0.1, forest_s1=0.001, bounds_s=0.02)
+    est = Estimate(0, 10, 0, 40, "closed form", 1 / c.iter_s, "cached", 1, c)
+    # predicted per model: 0.01 + 40 x 0.002 = 0.09 CPU-s
+    rows = pd.DataFrame({"status": ["ok", "ok", "failed", "ok"], "chunk_models": [8, 8, 8, 4],
+                         "iterations": [40, 40, 0, 40], "train_cpu_s": [0.1, 0.1, None, 9.0]})
+    chunk_cache.store_value("k", {**c.__dict__, "load": 1.0})
+    said = []
+    assert not cs.observe(est, "k", 8, rows, said.append)  # 0.1 against 0.09: kept
+    assert chunk_cache.lookup_value("k") is not None
+    assert not cs.observe(est, "k", 8, rows.assign(train_cpu_s=0.115), said.append)  # 1.28x
+    assert said == []
+    fast = rows.assign(train_cpu_s=0.05)  # 1.8x faster: older, slower code measured them
+    assert cs.observe(est, "k", 8, fast, said.append)
+    assert chunk_cache.lookup_value("k") is None and "were off this run's" in said[0]
+    assert not cs.observe(est, None, 8, fast) and not cs.observe(None, "k", 8, fast)
+    assert cs.stale(1.0, 1.31) and cs.stale(1.0, 1 / 1.31) and not cs.stale(1.0, 1.29)
+
+
+def test_an_audit_drops_costs_it_contradicts(tmp_path):
+    from raudit.audit.runner import AuditRequest
+    from raudit.runs import audit as ra
+    from raudit.runs import chunk_cache
+
+    req = AuditRequest(impl="paper", attack="querybased", shadow_models=5, chunk_size=5,
+                       options={"max_iter": 3})
+    said = []
+    ra.run_audit(req, tmp_path / "a", LOCAL, notice=said.append, estimate=True)
+    keys = [k for k in chunk_cache._read(chunk_cache.cache_dir() / chunk_cache.NAME)
+            if k.startswith('["costs/2"')]
+    assert len(keys) == 1 and not any("were off" in m for m in said)
+    entry = chunk_cache.lookup_value(keys[0])
+    chunk_cache.store_value(keys[0], {**entry, "iter_s": entry["iter_s"] * 50,
+                                      "model_s": entry["model_s"] * 50})
+    said.clear()
+    ra.run_audit(req, tmp_path / "b", LOCAL, notice=said.append, estimate=True)
+    assert any("were off this run's" in m for m in said), said
+    assert chunk_cache.lookup_value(keys[0]) is None  # the next estimate measures again
 
 
 @pytest.fixture

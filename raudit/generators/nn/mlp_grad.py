@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.nn import whole
 from raudit.generators.nn.stacked import MLP, Stacked
 
 SLOPE = 0.2  # stacked.ACTIVATIONS' leaky ReLU
@@ -158,7 +159,7 @@ def _block_grad(net: MLP, v: dict[str, torch.Tensor], halves: list, layout: dict
     grads = []
     for x, target, weight in halves:
         saved, logits = _forward(v, x, layers)
-        g = (logits.sigmoid() - target) * weight
+        g = (whole.sigmoid(logits) - target) * weight  # same bits in any chunk (nn/whole.py)
         grads.append(_backward(v, saved, g, layers))
     g_count = flat.shape[0]
     for name, (offset, shape) in layout.items():
