@@ -11,6 +11,9 @@ mean - real class mean| / real class sd; 0 = the right place) with the share of 
 test table's values inside the synthetic class's per-feature 1-99 % range (``in0``, ``in1``).
 ``enc``: the generated features' mean in the encoding (the real table's is beside it) and
 their share below 0 (clipped to the lower bound on decoding).
+``votes:`` the teachers' margin |n1 - n0| / k over every untied query of the run, and how often
+the released label was the teachers' majority (1 with exact votes; at a private eps, what
+the noise left of the votes: docs/learning.md, "Breast-cancer: the sign of the link").
 A right scale at the wrong place (epileptic: loc0 24-30 real sds, in0 0-0.07) is what the spread alone hid.
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/fixed_training_probe.py \\
@@ -70,9 +73,15 @@ def main() -> int:
     ds = data.load(name)
     stats = []  # (iteration, mean share of teachers voting "real", mean released label)
 
+    margins = []  # per query: (|n1 - n0| / k, released label == the teachers' majority)
+
     def observe(ev):
         if isinstance(ev, Votes):
             stats.append((ev.iteration, (ev.n1 / ev.k).mean(), ev.labels.mean()))
+            gap = 2 * ev.n1.astype(float) - ev.k
+            keep = gap != 0  # a tie has no majority
+            margins.append(np.stack([np.abs(gap[keep]) / ev.k,
+                                     (ev.labels[keep] == (gap[keep] > 0)).astype(float)]))
     t = time.process_time()
     models = generators.get("fixed")(**opts).fit_many(
         [ds.train] * fits, epsilon=eps, delta=1e-5, seeds=list(range(1, fits + 1)),
@@ -108,6 +117,10 @@ def main() -> int:
           f"{np.round(spreads, 2).tolist()} (real {real:.2f}) sd0/sd1 {scales} loc0/in0/loc1/in1 {places} enc "
           f"{encs} (real {real_enc:.3f}) cpu "
           f"{time.process_time() - t:.0f} s | {points}")
+    mg = np.concatenate(margins, axis=1)
+    print(f"votes: mean margin |n1 - n0| / k {mg[0].mean():.3f} (share >= 1/2: "
+          f"{np.mean(mg[0] >= 0.5):.3f}, unanimous: {np.mean(mg[0] == 1):.3f}); released label = "
+          f"the teachers' majority on {mg[1].mean():.3f} of {mg.shape[1]:,} untied queries")
     return 0
 
 
