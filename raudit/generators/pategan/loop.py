@@ -24,7 +24,6 @@ from raudit.generators.batched import Critic, TrainBatch, Trained
 from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                       TeacherLoss, Votes)
 from raudit.generators.nn import mlp_grad
-from raudit.generators.nn.gcpause import paused_gc
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -183,7 +182,6 @@ class TeacherSource:
     teachers: object | None = None
 
 
-@paused_gc()  # the collector walked every object of the process: 6-7 % of a fit (nn/gcpause.py)
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None,
