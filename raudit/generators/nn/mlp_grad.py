@@ -7,9 +7,9 @@ was about a fifth of each forward-and-backward. This computes the same gradient 
 very kernels autograd calls, on the same operands, so the bits are the same
 (tests/generators/test_mlp_grad.py compares the two to the last bit):
 
-* a hidden layer is ``baddbmm(b, x, w)`` (computed as :func:`hidden_`: the same bits); its backward ``grad.bmm(w^T)`` (input),
-  ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)`` (bias: autograd's sum_to the
-  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
+* a hidden layer is ``baddbmm(b, x, w)`` (computed as :func:`hidden_`, the same bits); its
+  backward ``grad.bmm(w^T)`` (input), ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)``
+  (bias: autograd's sum_to the broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
   (in place: the output's sign is the input's);
 * the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
   and sum over the input axis on CPU; its backward multiplies the expanded gradient by
