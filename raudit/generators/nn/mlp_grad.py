@@ -9,8 +9,8 @@ very kernels autograd calls, on the same operands, so the bits are the same
 
 * a hidden layer is ``baddbmm(b, x, w)`` (computed as :func:`hidden_`, the same bits); its
   backward ``grad.bmm(w^T)`` (input), ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)``
-  (bias: autograd's sum_to the broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
-  (in place: the output's sign is the input's);
+  (bias: autograd's sum_to the broadcast shape); leaky ReLU's backward is
+  ``leaky_relu_backward`` on its output (in place: the output's sign is the input's);
 * the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
   and sum over the input axis on CPU; its backward multiplies the expanded gradient by
   the other factor and sums over the batch axis;
