@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from raudit.generators.nn.stacked import MLP, Stacked, linear
 
 SLOPE = 0.2  # stacked.ACTIVATIONS' leaky ReLU
+_LEAKY_BACKWARD = torch.ops.aten.leaky_relu_backward.grad_input  # its out= form
 
 
 def supported(net: MLP, device: torch.device) -> bool:
@@ -70,7 +71,8 @@ def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[
         saved.append((x, h))
         x = h
     w_t = v[f"w{layers - 1}"].transpose(1, 2)
-    logits = (x * w_t).sum(-1, keepdim=True) + v[f"b{layers - 1}"].unsqueeze(1)
+    # stacked.linear's product, sum and bias, the bias added in place (the sum is new)
+    logits = (x * w_t).sum(-1, keepdim=True).add_(v[f"b{layers - 1}"].unsqueeze(1))
     saved.append((x, None))
     return saved, logits
 
@@ -114,7 +116,7 @@ def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: 
     out[f"b{last}"], out[f"w{last}"], g = logit_backward(v[f"w{last}"], x, g)
     for i in range(last - 1, -1, -1):
         x, h = saved[i]
-        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, True)
+        g = _LEAKY_BACKWARD(g, h, SLOPE, True, grad_input=g)  # in place: g is this call's own
         out[f"b{i}"] = g.sum(1, keepdim=True)
         out[f"w{i}"] = x.transpose(1, 2).bmm(g)
         if i > 0:  # the first layer's input is data: autograd computes no gradient for it
@@ -194,7 +196,7 @@ def _block_grad(net: MLP, v: dict[str, torch.Tensor], halves: list, layout: dict
     grads = []
     for x, target, weight in halves:
         saved, logits = _forward(v, x, layers)
-        g = (logits.sigmoid() - target) * weight
+        g = logits.sigmoid_().sub_(target).mul_(weight)  # in place: the same three kernels
         grads.append(_backward(v, saved, g, layers))
     g_count = flat.shape[0]
     for name, (offset, shape) in layout.items():
