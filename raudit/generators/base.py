@@ -147,6 +147,13 @@ class Generator(ABC):
                                                 columns=columns, observer=observer)
                 for t, s in zip(tables, seeds)]
 
+    def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
+        """Why a model's numbers could depend on the chunk it trains in (the other models
+        stacked with it, its position), for a table of this size, in a few words; None
+        when they cannot. Generators that fit each model alone (this base class) cannot.
+        ``-M auto`` reads it (:mod:`raudit.runs.chunk_size`)."""
+        return None
+
     # -- sampling ---------------------------------------------------------
     @abstractmethod
     def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:

@@ -16,8 +16,7 @@ model trained inside a batch follow the same code path.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -29,120 +28,14 @@ from raudit.generators.base import Generator, check_privacy, check_table
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import Observer
 from raudit.generators.nn.device import pick_device
-from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.nn.stacked import Stacked
 
 
-class Encoder:
-    """Maps one training table to the network's space and back (fit per model).
-
-    ``shareable``: the fit is a function of (table, columns) alone (no seed, no noise)
-    and nothing changes the encoder after it, so the models of a chunk that train on
-    the same table may share one fitted encoder (an audit chunk is M copies of one
-    table). Seeded encoders (a DP preprocessing step per model) keep the default False.
-    """
-
-    shareable: bool = False
-
-    def fit(self, df: pd.DataFrame, columns: tuple[ColumnMeta, ...] | None) -> "Encoder":
-        raise NotImplementedError
-
-    def transform(self, df: pd.DataFrame) -> np.ndarray:
-        raise NotImplementedError
-
-    def inverse(self, x: np.ndarray) -> pd.DataFrame:
-        raise NotImplementedError
-
-    def declared_bounds(self) -> dict[str, tuple[float, float]] | None:
-        """The output range per column, when it came from public metadata or a DP release
-        (never read off the records): what ``inspect`` holds the output to. None: the
-        encoder makes no such claim (the output is held to the records' range)."""
-        return None
-
-
-@dataclass
-class TrainBatch:
-    """M encoded training tables padded to a common row count."""
-
-    x: torch.Tensor  # (M, N_max, d)
-    rows: torch.Tensor  # (M,) int64: valid rows per model
-    seeds: list[int]
-    labels: torch.Tensor | None = None  # (M, N_max) raw label column, for conditional modes
-
-    @property
-    def models(self) -> int:
-        return self.x.shape[0]
-
-    @property
-    def dim(self) -> int:
-        return self.x.shape[2]
-
-
-@dataclass(frozen=True)
-class Critic:
-    """A trained student/discriminator of M models: ``score(params, x)`` -> (M, n) logits
-    at encoded rows ``x`` (M, n, d). Kept only so the white-box threat model
-    (:mod:`raudit.audit.whitebox`) can read it inside the chunk; it never leaves the worker."""
-
-    params: Stacked
-    score: Callable[[Stacked, torch.Tensor], torch.Tensor]
-
-
-@dataclass
-class Trained:
-    """What one batched training call produced for its M models."""
-
-    generator: Stacked  # (M, ...) generator parameters
-    sample_fn: Callable[[Stacked, CounterRNG, int], torch.Tensor]  # -> (M, n, d) encoded rows
-    iterations: list[int]
-    eps_hat: list[float]
-    extra: list[dict] = field(default_factory=list)
-    critic: Critic | None = None  # the student/discriminator where the loop keeps it
-
-
-@dataclass(frozen=True)
-class WhiteBoxView:
-    """What a white-box attacker reads off one trained model (:meth:`BatchedGenerator.white_box_many`):
-    ``samples`` decoded rows, and where the critic is reachable its logit at the target
-    and at each sample (both in the model's own encoding)."""
-
-    samples: pd.DataFrame
-    target_logit: float | None = None
-    sample_logits: np.ndarray | None = None
-
-
-class FittedBatch:
-    """Trained models plus their encoders; samples any subset in one forward pass."""
-
-    def __init__(self, trained: Trained, encoders: list[Encoder], device: torch.device,
-                 dtype: torch.dtype):
-        self.trained, self.encoders, self.device, self.dtype = trained, encoders, device, dtype
-
-    @torch.no_grad()
-    def sample(self, index: Sequence[int], n: int, seeds: Sequence[int]) -> list[pd.DataFrame]:
-        x = self.sample_encoded(index, n, seeds).cpu().numpy()
-        return [self.encoders[i].inverse(x[j]) for j, i in enumerate(index)]
-
-    @torch.no_grad()
-    def sample_encoded(self, index: Sequence[int], n: int, seeds: Sequence[int]) -> torch.Tensor:
-        """(len(index), n, d) rows in the models' encoding (what the critic reads)."""
-        idx = torch.as_tensor(list(index), dtype=torch.long, device=self.device)
-        params = self.trained.generator.select(idx)
-        rng = CounterRNG(seeds, purpose="sample", device=self.device, dtype=self.dtype)
-        return self.trained.sample_fn(params, rng, n).detach()
-
-    @torch.no_grad()
-    def critic_logits(self, index: Sequence[int], x: torch.Tensor) -> np.ndarray | None:
-        """The critic's logits (len(index), n) at encoded rows ``x``; None without a critic."""
-        critic = self.trained.critic
-        if critic is None:
-            return None
-        idx = torch.as_tensor(list(index), dtype=torch.long, device=self.device)
-        out = critic.score(critic.params.select(idx), x.to(self.device, self.dtype))
-        return out.detach().reshape(len(index), x.shape[1]).cpu().numpy().astype(float)
-
+from raudit.generators.batch_types import (  # noqa: F401 - importers read them here
+    Critic, Encoder, FittedBatch, TrainBatch, Trained, WhiteBoxView)
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+BATCH_NAMES = ("batch", "teacher_batch", "query_batch", "student_batch")
 
 
 class BatchedGenerator(Generator):
@@ -150,6 +43,12 @@ class BatchedGenerator(Generator):
 
     dtype: torch.dtype = torch.float32
     capabilities = Capabilities(device=True, progress=True)
+    # True where every element-wise function of the stacked code whose vector and scalar
+    # code round differently (sigmoid, softplus, BCE with logits and their backward) runs on
+    # whole SIMD blocks (nn/whole.py), checked at odd batch sizes by
+    # tests/generators/test_chunk_invariance.py: no batch size makes it chunk-dependent.
+    # False (a batched generator nobody checked): the per-model batch rule of chunk_dependence.
+    whole_blocks: ClassVar[bool] = False
 
     def __init__(self, *, preset: str = "default", device: str | None = None,
                  dtype: str | None = None, **options: Any):
@@ -172,6 +71,30 @@ class BatchedGenerator(Generator):
     def train(self, batch: TrainBatch, hp: Any, *, epsilon: float, delta: float | None,
               observer: Observer | None, progress: Callable[[int], None] | None) -> Trained:
         raise NotImplementedError
+
+    def per_model_batches(self, hp: Any) -> dict[str, int]:
+        """The per-model batch sizes of resolved hyperparameters ``hp`` by name (a field of
+        ``hp`` named in :data:`BATCH_NAMES`, else the option of that name)."""
+        out = {}
+        for name in BATCH_NAMES:
+            value = getattr(hp, name, None)
+            value = self.options.get(name) if value is None else value
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[name] = value
+        return out
+
+    def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
+        """Not chunk-invariant under ``RAUDIT_COMPILE=fused|step`` (inductor's fused kernels
+        reorder sums and are not kept to whole blocks); else, unless :attr:`whole_blocks`,
+        where a per-model batch is not of whole SIMD blocks (:func:`whole.not_whole`)."""
+        from raudit.generators.nn import compiled, whole
+
+        mode = compiled.mode()
+        if mode in ("fused", "step"):
+            return f"RAUDIT_COMPILE={mode} fuses floating-point work into kernels of its own"
+        if self.whole_blocks:
+            return None
+        return whole.not_whole(self.per_model_batches(self.resolve(n_rows, n_cols)), self.dtype)
 
     # -- protocol ----------------------------------------------------------
     def _fit(self, data, *, epsilon, delta, seed, columns, observer) -> None:

@@ -129,6 +129,10 @@ class Capabilities:
     notes: tuple[str, ...] = ()  # known issues a reader of its eps must know (shown by inspect)
     controls: tuple[str, ...] = ()  # data-free controls ``train`` takes as ``control=`` (coin)
     critic: bool = False  # the trained student/discriminator is reachable (white-box audits)
+    # ``-M auto``'s chunk size where a set-up is not chunk-invariant
+    # (:meth:`Generator.chunk_dependence`): fixed, so no machine-dependent choice changes a
+    # result; the default chunk size, or a generator's best where batching does not pay
+    canonical_chunk: int = 100
 
     def accepts(self, option: str) -> bool:
         return self.options is None or any(o.name == option for o in self.options)

@@ -70,7 +70,7 @@ def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
     said: list[str] = []  # with an estimate, -M auto's line follows it
     if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
-            req, engine, said.append if estimate else notice, game))
+            req, engine, said.append if estimate else notice, (game, ds)))
     est = _say_estimate(req, game, ds, engine, notice) if estimate else None
     for message in said:
         notice(message)

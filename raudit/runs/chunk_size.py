@@ -3,7 +3,9 @@ the cached rates behind it.
 
 :func:`auto_chunk_sizes` / :func:`audit_chunk_size` pick M by
 :func:`raudit.runs.calibrate.choose_m` from rates measured by one calibration chunk on a
-slot of the pool (:func:`measure_rates`), or read from the cache (:mod:`.chunk_cache`).
+slot of the pool (:func:`measure_rates`), or read from the cache (:mod:`.chunk_cache`);
+where the set-up is not chunk-invariant (:func:`chunk_dependence`) they take the
+generator's one canonical size instead, which nothing machine-dependent can move.
 For callers that plan work (an estimate before any work starts): :func:`cached_rate`
 reads a rate without measuring, :func:`measure_rate` measures one and caches it, and
 :func:`observe` drops a cached rate that a finished run contradicts (by more than
@@ -29,14 +31,22 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
     one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
     the pool (a GPU share when the cluster has GPUs)."""
 
-    auto = [j for j in jobs if j.kind == "audit" and getattr(j, "auto_chunk", False)]
+    auto, out = [], {}
+    for job in jobs:
+        if job.kind != "audit" or not getattr(job, "auto_chunk", False):
+            continue
+        why = chunk_dependence(job_fit(job), job.ds.train.shape)
+        if why:
+            out[job.name] = canonical_chunk(job.game.impl)
+            notice(f"{job.name}: {canonical_line(why, out[job.name])}")
+        else:
+            auto.append(job)
     fits = {}
     for job in auto:
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
         fits[repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))] = \
             (impl, opts, dataset, eps, delta, label, bounds)
-    measured = measure_rates(fits, engine)
-    out = {}
+    measured = measure_rates(fits, engine) if fits else {}
     for job in auto:
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
         got = measured.get(repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds)))
@@ -47,6 +57,43 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
         out[job.name] = choose_m(got["rates"], got["device"], 2 * job.req.shadow_models, workers)
         notice(f"{job.name}: chunk size {out[job.name]} from {_rates_line(got)}")
     return out
+
+
+def chunk_dependence(fit: tuple, shape: tuple[int, int]) -> str | None:
+    """Why the generator of ``fit`` (:func:`game_fit`/:func:`job_fit`) on a table of
+    ``shape`` (rows, columns) is not chunk-invariant, or None (see
+    :meth:`raudit.generators.base.Generator.chunk_dependence`). A game's worlds differ by
+    one row, so the sizes around ``rows`` are asked too; a size the generator refuses
+    is left to the run's own checks."""
+    from raudit import generators
+    from raudit.errors import ConfigError
+
+    gen = generators.get(fit[0])(**dict(fit[1]))
+    rows, cols = int(shape[0]), int(shape[1])
+    for n in (rows, rows - 1, rows + 1):
+        try:
+            why = gen.chunk_dependence(n, cols) if n > 0 else None
+        except ConfigError:
+            continue
+        if why:
+            return why
+    return None
+
+
+def canonical_chunk(impl: str) -> int:
+    """``-M auto``'s chunk size where a set-up is not chunk-invariant: one fixed size per
+    generator (its ``capabilities.canonical_chunk``), so that the calibration cache, the
+    machine, the number of workers and resumes cannot change a result (a resume re-cuts
+    the pending trials in runs of M from the start of each world, so the boundaries stay)."""
+    from raudit import generators
+
+    return generators.get(impl).capabilities.canonical_chunk
+
+
+def canonical_line(why: str, m: int) -> str:
+    return (f"chunk size {m}, not calibrated: {why}, so a model's last bits "
+            "could depend on its chunk; auto keeps this size on every machine and resume "
+            "(an explicit size, -M N, can change the last bits)")
 
 
 def _rates_line(got: dict) -> str:
@@ -83,15 +130,26 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
     return out
 
 
-def audit_chunk_size(req, engine, notice=lambda m: None, game=None) -> int:
-    """M for ``raudit audit -M auto``: calibrated (or cached) for audits large enough
-    to repay a calibration of a few seconds; DEFAULT_CHUNK for small ones. ``game``: the
-    request's prepared game (its resolved dataset and delta), prepared here if not given."""
+def audit_chunk_size(req, engine, notice=lambda m: None, prepared=None) -> int:
+    """M for ``raudit audit -M auto``: :data:`CANONICAL_CHUNK` where the set-up is not
+    chunk-invariant (:func:`chunk_dependence`); else calibrated (or cached) for audits
+    large enough to repay a calibration of a few seconds, DEFAULT_CHUNK for small ones.
+    ``prepared``: the request's (game, dataset) (its resolved dataset and delta),
+    prepared here if not given."""
     from raudit.audit.runner import DEFAULT_CHUNK, prepare
     from raudit.runs import chunk_cache
 
     models = 2 * req.shadow_models
-    fit = game_fit(game or prepare(req)[0])  # the resolved dataset and delta, as the chunks fit them
+    if prepared is None:
+        game, _, ds = prepare(req)
+    else:
+        game, ds = prepared
+    fit = game_fit(game)  # the resolved dataset and delta, as the chunks fit them
+    why = chunk_dependence(fit, ds.train.shape)
+    if why:
+        m = canonical_chunk(game.impl)
+        notice(canonical_line(why, m))
+        return m
     if models < 400 and chunk_cache.lookup(chunk_cache.key(fit, slot_device(engine))) is None:
         return DEFAULT_CHUNK
     got = measure_rates({"audit": fit}, engine).get("audit")

@@ -141,3 +141,87 @@ def test_rates_are_keyed_on_the_arithmetic_mode(monkeypatch):
     assert chunk_cache.key(fit, "cpu") not in (eager, step)
     monkeypatch.setenv("RAUDIT_HAND_GRAD", "1")
     assert chunk_cache.key(fit, "cpu") == eager
+
+
+def test_auto_keeps_one_chunk_size_where_a_setup_is_not_chunk_invariant(monkeypatch):
+    """A set-up whose last bits could depend on its chunk (here: RAUDIT_COMPILE=step; or a
+    batched generator without whole_blocks at a batch not of whole SIMD blocks): -M auto
+    ignores a cached calibration and the number of workers and takes the generator's
+    canonical chunk size, saying why; without it the cache steers M as before."""
+    from raudit.generators.pategan.paper import PaperPateGan
+
+    req = AuditRequest(impl="paper", attack="querybased", shadow_models=1000, options={"batch": 16})
+    chunk_cache.store(chunk_cache.key(_fit(req), "cpu"), {1: 10.0, 8: 80.0, 32: 300.0})
+    assert audit_chunk_size(req, EngineConfig(backend="local", workers=1)) == 32  # whole blocks
+    said = []
+    monkeypatch.setenv("RAUDIT_COMPILE", "step")
+    for workers in (1, 2, 8):
+        engine = EngineConfig(backend="local", workers=workers)
+        assert audit_chunk_size(req, engine, said.append) == DEFAULT_CHUNK
+    assert len(said) == 3 and "RAUDIT_COMPILE=step" in said[0] and "cached" not in said[0]
+    assert said[0].startswith(f"chunk size {DEFAULT_CHUNK}, not calibrated") and "-M N" in said[0]
+    monkeypatch.delenv("RAUDIT_COMPILE")
+    monkeypatch.setattr(PaperPateGan, "whole_blocks", False)
+    said.clear()
+    assert audit_chunk_size(req, EngineConfig(backend="local", workers=1), said.append) == DEFAULT_CHUNK
+    assert "batch 16 is not a multiple of 32 (float32)" in said[0]
+
+
+def test_the_rule_without_whole_blocks_per_dtype(monkeypatch):
+    from raudit import generators
+    from raudit.generators.batched import BatchedGenerator
+    from raudit.runs.chunk_size import canonical_chunk
+
+    batched = [n for n in generators.names() if issubclass(generators.get(n), BatchedGenerator)]
+    assert all(generators.get(n)(batch=7).chunk_dependence(686, 30) is None for n in batched)
+    monkeypatch.setattr(BatchedGenerator, "whole_blocks", False)
+    for n in batched:
+        monkeypatch.setattr(generators.get(n), "whole_blocks", False, raising=False)
+    paper = generators.get("paper")
+    assert paper().chunk_dependence(686, 30) is None  # batch min(64, N // k) = 64
+    assert paper(batch=16).chunk_dependence(686, 30) == "batch 16 is not a multiple of 32 (float32)"
+    assert paper(batch=16, dtype="float64").chunk_dependence(686, 30) is None
+    assert generators.get("fixed")(query_batch=8).chunk_dependence(686, 30) == \
+        "query_batch 8 is not a multiple of 32 (float32)"
+    assert generators.get("borealis")(batch=7).chunk_dependence(686, 30) == \
+        "batch 7 is not a multiple of 16 (float64)"
+    # the study's harness on a small table: batch = N // k
+    assert paper().chunk_dependence(100, 30) == "batch 50 is not a multiple of 32 (float32)"
+    assert canonical_chunk("paper") == DEFAULT_CHUNK and canonical_chunk("gpate") == 1
+
+
+def test_a_campaign_job_that_is_not_chunk_invariant_gets_the_canonical_size(monkeypatch):
+    """``chunk_size: auto`` in a campaign: such a job is not calibrated (nothing runs)."""
+    from raudit.generators.pategan.paper import PaperPateGan
+    from raudit.runs import chunk_size as cs
+    from raudit.runs.jobs import AuditJob
+
+    monkeypatch.setattr(PaperPateGan, "whole_blocks", False)
+    monkeypatch.setattr(cs, "measure_rates", lambda *a, **k: pytest.fail("calibrated"))
+    job = AuditJob("odd", AuditRequest(impl="paper", attack="querybased", shadow_models=1000,
+                                       options={"batch": 16}))
+    job.auto_chunk = True
+    said = []
+    got = cs.auto_chunk_sizes([job], EngineConfig(backend="local", workers=2), 2, said.append)
+    assert got == {"odd": DEFAULT_CHUNK}
+    assert said == [f"odd: chunk size {DEFAULT_CHUNK}, not calibrated: batch 16 is not a multiple "
+                    "of 32 (float32), so a model's last bits could depend on its chunk; auto "
+                    "keeps this size on every machine and resume (an explicit size, -M N, can "
+                    "change the last bits)"]
+
+
+def test_a_resume_at_one_chunk_size_keeps_the_chunk_boundaries():
+    """Why one canonical M is enough for resumes: the trials done are whole chunks, and the
+    pending ones are cut again in runs of M from the start of each world, so every chunk
+    left is one of the first run's, whatever was done and in which order."""
+    from raudit.audit import game as g
+    from raudit.audit.runner import chunk_specs
+
+    game = prepare(AuditRequest(impl="identity", attack="querybased", shadow_models=23))[0]
+    per_world = {w: g.trials(game, world=w) for w in ("out", "in")}
+    ids = lambda s: tuple(t["trial_id"] for t in s["trials"])  # noqa: E731
+    first = [ids(s) for s in chunk_specs(game, "x", per_world, set(), 5)]
+    for done_chunks in ([0], [1, 4], [0, 2, 3, 9], list(range(0, 10, 2))):
+        done = {t for i in done_chunks for t in first[i]}
+        again = [ids(s) for s in chunk_specs(game, "x", per_world, done, 5)]
+        assert sorted(again) == sorted(c for i, c in enumerate(first) if i not in done_chunks)

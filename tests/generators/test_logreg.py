@@ -69,3 +69,18 @@ def test_masked_rows_are_ignored():
     w1, b1 = fit_logreg(torch.tensor(x[1:, :60]), torch.tensor(y[1:, :60]))
     np.testing.assert_allclose(w[1].numpy(), w1[0].numpy(), atol=1e-9)
     assert abs(b[1].item() - b1[0].item()) < 1e-9
+
+
+def test_a_fit_does_not_depend_on_the_others_in_its_batch():
+    """Each fit stops on its own: alone, or first / middle / last of 3 and 4 fits of other
+    data (one separable, which needs more Newton steps), it gets the same bits. Before,
+    a joint stop let the slowest fit set everyone's iterations (refit's chunk size moved
+    its teachers' last bits)."""
+    x, y = problems(g=4, n=37, p=5, seed=3)  # n * G not a multiple of 32: sigmoid's tail
+    x[1, : 37 // 2] += 8.0  # separable: many more steps than the others
+    t = torch.tensor(x), torch.tensor(y)
+    alone = [fit_logreg(t[0][i : i + 1], t[1][i : i + 1]) for i in range(4)]
+    for idx in ([0, 1, 2], [2, 0, 1], [1, 2, 0], [3, 1, 2, 0]):
+        w, b = fit_logreg(t[0][idx], t[1][idx])
+        for j, i in enumerate(idx):
+            assert torch.equal(w[j], alone[i][0][0]) and torch.equal(b[j], alone[i][1][0]), (idx, i)

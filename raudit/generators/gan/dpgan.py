@@ -72,6 +72,7 @@ class DpganOptions(OptionsObject):
 
 
 class DpGan(DPBoundsFitting, BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "dpgan"
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
     capabilities = Capabilities(device=True, progress=True, critic=True,

@@ -60,6 +60,7 @@ def label_marginal(batch: TrainBatch) -> torch.Tensor:
 
 
 class VanillaGan(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "gan"
     description = "non-private GAN, the PATE-GAN paper's widths (utility upper bound)"
     capabilities = Capabilities(device=True, progress=True, critic=True, events=("teacher_batch",))

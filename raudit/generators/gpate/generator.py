@@ -137,12 +137,14 @@ class GPateOptions(OptionsObject):
 
 
 class GPate(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "gpate"
     description = "G-PATE: private aggregation of teacher gradients (Confident-GNMax, data-dependent RDP)"
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),
-                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",))
+                                notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",),
+                                canonical_chunk=1)  # batching models does not pay (yet)
 
     Options = GPateOptions
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.nn import whole
 from raudit.generators.nn.stacked import MLP, Stacked, linear
 
 SLOPE = 0.2  # stacked.ACTIVATIONS' leaky ReLU
@@ -91,12 +92,13 @@ def probs_shared(net: MLP, p: Stacked, x: torch.Tensor, shared: int) -> torch.Te
         m = g // shared
         w = w.view(m, shared, n_in, n_out).permute(0, 2, 1, 3).reshape(m, n_in, shared * n_out)
         h = hidden_(x, w, b.reshape(m, shared * n_out))
-        h = h.view(m, h.shape[1], shared, n_out).permute(0, 2, 1, 3).reshape(g, -1, n_out)
+        # contiguous for every m, as MLP.__call__ (at m = 1 reshape would give a strided view)
+        h = h.view(m, h.shape[1], shared, n_out).permute(0, 2, 1, 3).contiguous().view(g, -1, n_out)
     else:
         h = hidden_(x, w, b)
     for i in range(1, layers - 1):
         h = hidden_(h, v[f"w{i}"], v[f"b{i}"])
-    return linear(h, v[f"w{layers - 1}"], v[f"b{layers - 1}"]).sigmoid_()
+    return whole.sigmoid(linear(h, v[f"w{layers - 1}"], v[f"b{layers - 1}"]))  # MLP's sigmoid
 
 
 def logit_backward(w: torch.Tensor, x: torch.Tensor, g: torch.Tensor):
@@ -196,7 +198,9 @@ def _block_grad(net: MLP, v: dict[str, torch.Tensor], halves: list, layout: dict
     grads = []
     for x, target, weight in halves:
         saved, logits = _forward(v, x, layers)
-        g = logits.sigmoid_().sub_(target).mul_(weight)  # in place: the same three kernels
+        # same bits in any chunk (nn/whole.py); the subtraction and product in place on the
+        # new tensor whole.sigmoid returns: the same kernels, two tensors fewer
+        g = whole.sigmoid(logits).sub_(target).mul_(weight)
         grads.append(_backward(v, saved, g, layers))
     g_count = flat.shape[0]
     for name, (offset, shape) in layout.items():

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.nn import whole
 from raudit.generators.nn.rng import CounterRNG
 
 
@@ -104,7 +105,7 @@ def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torc
 ACTIVATIONS = {
     "relu": torch.relu,
     "tanh": torch.tanh,
-    "sigmoid": torch.sigmoid,
+    "sigmoid": whole.sigmoid,  # whole SIMD blocks: the same bits in any chunk (nn/whole.py)
     "linear": lambda x: x,
     "leaky_relu": lambda x: F.leaky_relu(x, 0.2),
 }
@@ -150,7 +151,11 @@ class MLP:
                 m = g // shared
                 w = w.view(m, shared, n_in, n_out).permute(0, 2, 1, 3).reshape(m, n_in, shared * n_out)
                 x = linear(x, w, b.reshape(m, shared * n_out))  # b is a strided slice of flat
-                x = x.view(m, x.shape[1], shared, n_out).permute(0, 2, 1, 3).reshape(g, -1, n_out)
+                # contiguous for every m: at m = 1 reshape would return a strided view
+                # (m > 1 copies), and the sums over its rows in the backward then run
+                # over other strides, rounding otherwise: a model alone got other bits
+                x = x.view(m, x.shape[1], shared, n_out).permute(0, 2, 1, 3).contiguous() \
+                    .view(g, -1, n_out)
             else:
                 x = linear(x, w, b)
             if not (logits and i == last):

@@ -138,6 +138,7 @@ class FixedOptions(OptionsObject):
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "fixed"
     description = "raudit's privacy-correct PATE-GAN (GNMax votes, RDP, fixed budget, DP bounds)"
     capabilities = Capabilities(device=True, progress=True, critic=True,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import torch
 
+from raudit.generators.nn import whole
 from raudit.generators.nn.mlp_grad import logit_backward
 from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, linear
 
@@ -124,7 +125,7 @@ def teacher_grad(net: MLP, p: Stacked, real: tuple, fake: tuple, k: int,
     grads = []
     for (x, weight), target, first in ((real, 1.0, None), (fake, 0.0, first)):
         saved, logits, x_last = _forward(net, v, x, first, k)
-        g = (logits.sigmoid() - target) * weight
+        g = (whole.sigmoid(logits) - target) * weight  # same bits in any chunk (nn/whole.py)
         grads.append(_backward(v, saved, x_last, g, layers, None if first is None else
                                (first[0].shape[0], k)))
     flat = torch.empty_like(p.flat)

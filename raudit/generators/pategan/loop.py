@@ -23,7 +23,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import Critic, TrainBatch, Trained
 from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                       TeacherLoss, Votes)
-from raudit.generators.nn import mlp_grad
+from raudit.generators.nn import mlp_grad, whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
@@ -293,7 +293,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             logits = nets.student(judge, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
                                   logits=True)
             if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
-                loss = -torch.nn.functional.softplus(logits).flatten(1).mean(1).sum()
+                loss = -whole.softplus(logits).flatten(1).mean(1).sum()  # same bits in any chunk
             else:
                 loss = bce_logits(logits, 1.0)
             loss.backward()
@@ -323,7 +323,7 @@ def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Ten
     and an unweighted student turns constant, leaving the generator no direction. It reads
     only the released labels (post-processing: no privacy cost)."""
     w = torch.ones_like(target) if answered is None else answered.to(target.dtype)[..., None]
-    per = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    per = whole.bce_with_logits(logits, target)  # the same bits in any chunk (nn/whole.py)
     if not balance:  # the answered-only mean, as before the option existed
         return ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum()
     pos = (w * target).flatten(1).sum(1).clamp(min=1.0)

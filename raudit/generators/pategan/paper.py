@@ -56,6 +56,7 @@ class PaperOptions(OptionsObject):
 
 
 class PaperPateGan(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,

@@ -40,6 +40,7 @@ from raudit.privacy import rule_deltas
 
 class PortPateGan(BatchedGenerator):
     """Base of the ports: option checks, presets and the call into the shared loop."""
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 from raudit.generators.events import real_losses
 from raudit.generators.nn.compiled import enabled, kernel
-from raudit.generators.nn import mlp_grad
+from raudit.generators.nn import mlp_grad, whole
 from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -118,7 +118,7 @@ def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tens
     """Per-group mean BCE, summed over groups (so group gradients never mix)."""
     if not torch.is_tensor(target):
         target = torch.full_like(logits, float(target))
-    per = F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    per = whole.bce_with_logits(logits, target)  # the same bits in any chunk (nn/whole.py)
     return per.flatten(1).mean(dim=1).sum()
 
 
@@ -292,7 +292,7 @@ class LocalTeachers:
         if not (self.partial_batch and self.sample == "first-shuffled"):
             return bce_logits(logits, 1.0)
         # a DataLoader's first batch holds min(batch, partition size) rows: average over those only
-        per = F.binary_cross_entropy_with_logits(logits, torch.ones_like(logits), reduction="none")
+        per = whole.bce_with_logits(logits, torch.ones_like(logits))  # same bits in any chunk
         valid = (torch.arange(per.shape[1], device=per.device)[None, :] < self.sizes).to(per.dtype)
         return ((per.squeeze(-1) * valid).sum(1) / valid.sum(1).clamp(min=1)).sum()
 

@@ -251,6 +251,7 @@ class WganGpGenerator(BatchedGenerator):
     of critic steps, turing's choice), ``delta_bugs`` (allowed sigma rules) and
     ``encoder()``; their constructors list every option explicitly.
     """
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 
     capabilities = Capabilities(device=True, progress=True, events=("teacher_batch", "label_noise"))
     default_max_iter: ClassVar[int] = 10_000

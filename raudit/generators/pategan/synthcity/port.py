@@ -68,6 +68,7 @@ from raudit.privacy import STUDY_DELTA
 
 
 class SynthcityPateGan(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "synthcity"
     description = "synthcity's PATE-GAN: LR teachers, critic on real data (faithful port, bugs on)"
     default_delta = None  # forced to 1/(N sqrt N) per model

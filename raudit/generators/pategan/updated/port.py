@@ -114,6 +114,7 @@ class ScalerEncoder(MinMaxEncoder):
 
 
 class UpdatedPateGan(BatchedGenerator):
+    whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
 
