@@ -201,3 +201,34 @@ def test_votes_in_blocks_of_models_are_the_whole_votes(b, monkeypatch):
             a = net(part, fake[3:6], shared=k)
             w = net(teachers.params, fake, shared=k)[3 * k:6 * k]
         assert torch.equal(a.view(torch.int64), w.view(torch.int64))
+
+
+@pytest.mark.parametrize("d,b,k", [(30, 64, 5), (32, 64, 5), (13, 7, 3), (6, 5, 1)])
+def test_votes_forward_is_the_mlps_bit_for_bit(d, b, k):
+    # probs_shared (bmm, bias and activation in place) against MLP.__call__ (baddbmm, out of
+    # place), the votes' reference; inputs over twelve orders of magnitude
+    m = 4
+    net = discriminator(d)
+    p = net.create(CounterRNG(list(range(m * k)), dtype=torch.float64))
+    gen = torch.Generator().manual_seed(d + b)
+    scale = torch.logspace(-6, 6, m * b, dtype=torch.float64).view(m, b, 1)
+    x = torch.randn(m, b, d, dtype=torch.float64, generator=gen) * scale
+    with torch.no_grad():
+        want = net(p, x, shared=k)
+        got = mlp_grad.probs_shared(net, p, x, k)
+        assert torch.equal(got, want)
+        if k == 1:
+            return
+        xs = x.repeat_interleave(k, dim=0)  # one batch per teacher: the unshared first layer
+        assert torch.equal(mlp_grad.probs_shared(net, p, xs, 1), net(p, xs))
+
+
+@pytest.mark.parametrize("g,b,i,o", [(60, 64, 32, 21), (60, 64, 21, 10), (12, 64, 32, 105), (7, 7, 29, 19)])
+def test_hidden_is_baddbmm_then_leaky_relu(g, b, i, o):
+    gen = torch.Generator().manual_seed(g * o)
+    for s in (1e-6, 1.0, 1e6):
+        x = torch.randn(g, b, i, dtype=torch.float64, generator=gen) * s
+        w = torch.randn(g, i, o, dtype=torch.float64, generator=gen)
+        bias = torch.randn(g, o, dtype=torch.float64, generator=gen) * s
+        want = F.leaky_relu(torch.baddbmm(bias.unsqueeze(1), x, w), mlp_grad.SLOPE)
+        assert torch.equal(mlp_grad.hidden_(x, w, bias), want)

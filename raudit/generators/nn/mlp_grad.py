@@ -7,10 +7,10 @@ was about a fifth of each forward-and-backward. This computes the same gradient 
 very kernels autograd calls, on the same operands, so the bits are the same
 (tests/generators/test_mlp_grad.py compares the two to the last bit):
 
-* a hidden layer is ``baddbmm(b, x, w)``; its backward ``grad.bmm(w^T)`` (input),
-  ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)`` (bias: autograd's sum_to the
-  broadcast shape); leaky ReLU's backward is ``leaky_relu_backward`` on its output
-  (in place: the output's sign is the input's);
+* a hidden layer is ``baddbmm(b, x, w)`` (computed as :func:`hidden_`, the same bits); its
+  backward ``grad.bmm(w^T)`` (input), ``x^T.bmm(grad)`` (weight) and ``grad.sum(1)``
+  (bias: autograd's sum_to the broadcast shape); leaky ReLU's backward is
+  ``leaky_relu_backward`` on its output (in place: the output's sign is the input's);
 * the width-1 output layer is :func:`~raudit.generators.nn.stacked.linear`'s product
   and sum over the input axis on CPU; its backward multiplies the expanded gradient by
   the other factor and sums over the batch axis;
@@ -33,9 +33,10 @@ import torch
 import torch.nn.functional as F
 
 from raudit.generators.nn import whole
-from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.nn.stacked import MLP, Stacked, linear
 
 SLOPE = 0.2  # stacked.ACTIVATIONS' leaky ReLU
+_LEAKY_BACKWARD = torch.ops.aten.leaky_relu_backward.grad_input  # its out= form
 
 
 def supported(net: MLP, device: torch.device) -> bool:
@@ -47,19 +48,57 @@ def supported(net: MLP, device: torch.device) -> bool:
             and widths[-1] == 1 and all(w > 1 for w in widths[1:-1]))
 
 
+def hidden_(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """leaky_relu(baddbmm(b, x, w)) without gradients, as ``bmm`` then the bias and the
+    activation in place. Why: ``baddbmm`` first copies the broadcast bias into its output
+    and then has MKL add the product onto it (beta = 1), which at the teachers' shapes
+    ((60, 64, 32) x (60, 32, 21)) cost more than the add: 301 -> 263 and 156 -> 133 us per
+    layer with the activation. The same bits: MKL's beta = 1 adds the finished product to
+    the output in one rounding, as ``add_`` does (checked on every shape the teachers,
+    student and votes use, data scaled 1e-6 to 1e6; tests/generators/test_mlp_grad.py
+    compares the gradients with autograd's to the bit)."""
+    h = torch.bmm(x, w)
+    h.add_(b.unsqueeze(1))
+    return F.leaky_relu_(h, SLOPE)
+
+
 def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[list, torch.Tensor]:
     """Logits (G, B, 1) and, per hidden layer, (its input, its output)."""
     saved = []
     for i in range(layers - 1):
-        h = torch.baddbmm(v[f"b{i}"].unsqueeze(1), x, v[f"w{i}"])
+        h = hidden_(x, v[f"w{i}"], v[f"b{i}"])
         # in place, one tensor fewer per layer: the backward needs only where the input was
         # > 0, and with a positive slope that is where the output is (ATen's self_is_result)
-        saved.append((x, F.leaky_relu_(h, SLOPE)))
+        saved.append((x, h))
         x = h
     w_t = v[f"w{layers - 1}"].transpose(1, 2)
-    logits = (x * w_t).sum(-1, keepdim=True) + v[f"b{layers - 1}"].unsqueeze(1)
+    # stacked.linear's product, sum and bias, the bias added in place (the sum is new)
+    logits = (x * w_t).sum(-1, keepdim=True).add_(v[f"b{layers - 1}"].unsqueeze(1))
     saved.append((x, None))
     return saved, logits
+
+
+@torch.no_grad()
+def probs_shared(net: MLP, p: Stacked, x: torch.Tensor, shared: int) -> torch.Tensor:
+    """``net(p, x, shared=shared)`` (probabilities, (G, B, 1)) without gradients, for a
+    :func:`supported` net: the same ops (MLP's shared first layer, then per group), each
+    hidden layer through :func:`hidden_` (the same bits, without baddbmm's bias copy, the
+    activation in place)."""
+    v = {n: t.detach() for n, t in p.views().items()}
+    layers = len(net.activations)
+    w, b = v["w0"], v["b0"]
+    g, n_in, n_out = w.shape
+    if shared > 1:  # as MLP.__call__: one (M, B, in) @ (M, in, k*out) product for a model's k
+        m = g // shared
+        w = w.view(m, shared, n_in, n_out).permute(0, 2, 1, 3).reshape(m, n_in, shared * n_out)
+        h = hidden_(x, w, b.reshape(m, shared * n_out))
+        # contiguous for every m, as MLP.__call__ (at m = 1 reshape would give a strided view)
+        h = h.view(m, h.shape[1], shared, n_out).permute(0, 2, 1, 3).contiguous().view(g, -1, n_out)
+    else:
+        h = hidden_(x, w, b)
+    for i in range(1, layers - 1):
+        h = hidden_(h, v[f"w{i}"], v[f"b{i}"])
+    return whole.sigmoid(linear(h, v[f"w{layers - 1}"], v[f"b{layers - 1}"]))  # MLP's sigmoid
 
 
 def logit_backward(w: torch.Tensor, x: torch.Tensor, g: torch.Tensor):
@@ -79,7 +118,7 @@ def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: 
     out[f"b{last}"], out[f"w{last}"], g = logit_backward(v[f"w{last}"], x, g)
     for i in range(last - 1, -1, -1):
         x, h = saved[i]
-        g = torch.ops.aten.leaky_relu_backward(g, h, SLOPE, True)
+        g = _LEAKY_BACKWARD(g, h, SLOPE, True, grad_input=g)  # in place: g is this call's own
         out[f"b{i}"] = g.sum(1, keepdim=True)
         out[f"w{i}"] = x.transpose(1, 2).bmm(g)
         if i > 0:  # the first layer's input is data: autograd computes no gradient for it
@@ -159,7 +198,9 @@ def _block_grad(net: MLP, v: dict[str, torch.Tensor], halves: list, layout: dict
     grads = []
     for x, target, weight in halves:
         saved, logits = _forward(v, x, layers)
-        g = (whole.sigmoid(logits) - target) * weight  # same bits in any chunk (nn/whole.py)
+        # same bits in any chunk (nn/whole.py); the subtraction and product in place on the
+        # new tensor whole.sigmoid returns: the same kernels, two tensors fewer
+        g = whole.sigmoid(logits).sub_(target).mul_(weight)
         grads.append(_backward(v, saved, g, layers))
     g_count = flat.shape[0]
     for name, (offset, shape) in layout.items():

@@ -1,9 +1,7 @@
-"""Teacher ensembles of M models batched into G = M*k networks, and their partitions.
+"""Teacher ensembles of M models batched into G = M*k networks.
 
-A partition is a (M, k, P) tensor of row ids plus (M, k) sizes: teacher t of
-model m owns rows ``parts[m, t, :sizes[m, t]]``. How the partition is drawn is
-where the ports differ (shuffled disjoint, contiguous in row order, one shared
-chunk, re-drawn every iteration...), so it is built outside and handed in.
+Each teacher trains on its part of a partition (:mod:`.partitions`: a (M, k, P) tensor of
+row ids plus (M, k) sizes, drawn where the ports differ, so built outside and handed in).
 """
 
 from __future__ import annotations
@@ -22,96 +20,15 @@ from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.pategan.partitions import (  # noqa: F401 - also read here by importers
+    contiguous_partition, distinct_rows, iid_partition, lowest_first, partition_from_order,
+    shuffled_partition, split_sizes)
 
 
 # the teachers' (and the PATE loop's student's) gradient by hand where it is autograd's to
 # the bit (nn/mlp_grad.py); RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests
 # compare it with
 HAND_GRAD = os.environ.get("RAUDIT_HAND_GRAD", "1") != "0"
-
-
-def split_sizes(rows: torch.Tensor, k: int) -> torch.Tensor:
-    """np.array_split sizes: the first N % k teachers get one row more. (M,) -> (M, k)."""
-    t = torch.arange(k, device=rows.device)[None, :]
-    return rows[:, None] // k + (t < rows[:, None] % k).long()
-
-
-def partition_from_order(order: torch.Tensor, rows: torch.Tensor, k: int,
-                         sizes: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Cut each model's row order (M, N) into k consecutive chunks (array_split, or ``sizes`` (M, k))."""
-    sizes = split_sizes(rows, k) if sizes is None else sizes
-    starts = torch.cumsum(sizes, dim=1) - sizes
-    p = int(sizes.max())
-    offs = starts[:, :, None] + torch.arange(p, device=order.device)[None, None, :]
-    offs = torch.minimum(offs, (rows - 1).clamp(min=0)[:, None, None])
-    parts = torch.gather(order, 1, offs.reshape(order.shape[0], -1)).view(order.shape[0], k, p)
-    return parts, sizes
-
-
-def shuffled_partition(rng: CounterRNG, rows: torch.Tensor, n_max: int, k: int):
-    """Shuffle once, then k disjoint chunks (the paper's Algorithm 1, line 3)."""
-    return partition_from_order(rng.permutation(n_max, rows), rows, k)
-
-
-def iid_partition(rng: CounterRNG, rows: torch.Tensor, n_max: int, k: int):
-    """Each row to a teacher drawn uniformly and independently (``fixed``).
-
-    Adding or removing a record then changes one teacher's data and no other's (a
-    shuffled order cut into equal chunks shifts every later boundary). Sizes are
-    multinomial; a teacher may get no row when N is small.
-    """
-    m = rows.shape[0]
-    owner = rng.integers(torch.full((m, 1), k, device=rows.device), n_max)
-    valid = torch.arange(n_max, device=rows.device)[None, :] < rows[:, None]
-    owner = torch.where(valid, owner, torch.full_like(owner, k))  # padding sorts last
-    order = torch.argsort(owner * n_max + torch.arange(n_max, device=rows.device)[None, :], dim=1)
-    sizes = torch.stack([(owner == t).sum(1) for t in range(k)], dim=1)
-    return partition_from_order(order, rows, k, sizes)
-
-
-def contiguous_partition(rows: torch.Tensor, n_max: int, k: int):
-    """Disjoint chunks in row order, no shuffle (borealis, smartnoise)."""
-    order = torch.arange(n_max, device=rows.device).expand(rows.shape[0], n_max)
-    return partition_from_order(order, rows, k)
-
-
-def distinct_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(M, N, d) tables -> (U, d) distinct rows and (M, N) ids into them.
-
-    The M tables of an audit chunk are near copies (shadow datasets differ by a few
-    records), so the distinct rows fit in cache where the (M, N, d) block does not:
-    gathering the teachers' real batches from them is 2-5x faster. Values are copied
-    unchanged, so training is bit-identical. Tables holding NaN keep the plain layout.
-    """
-    m, n, d = x.shape
-    flat = x.reshape(m * n, d)
-    tables = np.ascontiguousarray(x.detach().cpu().numpy())
-    # the distinct tables first (a chunk's M tables are one or two): sorting their rows
-    # gives the same distinct rows in the same order as sorting all M*N, at a fraction
-    # of the cost; models with equal tables get equal ids
-    source: dict[bytes, int] = {}
-    copy_of = np.array([source.setdefault(t.tobytes(), i) for i, t in enumerate(tables)])
-    distinct = np.unique(copy_of)
-    if not np.isfinite(tables[distinct]).all():
-        return flat, torch.arange(m * n, device=x.device).view(m, n)
-    # rows as opaque byte strings: numpy sorts those ~10x faster than torch.unique(dim=0)
-    a = tables[distinct].reshape(-1, d)
-    _, first, ids = np.unique(a.view(np.dtype((np.void, a.itemsize * d))).ravel(),
-                              return_index=True, return_inverse=True)
-    ids = ids.reshape(len(distinct), n)[np.searchsorted(distinct, copy_of)]
-    rows = torch.as_tensor(a[first], device=x.device).to(x.dtype)
-    return rows, torch.as_tensor(ids, device=x.device)
-
-
-def lowest_first(keys: torch.Tensor, b: int) -> torch.Tensor:
-    """``torch.argsort(keys, dim=1, stable=True)[:, :b]``, by a partial sort where it gives
-    the same: when the b + 1 smallest keys of every row are distinct, the b smallest and
-    their order are unique (a tie anywhere in them falls back to the stable sort)."""
-    if b + 1 <= keys.shape[1]:
-        vals, idx = torch.topk(keys, b + 1, dim=1, largest=False, sorted=True)
-        if bool((vals[:, 1:] > vals[:, :-1]).all()):
-            return idx[:, :b]
-    return torch.argsort(keys, dim=1, stable=True)[:, :b]
 
 
 def bce_logits(logits: torch.Tensor, target: torch.Tensor | float) -> torch.Tensor:
@@ -351,6 +268,8 @@ class LocalTeachers:
 
     def _votes(self, params: Stacked, fake: torch.Tensor) -> torch.Tensor:
         m, b, _ = fake.shape
+        if HAND_GRAD and mlp_grad.supported(self.net, fake.device):  # the same bits, fewer passes
+            return self._tally(mlp_grad.probs_shared(self.net, params, fake, self.k), m, b)
         return self._tally(self.net(params, fake, shared=self.k), m, b)
 
     def _tally(self, p: torch.Tensor, m: int, b: int) -> torch.Tensor:

@@ -6,7 +6,7 @@ harness around it (spec section 6).
 
 Loop (per iteration): eps_hat = min_l (alpha_l - log delta) / l is computed at the
 TOP; if it exceeds eps the loop stops, and on the first iteration it raises
-"epsilon too small" (:class:`~raudit.generators.pategan.loop.EpsilonTooSmall`).
+"epsilon too small" (:class:`~raudit.generators.pategan.pate_nets.EpsilonTooSmall`).
 Then 5 rounds in which every teacher takes the first batch of a shuffled loader
 over its ``np.array_split`` slice (row order) and a fresh generated batch, one
 Adam step; 5 student steps on generated batches labelled
