@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from raudit.generators.nn import whole
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
 
@@ -86,6 +87,6 @@ class ChunkedTeachers(LocalTeachers):
             sub = Stacked(self.params.flat.detach()[a:b], self.params.layout)
             x = self._fake_rows(fake, a, b).requires_grad_(True)
             logits = self.net(sub, x, logits=True)
-            (g,) = torch.autograd.grad(F.softplus(-logits).flatten(1).mean(dim=1).sum(), x)
+            (g,) = torch.autograd.grad(whole.softplus(-logits).flatten(1).mean(dim=1).sum(), x)
             out[a:b] = -g
         return out.view(m, self.k, bsz, d)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from raudit.accountants import create
 from raudit.accountants.events import ConfidentGNMax
@@ -30,6 +29,7 @@ from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, GradientVotes, Observer, TeacherBatch
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
+from raudit.generators.nn import whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.loop import draw_z
@@ -65,7 +65,8 @@ def teacher_gradients(teachers: LocalTeachers, fake: torch.Tensor) -> torch.Tens
     m, b, d = fake.shape
     x = fake.detach().repeat_interleave(teachers.k, dim=0).requires_grad_(True)
     logits = teachers.net(teachers.params, x, logits=True)
-    loss = F.softplus(-logits).flatten(1).mean(dim=1).sum()  # BCE with target 1, per group
+    # BCE with target 1, per group; whole blocks: the same bits in any chunk (nn/whole.py)
+    loss = whole.softplus(-logits).flatten(1).mean(dim=1).sum()
     (g,) = torch.autograd.grad(loss, x)
     return (-g).view(m, teachers.k, b, d)
 

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from raudit.generators.labelled import with_class, with_label
+from raudit.generators.nn import whole
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked, constant, xavier_uniform
 
@@ -64,7 +65,7 @@ class LabelHeadTeacher(MLP):
         if shared > 1:
             y = y.repeat_interleave(shared, dim=0)
         z = torch.where(y > 0.5, out[..., 1:2], out[..., 0:1])
-        return z if logits else torch.sigmoid(z)
+        return z if logits else whole.sigmoid(z)  # same bits in any chunk (nn/whole.py)
 
 
 class LabelledTabularNets(TabularNets):
@@ -143,13 +144,13 @@ class ImageGenerator:
         v = p.views()
         g, b, _ = z.shape
         h = torch.relu(torch.baddbmm(v["b0"].unsqueeze(1), z, v["w0"]))  # (G, B, 2ch*49)
-        label = torch.sigmoid(torch.baddbmm(v["bl"].unsqueeze(1), h, v["wl"]))  # (G, B, 1)
+        label = whole.sigmoid(torch.baddbmm(v["bl"].unsqueeze(1), h, v["wl"]))  # (G, B, 1)
         x = _grouped(h.view(g, b, 2 * self.ch, 7, 7))
         x = F.conv_transpose2d(x, v["c1"].reshape(-1, self.ch, 4, 4), v["cb1"].reshape(-1),
                                stride=2, padding=1, groups=g)
         x = F.conv_transpose2d(torch.relu(x), v["c2"].reshape(-1, 1, 4, 4), v["cb2"].reshape(-1),
                                stride=2, padding=1, groups=g)
-        img = torch.sigmoid(_ungrouped(x, g)).reshape(g, b, 784)
+        img = whole.sigmoid(_ungrouped(x, g)).reshape(g, b, 784)
         return torch.cat([img, label], dim=2)
 
 
@@ -215,7 +216,7 @@ class ImageTeacher:
             h = F.leaky_relu(F.conv2d(h, w2, v["cb2"].reshape(-1), stride=2, padding=1, groups=g), 0.2)
         feats = torch.cat([_ungrouped(h, g).reshape(g, b, -1), label], dim=2)
         out = torch.baddbmm(v["b"].unsqueeze(1), feats, v["w"])
-        return out if logits else torch.sigmoid(out)
+        return out if logits else whole.sigmoid(out)
 
 
 class ImageNets:

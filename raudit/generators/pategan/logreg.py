@@ -22,15 +22,13 @@ gradient is below ``tol`` or every Newton decrement is at rounding level, each f
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
-
-from raudit.generators.nn.whole import sigmoid, whole
+from raudit.generators.nn.whole import sigmoid, softplus
 
 
 def _objective(xb: torch.Tensor, s: torch.Tensor, m: torch.Tensor, theta: torch.Tensor,
                c: float) -> torch.Tensor:
     z = torch.bmm(xb, theta.unsqueeze(-1)).squeeze(-1)
-    loss = (m * whole(F.softplus, -s * z)).sum(1)
+    loss = (m * softplus(-s * z)).sum(1)
     return c * loss + 0.5 * (theta[:, :-1] ** 2).sum(1)
 
 
