@@ -131,8 +131,8 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
 
 
 def audit_chunk_size(req, engine, notice=lambda m: None, prepared=None) -> int:
-    """M for ``raudit audit -M auto``: :data:`CANONICAL_CHUNK` where the set-up is not
-    chunk-invariant (:func:`chunk_dependence`); else calibrated (or cached) for audits
+    """M for ``raudit audit -M auto``: the generator's :func:`canonical_chunk` where the
+    set-up is not chunk-invariant (:func:`chunk_dependence`); else calibrated (or cached) for audits
     large enough to repay a calibration of a few seconds, DEFAULT_CHUNK for small ones.
     ``prepared``: the request's (game, dataset) (its resolved dataset and delta),
     prepared here if not given."""
@@ -210,10 +210,11 @@ def observe(fit: tuple, device: str, m: int, model_iterations: float, cpu_s: flo
 def observe_rows(fit: tuple, device: str, m: int, shadow, notice=lambda msg: None) -> bool:
     """:func:`observe` with a run's shadow rows (a DataFrame): its ok models trained in
     chunks of ``m`` that recorded their training CPU time (``train_cpu_s``)."""
-    if shadow is None or "train_cpu_s" not in shadow or shadow.empty:
+    from raudit.runs.costs import trained_rows
+
+    ok = trained_rows(shadow, m)
+    if ok is None:
         return False
-    ok = shadow[(shadow["status"] == "ok") & (shadow["chunk_models"] == m)
-                & shadow["train_cpu_s"].notna()]
     return observe(fit, device, m, float(ok["iterations"].sum()), float(ok["train_cpu_s"].sum()),
                    notice)
 

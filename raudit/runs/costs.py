@@ -121,6 +121,17 @@ def stale(predicted_s: float, observed_s: float) -> bool:
     return not 1 / STALE_FACTOR <= observed_s / predicted_s <= STALE_FACTOR
 
 
+def trained_rows(shadow, m: int):
+    """A run's ok shadow rows (a DataFrame) trained in chunks of ``m`` that recorded their
+    training CPU time (``train_cpu_s``): what :func:`observe` and the chunk rates'
+    :func:`raudit.runs.chunk_size.observe_rows` compare with their cached figures; None
+    when the rows hold none (no rows, or written before the column existed)."""
+    if shadow is None or shadow.empty or "train_cpu_s" not in shadow:
+        return None
+    return shadow[(shadow["status"] == "ok") & (shadow["chunk_models"] == m)
+                  & shadow["train_cpu_s"].notna()]
+
+
 def observe(est, k: str | None, m: int, shadow, notice=lambda msg: None) -> bool:
     """After an audit: compare the training CPU of its ok models trained in chunks of ``m``
     (the shadow rows' ``train_cpu_s``, per model) with what the estimate ``est`` predicted
@@ -128,12 +139,10 @@ def observe(est, k: str | None, m: int, shadow, notice=lambda msg: None) -> bool
     estimate measures again). True when dropped."""
     from raudit.runs import chunk_cache
 
-    if k is None or est is None or est.costs is None or shadow is None or shadow.empty \
-            or "train_cpu_s" not in shadow:
+    if k is None or est is None or est.costs is None:
         return False
-    ok = shadow[(shadow["status"] == "ok") & (shadow["chunk_models"] == m)
-                & shadow["train_cpu_s"].notna()]
-    if ok.empty:
+    ok = trained_rows(shadow, m)
+    if ok is None or ok.empty:
         return False
     # model_s also holds sampling, which train_cpu_s does not: a small overstatement
     predicted = est.costs.model_s + float(ok["iterations"].mean()) / est.rate
