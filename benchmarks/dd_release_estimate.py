@@ -58,7 +58,12 @@ def main() -> None:
     ap.add_argument("--dp-columns", type=int, default=0,
                     help="columns without public bounds (sizes the plan's bounds share)")
     a = ap.parse_args()
-    ev = pd.read_parquet(a.events)
+    try:
+        ev = pd.read_parquet(a.events)
+    except (OSError, ValueError) as exc:  # missing, unreadable or not Parquet
+        raise SystemExit(f"dd_release_estimate: cannot read {a.events}: {exc}") from None
+    if "kind" not in ev:
+        raise SystemExit(f"{a.events}: not an events table (record with `raudit train --events`)")
     votes = ev[ev.kind == "votes"]
     if votes.empty:
         raise SystemExit(f"{a.events}: no votes events (record with `raudit train --events`)")
