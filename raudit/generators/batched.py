@@ -86,14 +86,18 @@ class BatchedGenerator(Generator):
     def chunk_dependence(self, n_rows: int, n_cols: int) -> str | None:
         """Not chunk-invariant under ``RAUDIT_COMPILE=fused|step`` (inductor's fused kernels
         reorder sums and are not kept to whole blocks); else, unless :attr:`whole_blocks`,
-        where a per-model batch is not of whole SIMD blocks (:func:`whole.not_whole`)."""
+        where a per-model batch is not of whole SIMD blocks (:func:`whole.not_whole`), as
+        also on a host whose batched products depend on a model's position in the batch
+        (:func:`whole.products_batch_invariant`)."""
         from raudit.generators.nn import compiled, whole
 
         mode = compiled.mode()
         if mode in ("fused", "step"):
             return f"RAUDIT_COMPILE={mode} fuses floating-point work into kernels of its own"
-        if self.whole_blocks:
+        if self.whole_blocks and whole.products_batch_invariant(self.dtype):
             return None
+        # not whole-block code, or a host whose batched products depend on the position
+        # (then only whole-block batches keep a model's bits whatever the chunk)
         return whole.not_whole(self.per_model_batches(self.resolve(n_rows, n_cols)), self.dtype)
 
     # -- protocol ----------------------------------------------------------

@@ -17,6 +17,16 @@ def cache_dir(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+@pytest.fixture(autouse=True)
+def position_free_products(monkeypatch):
+    """These tests check the chunk-size rules against what a generator declares; whether
+    this host's batched products depend on a model's position (whole.products_batch_invariant,
+    False on an AVX2 EPYC) is set per test where it matters, not read off the host."""
+    from raudit.generators.nn import whole
+
+    monkeypatch.setattr(whole, "products_batch_invariant", lambda dtype: True)
+
+
 def _fit(req):
     g = prepare(req)[0]
     return (g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds)
@@ -172,8 +182,17 @@ def test_the_rule_without_whole_blocks_per_dtype(monkeypatch):
     from raudit.generators.batched import BatchedGenerator
     from raudit.runs.chunk_size import canonical_chunk
 
+    from raudit.generators.nn import whole
+
     batched = [n for n in generators.names() if issubclass(generators.get(n), BatchedGenerator)]
+    # a host whose batched products do not depend on a model's position (AVX-512 Xeon)
     assert all(generators.get(n)(batch=7).chunk_dependence(686, 30) is None for n in batched)
+    # one whose do (an AVX2 EPYC's MKL): whole_blocks alone no longer frees the batch size
+    monkeypatch.setattr(whole, "products_batch_invariant", lambda dtype: False)
+    assert generators.get("borealis")(batch=7).chunk_dependence(686, 30) == \
+        "batch 7 is not a multiple of 16 (float64)"
+    assert generators.get("borealis")(batch=16).chunk_dependence(686, 30) is None
+    monkeypatch.setattr(whole, "products_batch_invariant", lambda dtype: True)
     monkeypatch.setattr(BatchedGenerator, "whole_blocks", False)
     for n in batched:
         monkeypatch.setattr(generators.get(n), "whole_blocks", False, raising=False)

@@ -20,6 +20,7 @@ cost. The same device as the fused Adam's fix (nn/optim.py).
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
@@ -61,6 +62,26 @@ def sigmoid(x: torch.Tensor) -> torch.Tensor:
 
 def softplus(x: torch.Tensor) -> torch.Tensor:
     return whole(F.softplus, x)
+
+
+@lru_cache(maxsize=None)
+def products_batch_invariant(dtype: torch.dtype) -> bool:
+    """Whether this host's batched matrix products give a model's bits whatever its
+    position in the batch at a small odd per-model row count, as the generators' layers
+    take at a batch like 7. True on the AVX-512 hosts :attr:`whole_blocks` was measured
+    on; an AVX2 EPYC host's MKL (2026-11-25) computed (3, 7, 29, 64) x (3, 29, 64) float32
+    products other than each alone, so there a chunk's models depend on M unless the
+    per-model batches are whole blocks (:func:`not_whole`). Probed once per dtype, on
+    random operands (fixed seed), the layer shapes of tests/generators/test_chunk_invariance.py."""
+    gen = torch.Generator().manual_seed(0)
+    for k, n in ((29, 64), (64, 64), (64, 29), (30, 20), (20, 10)):
+        x = torch.randn(3, 7, k, dtype=dtype, generator=gen)
+        w = torch.randn(3, k, n, dtype=dtype, generator=gen)
+        together = torch.bmm(x, w)
+        if not all(torch.equal(together[i], torch.bmm(x[i:i + 1].clone(), w[i:i + 1].clone())[0])
+                   for i in range(3)):
+            return False
+    return True
 
 
 def not_whole(batches: dict[str, int], dtype: torch.dtype) -> str | None:
