@@ -131,8 +131,9 @@ def main(argv: list[str]) -> int:
         if not (a.shapes or a.folders):
             raise ConfigError("give utility folders or --shapes")
     except ConfigError as exc:
-        print(f"fixed_sign_screen: {exc}", file=sys.stderr)
-        return 2
+        from raudit.cli.errors import script_error
+
+        return script_error("fixed_sign_screen", exc)
     return 0
 
 

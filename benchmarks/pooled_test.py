@@ -27,6 +27,7 @@ import sys
 import numpy as np
 import pandas as pd
 
+from raudit.cli.errors import script_error
 from raudit.errors import ConfigError
 from raudit.report.load import load
 from raudit.utility.learning import paired_one_sided, pooled_controls, seed_means
@@ -88,8 +89,7 @@ def main(argv: list[str]) -> int:
                   f"{r['control_mean']:.4f}, diff {r['diff']:+.4f} ± {r['se']:.4f}, "
                   f"p (one-sided) = {r['p']:.4g}" + (" (eps_hat above eps)" if r["over_eps"] else ""))
     except ConfigError as exc:
-        print(f"pooled_test: {exc}", file=sys.stderr)
-        return 2
+        return script_error("pooled_test", exc)
     return 0
 
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import sys
 
+from raudit.cli.errors import script_error
+
 
 def main(argv: list[str]) -> int:
     if any(a == "--control" or a.startswith("--control=") for a in argv):
-        print("utility_null: adds --control coin itself; drop --control", file=sys.stderr)
-        return 2
+        return script_error("utility_null", "adds --control coin itself; drop --control")
     from raudit.cli.app import main as cli
 
     return cli(["utility", *argv, "--control", "coin"]) or 0

@@ -20,7 +20,7 @@ from typing import Any
 
 import ray
 
-from raudit.engine.prestart import await_early, prestart  # noqa: F401 - prestart: re-exported
+from raudit.engine.prestart import await_early, ending, prestart  # noqa: F401 - prestart: re-exported
 
 # No path of the driver's environment is forwarded: a worker on another machine has
 # other paths. The datasets the driver loaded travel in the object store instead
@@ -124,21 +124,15 @@ def session(workers: int | None) -> Iterator[None]:
         yield
         return
     _init(workers)
-    abandon = False
-    try:
+    with ending(_end):
         yield
-    except BaseException as exc:
-        abandon = getattr(exc, "abandon_ray", False)
-        raise
-    finally:
-        if abandon:  # the head is gone: ray.shutdown() would block for a minute
-            _held["started"] = False
-        else:
-            _end()
 
 
-def _end() -> None:
-    if _held["depth"]:
+def _end(abandoned: bool) -> None:
+    """The end of a session that started Ray: stop it, or leave it to the enclosing hold."""
+    if abandoned:  # the head is gone: ray.shutdown() would block for a minute
+        _held["started"] = False
+    elif _held["depth"]:
         _held["started"] = True
     else:
         shutdown()

@@ -23,7 +23,7 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 # A start begun by prestart(): the box it reports in ("ready": an Event, set once
@@ -60,26 +60,43 @@ def prestart(workers: int | None) -> Iterator[None]:
         # blocks (Ray shut down), as Ctrl-C does
         signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
     thread = threading.Thread(target=start, name="raudit-ray-start", daemon=True)
-    _early.update(box)
-    thread.start()
-    abandon = False
-    try:
-        yield
-    except BaseException as exc:
-        abandon = getattr(exc, "abandon_ray", False)
-        raise
-    finally:
+
+    def end(abandoned: bool) -> None:
         box["ready"].wait()
         try:
-            if "error" not in box and _initialised() and not abandon:
+            if "error" not in box and _initialised() and not abandoned:
                 from raudit.engine import actors
 
                 actors.shutdown()
         finally:
             _early.clear()
             box["end"].set()
-            if not abandon:
+            if not abandoned:
                 thread.join()
+
+    _early.update(box)
+    thread.start()
+    with ending(end):
+        yield
+
+
+@contextlib.contextmanager
+def ending(end: Callable[[bool], None]) -> Iterator[None]:
+    """Run the block, then ``end(abandoned)``, also when the block raised (which then goes on).
+
+    ``abandoned``: what the block raised abandons Ray (``abandon_ray``, set by
+    :mod:`.health` on a :class:`~raudit.errors.RunInterrupted`): the head or this driver's
+    node is gone, and every Ray call, ``ray.shutdown()`` included, would block (for about
+    a minute), so ``end`` must leave Ray alone. One rule for the session, the prestart and
+    the driver's loop."""
+    abandoned = False
+    try:
+        yield
+    except BaseException as exc:
+        abandoned = bool(getattr(exc, "abandon_ray", False))
+        raise
+    finally:
+        end(abandoned)
 
 
 def await_early() -> None:

@@ -24,6 +24,7 @@ import ray
 
 from raudit.engine import actors as act
 from raudit.engine import health
+from raudit.engine.prestart import ending
 from raudit.engine.raylog import death_cause, lost_line
 
 
@@ -55,8 +56,7 @@ class _Loop:
         self.last_beat = time.monotonic()
 
     def run(self) -> None:
-        abandoned = False
-        try:
+        with ending(self._close):
             while self.queue or self.in_flight:
                 self._fill()
                 if not self.in_flight:  # no actor can take work now: wait for a node
@@ -70,17 +70,16 @@ class _Loop:
                 # reports its actors dead
                 if not ready or time.monotonic() - self.last_beat >= self.beat:
                     self._heartbeat()
-        except Exception as exc:
-            abandoned = getattr(exc, "abandon_ray", False)
-            raise
-        finally:
-            if not abandoned:  # with the head gone, every call below would block
-                for ref in self.in_flight:  # interrupted: drop queued work, keep what is written
-                    try:
-                        ray.cancel(ref, force=False)
-                    except Exception:  # noqa: BLE001 - best effort on the way out
-                        pass
-                self.pool.close()
+
+    def _close(self, abandoned: bool) -> None:
+        if abandoned:  # with the head gone, every call below would block
+            return
+        for ref in self.in_flight:  # interrupted: drop queued work, keep what is written
+            try:
+                ray.cancel(ref, force=False)
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass
+        self.pool.close()
 
     def _fill(self) -> None:
         """Submit queued chunks to the least loaded live slots, ``depth`` per actor at most."""

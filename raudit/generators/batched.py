@@ -199,11 +199,7 @@ class BatchedGenerator(Generator):
     def sample_many(models: Sequence["BatchedGenerator"], n: int, seeds: Sequence[int]) -> list[pd.DataFrame]:
         """Sample from many fitted models, one forward pass per training batch."""
         out: list[pd.DataFrame | None] = [None] * len(models)
-        by_batch: dict[int, list[int]] = {}
-        for i, g in enumerate(models):
-            by_batch.setdefault(id(g._batch), []).append(i)
-        for members in by_batch.values():
-            batch = models[members[0]]._batch
+        for batch, members in _by_batch(models):
             dfs = batch.sample([models[i]._index for i in members], n, [seeds[i] for i in members])
             for i, df in zip(members, dfs):
                 out[i] = df
@@ -218,11 +214,7 @@ class BatchedGenerator(Generator):
         table's columns, encoded by the model's own encoder) and at the samples.
         One forward pass per training batch."""
         out: list[WhiteBoxView | None] = [None] * len(models)
-        by_batch: dict[int, list[int]] = {}
-        for i, g in enumerate(models):
-            by_batch.setdefault(id(g._batch), []).append(i)
-        for members in by_batch.values():
-            batch = models[members[0]]._batch
+        for batch, members in _by_batch(models):
             index = [models[i]._index for i in members]
             x = batch.sample_encoded(index, n, [seeds[i] for i in members])
             s_logits = batch.critic_logits(index, x)
@@ -239,6 +231,15 @@ class BatchedGenerator(Generator):
                                       None if t_logits is None else float(t_logits[j, 0]),
                                       None if s_logits is None else s_logits[j])
         return out  # type: ignore[return-value]
+
+
+def _by_batch(models: Sequence[BatchedGenerator]) -> list[tuple[Any, list[int]]]:
+    """The training batches ``models`` came from, each with the positions of its models in
+    ``models`` (first seen first): one forward pass serves each batch's models."""
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(models):
+        members.setdefault(id(g._batch), []).append(i)
+    return [(models[m[0]]._batch, m) for m in members.values()]
 
 
 def _plain(hp: Any) -> Any:

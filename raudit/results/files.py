@@ -24,15 +24,22 @@ from raudit.errors import ConfigError, RunInterrupted
 LOCK = ".lock"
 
 
+def as_folder(folder: Path | str, flag: str = "--out") -> Path:
+    """``folder`` as a Path; ConfigError if it is a file (the first check of an output
+    folder, before the request is even validated)."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{flag} {folder} is a file; give a folder")
+    return folder
+
+
 def check_writable(folder: Path | str, flag: str = "--out") -> None:
     """Raise ConfigError unless ``folder`` exists or can be created, and takes new files.
 
     Called before any work starts, so that no finished training is lost to a
     PermissionError at the end. Folders it had to create are removed again.
     """
-    folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"{flag} {folder} is a file; give a folder")
+    folder = as_folder(folder, flag)
     missing = [p for p in (folder, *folder.parents) if not p.exists()]
     try:
         folder.mkdir(parents=True, exist_ok=True)

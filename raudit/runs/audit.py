@@ -23,9 +23,9 @@ from raudit.audit import runner as ar
 from raudit.audit import targets as tg
 from raudit.audit.guard import probe
 from raudit.engine.driver import EngineConfig, prestart
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import RauditError
 from raudit.results import ResultStore, spec_hash
-from raudit.results.files import check_writable
+from raudit.results.files import as_folder, check_writable
 from raudit.runs import limits
 from raudit.runs.chunk_size import audit_chunk_size, observe_audit
 from raudit.runs.costs import observe as observe_costs
@@ -47,9 +47,7 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     """
     progress = progress or quiet
     notice = notice or (lambda msg: None)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    out = as_folder(out)
     game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
     # sizes this machine can hold, before a calibration runs or --out is touched
     limits.check_audit(req, engine, ds)

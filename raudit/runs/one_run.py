@@ -23,7 +23,7 @@ from raudit.audit.verdict import tightness, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
-from raudit.results.files import check_writable
+from raudit.results.files import as_folder, check_writable
 
 __all__ = ["run_one_run_audit"]
 
@@ -39,9 +39,7 @@ def threat_model(canaries: int) -> ThreatModel:
 
 def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -> dict[str, Any]:
     """Run the black-box one-run audit of ``req`` with ``canaries`` canaries."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    out = as_folder(out)
     if req.sequential:
         raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
                           "--until-ceiling, -S auto, --sequential)")

@@ -33,7 +33,7 @@ from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
-from raudit.results.files import check_writable
+from raudit.results.files import as_folder, check_writable
 
 __all__ = ["run_transcript_audit"]
 
@@ -49,9 +49,7 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     (:func:`raudit.audit.anytime.anytime_transcript`). ``level="active"``: the auditor's
     canary queries and neighbours (:mod:`raudit.audit.active`; its one run spreads the
     canaries over the teachers)."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    out = as_folder(out)
     if level not in ("transcript", "active"):
         raise ConfigError(f"run_transcript_audit runs transcript or active, got {level!r}")
     check_active(req.impl) if level == "active" else check_transcript(req.impl)

@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError
 from raudit.results import ResultStore
-from raudit.results.files import check_writable
+from raudit.results.files import as_folder, check_writable
 from raudit.runs import limits
 from raudit.runs.schedule import Progress, quiet, schedule
 from raudit.runs.utility_job import UtilityJob
@@ -39,9 +38,7 @@ def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = Eng
     trains (:mod:`raudit.runs.job_estimate`), and refresh it after the first chunk."""
     progress = progress or quiet
     notice = notice or (lambda msg: None)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file; give a folder")
+    out = as_folder(out)
     ds = plan.check(req)
     limits.check_utility(req, engine, ds)  # sizes this machine can hold, before --out
     check_writable(out)

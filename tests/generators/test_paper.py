@@ -47,6 +47,11 @@ def test_sample_many_equals_individual_sampling():
     together = Paper.sample_many(models, 25, seeds=[7, 8, 9])
     for m, s, df in zip(models, [7, 8, 9], together):
         pd.testing.assert_frame_equal(m.sample(25, seed=s), df)
+    # models of two training batches, interleaved: each answer lands in its model's place
+    other = Paper(teachers=2, max_iter=2).fit_many([table(seed=2)] * 2, epsilon=1e6, seeds=[4, 5])
+    mixed = [other[0], models[0], other[1], models[2]]
+    for m, s, df in zip(mixed, [6, 7, 8, 9], Paper.sample_many(mixed, 25, seeds=[6, 7, 8, 9])):
+        pd.testing.assert_frame_equal(m.sample(25, seed=s), df)
 
 
 @pytest.mark.parametrize("eps,k,batch", [(1.0, 2, 16), (0.5, 3, 8), (2.0, 4, 12)])

@@ -79,3 +79,22 @@ def test_check_writable(tmp_path):
         check_writable(tmp_path / "f")
     with pytest.raises(ConfigError, match="cannot write to --out"):
         check_writable(tmp_path / "f" / "sub")
+
+
+def test_every_run_refuses_a_file_as_out_before_it_reads_the_request(tmp_path):
+    # results.files.as_folder: the first check of run_audit, run_utility and the transcript
+    # and one-run audits (the unknown dataset would be the next error)
+    from raudit.runs.one_run import run_one_run_audit
+    from raudit.runs.transcript import run_transcript_audit
+    from raudit.runs.utility import run_utility
+    from raudit.utility.plan import UtilityRequest
+
+    (tmp_path / "f").write_text("x")
+    out = tmp_path / "f"
+    req = AuditRequest(impl="paper", attack="querybased", dataset="no-such-dataset")
+    for run in (lambda: run_audit(req, out, LOCAL), lambda: run_one_run_audit(req, out, canaries=4),
+                lambda: run_transcript_audit(req, out),
+                lambda: run_utility(UtilityRequest(dataset="no-such-dataset"), out, LOCAL)):
+        with pytest.raises(ConfigError, match=f"^--out {out} is a file; give a folder$"):
+            run()
+    assert (tmp_path / "f").read_text() == "x"

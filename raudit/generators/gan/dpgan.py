@@ -42,7 +42,8 @@ from raudit.generators.labelled import check_conditional, public_label, with_lab
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
+from raudit.generators.pategan.dp_bounds import DPBoundsFitting
+from raudit.generators.pategan.noise_calibration import calibrate
 from raudit.generators.pategan.options import positive
 
 WEIGHT_CLIP = 0.01

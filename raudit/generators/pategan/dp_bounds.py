@@ -4,7 +4,8 @@ Every port scales its table with min/max read off the training records, so one
 record that holds a column's extreme (cervical row 407) moves the whole synthetic
 table. ``fixed`` takes bounds from the column metadata when they are public and
 otherwise estimates them with a Gaussian noisy histogram, charged to the same
-dp_accounting RDP accountant as the training votes.
+dp_accounting RDP accountant as the training votes (the noise levels:
+:mod:`.noise_calibration`).
 
 The histogram (per non-public column): bins on a signed log2 scale, [0, 1),
 [2^j, 2^(j+1)) for j = 0..R-1 and their mirror images below 0; values beyond
@@ -29,21 +30,20 @@ record (the only 2 in an otherwise 0/1 column) would move the schema with that r
 
 from __future__ import annotations
 
-import functools
-import logging
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from raudit.accountants import GaussianStep, create
 from raudit.data.dataset import ColumnMeta
-from raudit.errors import ConfigError
 from raudit.generators.batched import Encoder
 from raudit.generators.nn.rng import CounterRNG
+from raudit.generators.pategan.noise_calibration import NoNoise, bounds_noise, calibrate
+
+# NoNoise, bounds_noise, calibrate: re-exported, fixed and fixed_dd import them from here
+__all__ = ["DPBoundsEncoder", "DPBoundsFitting", "NoNoise", "SeededEncoder", "bin_edges",
+           "bounds_noise", "calibrate", "noisy_bounds", "private_columns", "schema_bounded", "trim"]
 
 RANGE_BITS = 20  # bins cover |x| < 2^20; larger values land in the outermost bins
 THRESHOLD_SIGMAS = 3.0
@@ -138,89 +138,6 @@ def private_columns(names: list[str], columns: tuple[ColumnMeta, ...] | None) ->
     """Indices of the columns without public bounds (they need DP bounds)."""
     meta = {c.name: c for c in columns} if columns else {}
     return [j for j, n in enumerate(names) if not schema_bounded(meta.get(n))]
-
-
-class NoNoise(ConfigError):
-    """No noise level brings the run's eps down to the target (the conversion's floor)."""
-
-
-@functools.lru_cache(maxsize=256)
-def bounds_noise(epsilon: float, delta: float, dp_columns: int, bounds_share: float) -> float | None:
-    """z of the bounds histogram: it alone costs ``bounds_share * eps`` (None: nothing to bound)."""
-    if not dp_columns:
-        return None
-    return _bisect(lambda z: _eps([GaussianStep(z)], delta), bounds_share * epsilon)
-
-
-def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
-              training: Callable[[float], object]) -> tuple[float | None, float]:
-    """Noise for a whole run, fixed before it starts: (z of the bounds histogram, or None
-    when every column has public bounds; the noise parameter of ``training(noise)``, the
-    event of all training steps). The bounds alone cost ``bounds_share * eps``; bounds
-    plus training cost at most eps, composed by dp_accounting's RDP accountant (the
-    accountant the generators charge while training)."""
-    try:
-        return _calibrate(epsilon, delta, dp_columns, bounds_share, training)
-    except NoNoise:
-        least = smallest_epsilon(epsilon, delta, dp_columns, bounds_share, training)
-        raise NoNoise(f"epsilon {epsilon:.4g} is too small to calibrate any noise for this run "
-                      f"(delta={delta:g}, {dp_columns} columns without public bounds): the "
-                      f"smallest it can be calibrated for is {least:.4g}; raise epsilon or "
-                      f"delta") from None
-
-
-def _calibrate(epsilon, delta, dp_columns, bounds_share, training):
-    z_bounds = bounds_noise(epsilon, delta, dp_columns, bounds_share)
-    before = [] if z_bounds is None else [GaussianStep(z_bounds)]
-    return z_bounds, _bisect(lambda noise: _eps(before + [training(noise)], delta), epsilon)
-
-
-def smallest_epsilon(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
-                     training: Callable[[float], object]) -> float:
-    """The smallest eps (to 0.1 %) above ``epsilon`` that :func:`calibrate` can serve: the
-    RDP-to-(eps, delta) conversion has a floor (log(1/delta) / (alpha_max - 1)) that no
-    noise goes under. Feasibility grows with eps: doubling, then bisection."""
-    def ok(e: float) -> bool:
-        try:
-            _calibrate(e, delta, dp_columns, bounds_share, training)
-            return True
-        except NoNoise:
-            return False
-    lo, hi = epsilon, epsilon * 2.0
-    while not ok(hi):
-        lo, hi = hi, hi * 2.0
-    while hi / lo > 1.001:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return hi
-
-
-def _eps(events, delta: float) -> float:
-    acct = create("rdp")
-    for event in events:
-        acct.compose(event)
-    # dp_accounting logs (absl) when a fractional order fails to converge at a trial noise
-    # level and drops that order (a larger, still valid eps): expected while bisecting
-    absl = logging.getLogger("absl")
-    level = absl.level
-    absl.setLevel(logging.ERROR)
-    try:
-        return float(acct.eps(delta)[0])
-    finally:
-        absl.setLevel(level)
-
-
-def _bisect(eps_of, target: float) -> float:
-    """The smallest noise (to 1e-4 relative) whose eps is <= target; eps falls with the noise."""
-    lo, hi = 1e-3, 1.0
-    while eps_of(hi) > target:
-        lo, hi = hi, hi * 2.0
-        if hi > 1e9:
-            raise NoNoise(f"epsilon {target:.4g} is too small to calibrate any noise")
-    while hi / lo > 1 + 1e-4:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if eps_of(mid) <= target else (mid, hi)
-    return hi
 
 
 @dataclass
