@@ -22,9 +22,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import torch
+
 from raudit import data, generators
 
 CAL_ITERS = 20
+LOW = 2  # the lower cap of a split calibration (fit_rate(split=True), costs.measure)
 AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle fast)
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
@@ -40,6 +43,7 @@ class Calibration:
     cpu_s_per_model_iter: float | None = None  # this process's CPU seconds, the same work
     load: float | None = None  # the machine's 1-minute load average when measured
     warm_s: float = 0.0  # wall seconds of RAUDIT_COMPILE=step's compile before the timed fit
+    model_s: float = 0.0  # CPU seconds a model pays besides its iterations (fit_rate(split=True))
 
     @property
     def cpu_rate(self) -> float:
@@ -73,9 +77,13 @@ def explicit_iterations(opts: dict) -> int | None:
 
 
 def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
-             label=None, bounds=None, device: str = "cpu", cap: int | None = CAL_ITERS
-             ) -> Calibration:
-    """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run)."""
+             label=None, bounds=None, device: str = "cpu", cap: int | None = CAL_ITERS,
+             split: bool = False) -> Calibration:
+    """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run).
+    ``split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
+    its iterations (encoders, DP bounds, teachers' partitions: ~2 CPU-s a model for
+    `fixed` on cervical, against ~0.01 an iteration) is :attr:`Calibration.model_s`, not
+    counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h")."""
     cls = generators.get(impl)
     opts = dict(options)
     capped = cap is not None and "max_iter" in cls.describe().option_names()
@@ -85,20 +93,33 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     if device != "cpu" and cls.describe().device:
         opts["device"] = device
     ds = data.load(dataset, label=label, bounds=bounds)
-    gen = cls(**opts)
     from raudit.runs.chunk_cache import load_average
 
     warm = 0.0
     if capped:
         warm = warm_compiled(lambda it: cls(**{**opts, "max_iter": it}), ds, m, epsilon, delta)
     load = load_average()
-    t0, c0 = time.perf_counter(), time.process_time()
-    models = gen.fit_many([ds.train] * m, epsilon=epsilon, delta=delta,
-                          seeds=list(range(m)), columns=ds.columns)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
-    done = sum(iters) or m
-    per, per_cpu = wall / done, max(cpu, 1e-9) / done
+    caps = [LOW, opts["max_iter"]] if split and capped and opts["max_iter"] > LOW else [None]
+    runs = []
+    threads = torch.get_num_threads()
+    # one thread, as the actors and the local backend train: with the process's default
+    # threads, OpenMP's waiting threads spin on a busy machine and the CPU clock read ~10x
+    # the work (a 5-minute `fixed` utility run was estimated at 2.2 h)
+    torch.set_num_threads(1)
+    try:
+        for c in caps:
+            gen = cls(**(opts if c is None else {**opts, "max_iter": c}))
+            t0, c0 = time.perf_counter(), time.process_time()
+            models = gen.fit_many([ds.train] * m, epsilon=epsilon, delta=delta,
+                                  seeds=list(range(m)), columns=ds.columns)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
+            runs.append((max(cpu, 1e-9), sum(iters) or m))
+    finally:
+        torch.set_num_threads(threads)
+    done = runs[-1][1]
+    per_cpu, model_s = split_cpu(runs, m) if len(runs) == 2 else (runs[-1][0] / done, 0.0)
+    per = per_cpu * wall / runs[-1][0]  # the wall clock in the same proportion
     if not capped or max(iters) < opts["max_iter"]:
         # the full run, or stopped by its own (eps) rule before the cap: what models do
         its, lower = max(iters), False
@@ -106,7 +127,21 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
         its, lower = explicit_iterations(options), False  # (an upper bound if eps stops it first)
     else:
         its, lower = cap, True
-    return Calibration(m, per, its, lower, per_cpu, load, warm)
+    return Calibration(m, per, its, lower, per_cpu, load, warm, model_s)
+
+
+def split_cpu(runs: list[tuple[float, int]], m: int) -> tuple[float, float]:
+    """(CPU-s per model-iteration, CPU-s per model besides its iterations) from fits of ``m``
+    models at two caps, ``runs`` = [(CPU-s, iterations summed over the models), ...] the
+    lower cap first. Where the difference is lost (no iteration past the lower cap, or the
+    clock's noise: a tiny max_iter once read as 10^12 model-iterations/s), the higher fit's
+    time is all iterations, an upper bound."""
+    (cpu_lo, its_lo), (cpu_hi, its_hi) = runs[0], runs[-1]
+    if len(runs) == 2 and its_hi > its_lo and cpu_hi > cpu_lo:
+        iter_s = (cpu_hi - cpu_lo) / (its_hi - its_lo)
+    else:
+        iter_s = cpu_hi / max(its_hi, 1)
+    return iter_s, max(0.0, (cpu_hi - iter_s * its_hi) / m)
 
 
 def choose_m(rates: dict[int, float], device: str, models: int, workers: int,
@@ -142,7 +177,8 @@ def estimate(job, cal: Calibration, workers: int) -> dict:
     iters = cal.iterations or CAL_ITERS
     model_iters = models * iters
     return {"models": models, "iterations_per_model": iters, "model_iterations": model_iters,
-            "lower_bound": cal.lower_bound, "wall_s": model_iters / cal.cpu_rate / workers,
+            "lower_bound": cal.lower_bound,
+            "wall_s": (model_iters / cal.cpu_rate + models * cal.model_s) / workers,
             "calibrated_m": cal.m}
 
 
@@ -166,7 +202,6 @@ def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
 def calibrate_chunk(spec: dict) -> dict:
     """Engine chunk: the rates of one generator set-up at the candidate M of the slot's
     device (the engine writes ``device``), so M is chosen where the chunks will run."""
-    import torch
 
     device = spec.get("device", "cpu")
     rates, loads = {}, []

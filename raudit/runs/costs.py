@@ -211,7 +211,7 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     from raudit.audit import chunk
     from raudit.audit.analyse import bounds
     from raudit.audit.game import sample_size
-    from raudit.runs.calibrate import warm_compiled
+    from raudit.runs.calibrate import split_cpu, warm_compiled
 
     gs = game.spec()
     gen = chunk.build_generator(gs, "cpu")
@@ -232,14 +232,8 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
             columns=ds.columns))
         its = [int(md.summary().get("iterations", 0) or 0) for md in models]
         runs.append((models, cpu, sum(its), max(its), opts.get("max_iter")))
-    (models, cpu_hi, its_hi, top, cap_hi), (_, cpu_lo, its_lo, _, _) = runs[-1], runs[0]
-    if len(runs) == 2 and its_hi > its_lo and cpu_hi > cpu_lo:
-        iter_s = (cpu_hi - cpu_lo) / (its_hi - its_lo)
-    else:  # one uncapped fit, no iteration past LOW, or a difference lost in the clock's
-        # noise (a tiny max_iter: the estimate printed 10^12 model-iterations/s): its time
-        # is all iterations, an upper bound
-        iter_s = cpu_hi / max(its_hi, 1)
-    fit_model_s = max(0.0, (cpu_hi - iter_s * its_hi) / m)
+    models, _, _, top, cap_hi = runs[-1]
+    iter_s, fit_model_s = split_cpu([(cpu, its) for _, cpu, its, _, _ in runs], m)
     n = sample_size(gs, ds.train)
     synths, sample_cpu = _cpu(lambda: chunk.sample_models(models, n, list(range(m))))
     stopped = top if cap_hi is None or top < cap_hi else None

@@ -77,14 +77,16 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     ckey = (fkey, min(CAL_M, m), cap)
     if ckey not in memo:
         memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
-                                 bounds, cap=cap)
+                                 bounds, cap=cap, split=True)
     cal = memo[ckey]
-    per, source = cal.s_per_model_iter, "measured now"
+    # measured now: the iterations' rate and, apart, what a model pays besides them; a
+    # cached chunk rate (short fits, set-up included) stands alone
+    per, source, model_s = cal.cpu_s_per_model_iter, "measured now", cal.model_s
     if got["rates"]:
-        per, source = 1.0 / rate_at(got["rates"], m), "cached"
+        per, source, model_s = 1.0 / rate_at(got["rates"], m), "cached", 0.0
     if got["stop"]:
-        return cb.Calibration(m, per, got["stop"], False), source
-    return cb.Calibration(m, per, cal.iterations, cal.lower_bound), source
+        return cb.Calibration(m, per, got["stop"], False, model_s=model_s), source
+    return cb.Calibration(m, per, cal.iterations, cal.lower_bound, model_s=model_s), source
 
 
 def _stop(fit: tuple, shape: tuple, ref: dict | None) -> int | None:
@@ -167,7 +169,8 @@ def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bo
            "iterations_per_model": round(model_iters / max(1, fits * len(points))),
            "iterations_range": (min(iters), max(iters)),
            "lower_bound": any(p[2] for p in points),
-           "wall_s": model_iters / cal.cpu_rate / workers, "calibrated_m": cal.m}
+           "wall_s": (model_iters / cal.cpu_rate + fits * len(points) * cal.model_s) / workers,
+           "calibrated_m": cal.m}
     return est, any(p[1] for p in points)
 
 

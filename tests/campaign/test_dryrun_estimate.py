@@ -118,3 +118,52 @@ def test_a_sweep_counts_each_point_at_its_own_iterations(tmp_path, monkeypatch):
     assert row["wall_s"] == pytest.approx(3 * sum(each) / 400.0)
     _, cells, _ = dryrun.plan_view({"name": "sweep"}, [row], LOCAL)
     assert cells[0][6] == f"{each[0]:,}-{each[1]:,}"
+
+
+def test_split_cpu_separates_a_models_set_up_from_its_iterations():
+    # 8 models: 2 iterations each in 2.0 CPU-s, 20 each in 5.6: 3.6 s for 144 more
+    # model-iterations (0.025 each) and the rest, 5.6 - 0.025 x 160 = 1.6 s, is set-up
+    iter_s, model_s = cb.split_cpu([(2.0, 16), (5.6, 160)], 8)
+    assert iter_s == pytest.approx(0.025) and model_s == pytest.approx(0.2)
+    # no iteration past the lower cap: the higher fit's time is all iterations (an upper bound)
+    assert cb.split_cpu([(2.0, 16), (2.1, 16)], 8) == (pytest.approx(2.1 / 16), 0.0)
+    assert cb.split_cpu([(3.0, 30)], 8) == (pytest.approx(0.1), 0.0)
+
+
+def test_an_estimate_counts_the_set_up_apart_from_the_iterations():
+    class Job:
+        kind = "utility"
+
+        def planned_models(self):
+            return 10
+
+    cal = cb.Calibration(8, 0.02, 100, False, 0.01, model_s=2.0)
+    # 10 models x (100 iterations x 0.01 + 2.0 of set-up) on 2 workers
+    assert cb.estimate(Job(), cal, 2)["wall_s"] == pytest.approx(15.0)
+
+
+def test_fit_rate_times_one_thread_and_restores_the_process_threads(monkeypatch):
+    """With the process's threads, OpenMP's waiting threads spin on a busy machine and the
+    CPU clock read ~10x the work (a 5-minute `fixed` run was estimated at 2.2 h)."""
+    import torch
+
+    from raudit import generators
+
+    seen = []
+    cls = generators.get("paper")
+    real = cls.fit_many
+
+    def spy(self, *a, **k):
+        seen.append(torch.get_num_threads())
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(cls, "fit_many", spy)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        cal = cb.fit_rate("paper", {"max_iter": 6}, "cervical", 1.0, None, 2, split=True)
+    finally:
+        after = torch.get_num_threads()
+        torch.set_num_threads(before)
+    assert seen == [1, 1] and after == 2  # the LOW-capped fit, then the capped one
+    assert cal.iterations == 6 and cal.model_s >= 0 and cal.cpu_s_per_model_iter > 0
