@@ -77,7 +77,7 @@ def explicit_iterations(opts: dict) -> int | None:
 
 
 def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
-             label=None, bounds=None, device: str = "cpu", cap: int | None = CAL_ITERS,
+             label=None, bounds=None, cap: int | None = CAL_ITERS,
              split: bool = False) -> Calibration:
     """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run).
     ``split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
@@ -90,8 +90,6 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     wanted = opts.get("max_iter")
     if capped:
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
-    if device != "cpu" and cls.describe().device:
-        opts["device"] = device
     ds = data.load(dataset, label=label, bounds=bounds)
     from raudit.runs.chunk_cache import load_average
 
@@ -208,8 +206,8 @@ def calibrate_chunk(spec: dict) -> dict:
     t0, warm = time.perf_counter(), 0.0  # warm: RAUDIT_COMPILE=step's compiles, not counted
     impl, opts, dataset, eps, delta, label, bounds = spec["fit"]
     for m in spec.get("ms") or candidates(device):  # smallest first: a slow one stops early
-        cal = fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, device=device,
-                       cap=AUTO_ITERS)
+        cal = fit_rate(impl, on_device(impl, opts, device), dataset, eps, delta, m, label,
+                       bounds, cap=AUTO_ITERS)
         rates[m] = cal.cpu_rate
         loads.append(cal.load)
         warm += cal.warm_s
@@ -217,6 +215,13 @@ def calibrate_chunk(spec: dict) -> dict:
             break
     load = None if None in loads else max(loads)
     return {"device": device, "rates": rates, "load": load, "threads": torch.get_num_threads()}
+
+
+def on_device(impl: str, options: dict, device: str) -> dict:
+    """``options`` with ``device`` where the generator takes one and it is not the CPU."""
+    if device != "cpu" and generators.get(impl).describe().device:
+        return {**options, "device": device}
+    return options
 
 
 def slot_device(engine) -> str:
