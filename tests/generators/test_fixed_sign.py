@@ -43,9 +43,17 @@ SYNTH = [(0.9, 0.5, 1), (0.1, 0.5, 0), (0.7, 0.2, 1), (0.3, 0.6, 0)]
 @pytest.mark.parametrize("rule,expected", [
     # <d_t, d_s>: t0 +0.36 (as is), t1 -0.48 (flipped), t2 abstains, t3 -0.08 (flipped)
     ("mean", [1, 2]),
+    # synthetic ranges (0.8, 0.4): d_s / range^2 = (0.9375, -1.25); t0 +0.5625, t1 -1.03,
+    # t3 -0.5
+    ("scaled", [1, 2]),
     # nearest centroid on the 4 synthetic rows: t0 f1 > 0.5 -> 4/4 right (as is); t1 0/4
     # (flipped); t3 f2 > 0.4 -> 1/4 (flipped)
     ("centroid", [1, 2]),
+    # lda: synthetic within-class covariance S = [[0.01, 0.01], [0.01, 0.0125]] (the ridge,
+    # 1e-3 x its mean variance, moves w by 1 %), w = S^-1 d_s = (380, -320); scores: t0
+    # -84 (label 0) < 144 (label 1): AUROC 1 (as is); t1 310 (0) > -58, -46 (1): 0 (flipped);
+    # t3 88 (0) > -40 (1): 0 (flipped)
+    ("lda", [1, 2]),
 ])
 def test_teacher_votes_by_hand(rule, expected):
     x = torch.tensor([ROWS], dtype=torch.float32)
@@ -67,6 +75,12 @@ def test_centroid_and_mean_rules_differ_where_the_hand_count_says():
     t3 = (torch.tensor([[[6, 7]]]), torch.tensor([[2]]))
     assert teacher_votes(x, *t3, synth.float(), "mean").tolist() == [[0, 1]]
     assert teacher_votes(x, *t3, synth.float(), "centroid").tolist() == [[0, 0]]
+    # scaled: ranges (0.8, 0.4), d_s / range^2 = (0.9375, -0.625): t3 -0.25, flipped
+    assert teacher_votes(x, *t3, synth.float(), "scaled").tolist() == [[0, 1]]
+    # lda: the centred synthetic rows are all +-(0.1, 0.15): S is singular and the ridge
+    # leaves w nearly along the perpendicular (0.83, -0.55) (w = (28,400, -18,900)); t3's
+    # label-0 row (0.4, 0.2) scores 7,577, its label-1 row (0.4, 0.6) 5.5: AUROC 0, flipped
+    assert teacher_votes(x, *t3, synth.float(), "lda").tolist() == [[0, 1]]
 
 
 def test_answer_is_the_noisy_argmax_and_the_control_a_coin_of_its_own_stream():

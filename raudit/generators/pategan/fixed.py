@@ -126,7 +126,7 @@ class FixedOptions(OptionsObject):
     # one private GNMax answer after training decides whether the labels flip (fixed_sign)
     sign_query: Literal["off", "on"] = "off"
     sign_share: float = 0.1  # the sign answer alone costs this share of eps
-    sign_rule: Literal["mean", "centroid"] = "mean"  # each teacher's vote (fixed_sign)
+    sign_rule: Literal["mean", "scaled", "centroid", "lda"] = "mean"  # each teacher's vote (fixed_sign)
     sign_rows: int = 1000  # synthetic rows the teachers judge
 
 

@@ -14,8 +14,17 @@ teachers that bit directly, once, after training:
   - ``mean``: the sign of <d_t, d_s>, d_t its rows' class-conditional mean difference
     (mean of the label-1 rows' encoded features minus the label-0 rows') and d_s the
     synthetic sample's;
+  - ``scaled``: the same in the synthetic sample's min-max scale (each feature divided by
+    its synthetic range, as the utility's classifiers scale their training table):
+    <d_t, d_s / range^2>, whose direction a strongly regularised linear classifier trained
+    on the synthetic sample points along;
   - ``centroid``: whether the teacher's nearest-centroid classifier (its two class means)
-    labels the synthetic rows right more often than wrong.
+    labels the synthetic rows right more often than wrong;
+  - ``lda``: a linear discriminant w = (S + ridge)^-1 d_s fitted to the synthetic sample
+    alone (S its pooled within-class covariance: public, the same for every teacher) scores
+    the teacher's rows; the teacher votes by whether that score's AUROC on its rows is above
+    or below 1/2. This is Setting B (train on synthetic, test on real) in miniature, on each
+    teacher's rows.
 
   A teacher whose rows hold one class only, or whose score is exactly 0 (1/2), abstains.
 * **The release.** The two-bin histogram (as is, flipped) gets N(0, sigma_s^2) per bin and
@@ -55,7 +64,8 @@ from raudit.generators.pategan.dp_bounds import _bisect, _eps, calibrate
 __all__ = ["RULES", "plan_sign", "sign_sigma", "teacher_votes", "answer", "with_flip", "run",
            "check_label"]
 
-RULES = ("mean", "centroid")
+RULES = ("mean", "scaled", "centroid", "lda")
+RIDGE = 1e-3  # lda: the ridge on the synthetic covariance, times its mean variance
 FLIP = "sign_flip"  # the name of the flip bit in the generator's parameters
 
 
@@ -105,19 +115,49 @@ def teacher_votes(x: torch.Tensor, parts: torch.Tensor, sizes: torch.Tensor,
     d_t = mu1 - mu0  # (M, k, d - 1)
     ys, fs = synth[..., -1], synth[..., :-1]
     if rule == "mean":
-        s1, s0 = ys.sum(1).clamp(min=1), (1 - ys).sum(1).clamp(min=1)
-        d_s = (fs * ys[..., None]).sum(1) / s1[:, None] - (fs * (1 - ys)[..., None]).sum(1) / s0[:, None]
-        score = (d_t * d_s[:, None, :]).sum(-1)  # (M, k)
+        score = (d_t * d_s_of(fs, ys)[:, None, :]).sum(-1)  # (M, k)
+    elif rule == "scaled":  # sklearn's MinMaxScaler: a constant feature keeps scale 1
+        span = fs.amax(1) - fs.amin(1)
+        span = torch.where(span > 0, span, torch.ones_like(span))
+        score = (d_t * (d_s_of(fs, ys) / span ** 2)[:, None, :]).sum(-1)
     elif rule == "centroid":  # label 1 iff the row is nearer mu1: (f - (mu1 + mu0) / 2) . d_t > 0
         mid = ((mu1 + mu0) / 2 * d_t).sum(-1)  # (M, k)
         pred = torch.einsum("mnd,mkd->mkn", fs, d_t) > mid[..., None]
         score = (pred == (ys[:, None, :] > 0.5)).to(x.dtype).mean(-1) - 0.5
+    elif rule == "lda":
+        score = _lda_auc(fs, ys, d_s_of(fs, ys), f, rows[..., -1], valid) - 0.5
     else:
         raise ConfigError(f"sign_rule must be one of {', '.join(RULES)}; got {rule!r}")
     votes = (n1 > 0) & (n0 > 0)  # a teacher with one class abstains
     as_is = ((score > 0) & votes).sum(1)
     flipped = ((score < 0) & votes).sum(1)
     return torch.stack([as_is, flipped], 1).cpu().numpy().astype(np.int64)
+
+
+def d_s_of(fs: torch.Tensor, ys: torch.Tensor) -> torch.Tensor:
+    """The synthetic sample's class-conditional mean difference (M, d - 1)."""
+    s1, s0 = ys.sum(1).clamp(min=1), (1 - ys).sum(1).clamp(min=1)
+    return (fs * ys[..., None]).sum(1) / s1[:, None] - (fs * (1 - ys)[..., None]).sum(1) / s0[:, None]
+
+
+def _lda_auc(fs, ys, d_s, f, y, valid) -> torch.Tensor:
+    """(M, k) AUROC on each teacher's rows of the synthetic sample's linear discriminant
+    (ties count 1/2; 1/2 where a teacher lacks a class)."""
+    s1, s0 = ys.sum(1).clamp(min=1), (1 - ys).sum(1).clamp(min=1)
+    mu1 = (fs * ys[..., None]).sum(1) / s1[:, None]
+    mu0 = (fs * (1 - ys)[..., None]).sum(1) / s0[:, None]
+    c = fs - torch.where(ys[..., None] > 0.5, mu1[:, None, :], mu0[:, None, :])
+    cov = c.transpose(1, 2) @ c / fs.shape[1]  # (M, d - 1, d - 1)
+    eye = torch.eye(cov.shape[-1], dtype=cov.dtype, device=cov.device)
+    ridge = RIDGE * cov.diagonal(dim1=1, dim2=2).mean(-1).clamp(min=1e-12)
+    w = torch.linalg.solve(cov + ridge[:, None, None] * eye, d_s[..., None])[..., 0]
+    sc = (f * w[:, None, None, :]).sum(-1)  # (M, k, P)
+    pos, neg = y * valid, (1 - y) * valid
+    diff = sc[..., :, None] - sc[..., None, :]  # (M, k, P, P): row i positive, row j negative
+    wins = (diff > 0).to(sc.dtype) + 0.5 * (diff == 0).to(sc.dtype)
+    pairs = pos[..., :, None] * neg[..., None, :]
+    n = pairs.sum((-1, -2))
+    return torch.where(n > 0, (wins * pairs).sum((-1, -2)) / n.clamp(min=1), torch.full_like(n, 0.5))
 
 
 def answer(counts: np.ndarray, sigma: float, rng: CounterRNG, control: str | None
