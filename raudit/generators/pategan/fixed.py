@@ -282,8 +282,8 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         notes = [{}] * batch.models
         if sign:
             trained, notes = fixed_sign.run(
-                trained, batch, drawn[0], sigma=sigma_s, rule=o["sign_rule"],
-                rows=o["sign_rows"], control=control, accountant=acct, delta=delta,
+                trained, batch, drawn[0], control=control, accountant=acct, delta=delta,
+                query=fixed_sign.SignQuery(sigma_s, o["sign_rule"], o["sign_rows"]),
                 observer=observer, iteration=iters)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries(), **note}

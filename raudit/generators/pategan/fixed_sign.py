@@ -49,6 +49,7 @@ A PATE-style mechanism in the plain sense: k disjoint teachers, one noisy-argmax
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -61,7 +62,7 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.dp_bounds import _bisect, _eps, calibrate
 
-__all__ = ["RULES", "plan_sign", "sign_sigma", "teacher_votes", "answer", "with_flip", "run",
+__all__ = ["RULES", "SignQuery", "plan_sign", "sign_sigma", "teacher_votes", "answer", "with_flip", "run",
            "check_label"]
 
 RULES = ("mean", "scaled", "centroid", "lda")
@@ -191,12 +192,22 @@ def with_flip(trained: Trained, flip: np.ndarray) -> Trained:
                    trained.critic)
 
 
-def run(trained: Trained, batch: TrainBatch, partition, *, sigma: float, rule: str, rows: int,
-        control: str | None, accountant, delta, observer, iteration: int) -> tuple[Trained, list[dict]]:
+@dataclass(frozen=True)
+class SignQuery:
+    """What the plan and the options fix: the answer's noise, the vote rule, the sample size."""
+
+    sigma: float
+    rule: str
+    rows: int
+
+
+def run(trained: Trained, batch: TrainBatch, partition, *, query: SignQuery, control: str | None,
+        accountant, delta, observer, iteration: int) -> tuple[Trained, list[dict]]:
     """Ask the sign query of every model of ``batch`` once (module docstring); charge it,
     report it to ``observer`` as one two-bin vote, and return the flipping generator and
     each model's record of the query (for the summary)."""
     parts, sizes = partition
+    sigma, rule, rows = query.sigma, query.rule, query.rows
     sample_rng = CounterRNG(batch.seeds, purpose="fixed-sign-sample", device=batch.x.device,
                             dtype=batch.x.dtype)
     with torch.no_grad():
