@@ -43,6 +43,7 @@ from raudit.generators.kwargs import parse_value
 from raudit.generators.labelled import public_label
 from raudit.generators.pategan.dp_bounds import private_columns
 from raudit.generators.pategan.fixed import plan
+from raudit.generators.pategan.fixed_sign import plan_sign
 from raudit.utility.learning import paired_one_sided, seed_means
 
 DELTA = 1e-5
@@ -56,7 +57,12 @@ def shape(dataset: str, eps: float, options: dict, delta: float = DELTA) -> dict
     cols = public_label([ds.train], ds.columns)
     n_dp = len(private_columns(list(ds.train.columns), cols))
     q = gen.queries()
-    _, sigma = plan(float(eps), float(delta), q, n_dp, gen.options["bounds_share"])
+    o = gen.options
+    if o["sign_query"] == "on":  # the training votes pay for the sign answer too
+        _, sigma, _ = plan_sign(float(eps), float(delta), q, n_dp, o["bounds_share"],
+                                o["sign_share"])
+    else:
+        _, sigma = plan(float(eps), float(delta), q, n_dp, o["bounds_share"])
     budget = informative_answers(eps, delta, k) if eps < 1e4 else None
     return {"k": k, "rows": len(ds.train) // k, "Q": q, "sigma": sigma,
             "p_unanimous": float(ndtr(k / (math.sqrt(2.0) * sigma))), "budget": budget}

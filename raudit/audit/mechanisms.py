@@ -10,6 +10,8 @@ options and the budget (a mechanism-only dry run of the schedule):
   hits ``max_iter`` first releases fewer);
 * ``fixed``: GNMax with the sigma its planner calibrates for its query count, with
   public bounds (no DP-bounds columns; a dataset without public bounds gets less);
+  with ``sign_query=on`` one more answer at the sign query's sigma, folded into the one
+  sigma that gives the Q + 1 Gaussian answers the same mu;
   no dry run for ``analysis=data-dependent``, whose answered queries depend on the
   votes: like gpate, one run's events give its releases (below).
 * ``dpgan``: DP-SGD steps of its critic (:class:`raudit.audit.dpsgd.SubsampledGaussianMechanism`):
@@ -152,6 +154,18 @@ def schedule_of(impl: str, options: dict, epsilon: float, delta: float, *, table
                           "threshold check lets through (Confident-GNMax): no dry-run schedule "
                           "models it; its eps_true is the data-dependent RDP bound of a run's "
                           "votes (raudit train --events)")
+    if o["sign_query"] == "on":  # Q answers at sigma and one at sigma_s: Gaussians, so the
+        # same mu^2 = 2 sum 1/sigma_i^2 as Q + 1 answers at one sigma (exact for eps_true)
+        from raudit.generators.pategan.fixed_sign import plan_sign
+
+        q = gen.queries()
+        _, sigma, s = plan_sign(float(epsilon), float(delta), q, 0, o["bounds_share"],
+                                o["sign_share"])
+        eq = ((q + 1) / (q / sigma ** 2 + 1 / s ** 2)) ** 0.5
+        return Schedule(VoteMechanism("gaussian", eq, q + 1),
+                        f"dry run of the schedule: {q:,} answers at its planner's sigma "
+                        f"{sigma:.4g} and the sign answer at {s:.4g}, as {q + 1:,} at the "
+                        "sigma of the same mu; public bounds")
     _, sigma = plan(float(epsilon), float(delta), gen.queries(), 0, o["bounds_share"])
     return Schedule(VoteMechanism("gaussian", sigma, gen.queries()),
                     "dry run of the schedule: its planner's sigma, public bounds")

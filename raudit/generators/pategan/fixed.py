@@ -31,7 +31,9 @@ What it changes against the paper and the ports, each closing a measured leak:
 **Data-dependent analysis** (``-o analysis=data-dependent``, :mod:`.fixed_dd`): Confident-
 GNMax votes, only the answered queries label the student, and the data-dependent eps is
 released at the end with smooth sensitivity (the run's eps_hat); the default above is
-unchanged.
+unchanged. **Sign query** (``-o sign_query=on``, :mod:`.fixed_sign`): after training, one
+GNMax answer of the same teachers decides whether the released labels flip, its cost
+(``sign_share`` of eps) planned with the rest; off by default.
 
 **Where the data sits** (docs/learning.md, "Epileptic" and "fixed's default bounds"):
 ``bounds_mass`` / ``bounds_centre`` / ``bounds_keep`` read the DP bounds off the same noisy
@@ -45,18 +47,8 @@ Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
 (default: ``batch`` = 64) queries and one generator step (12,800 answers); the
 paper's Adam lr 1e-4; generator {d, 2d, 2d, d} ReLU, student {d, d, 1}, teachers
-{d, d/2, 1}; non-saturating generator loss.
-
-Utility, measured (``raudit utility --epsilon 1 --fits 5 --samples 5 --setting B``,
-best-of-25 average AUROC / mean): cervical 0.8181 / 0.5379, epileptic 0.6676 / 0.4853.
-At eps = 1 the votes carry no usable information: sigma is about 5.9 sqrt(Q) for Q
-answers, and the vote gap is at most k (13 on cervical). ``benchmarks/utility_null.py``
-replaces every vote with a fair coin, and the utility does not move (with
-``arch=borealis, conditional=False``: 0.8031 / 0.5518 real, 0.7942 / 0.5508 coins). The
-ports' votes are coins too, by arithmetic (Laplace scale 1/lambda = 1,000 or 10,000
-against k <= 11). The networks (``arch``), conditional mode and z were chosen among
-measured variants: utility is a lottery over data-free generators here, not learning
-(README, "Privacy-correct generators").
+{d, d/2, 1}; non-saturating generator loss. At eps = 1 these votes carry no usable
+information, and ``--control coin`` scores the same (docs/learning.md).
 """
 
 from __future__ import annotations
@@ -65,20 +57,16 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-import torch
-
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
-from raudit.accountants.release import release_eps
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
-from raudit.generators.labelled import public_label, with_label
+from raudit.generators.labelled import public_label
+from raudit.generators.pategan import fixed_sign
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
-from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.fixed_dd import DDPlan, RecordingGNMax, bounds_rdp, plan_dd
-from raudit.generators.pategan.fixed_nets import ARCHS, critics, offset
+from raudit.generators.pategan.fixed_dd import train_dd
+from raudit.generators.pategan.fixed_nets import ARCHS, LabelledNets, critics, offset
 from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
                                             train_pate_gan)
 from raudit.generators.pategan.options import choice, positive
@@ -135,6 +123,11 @@ class FixedOptions(OptionsObject):
     bounds_keep: Literal["run", "all"] = "run"
     output_offset: float = 0.0  # added to the generator's output (fixed_nets.OffsetMLP)
     critic_centre: bool = False  # critics read the features minus 0.5 (fixed_nets.ShiftedCritic)
+    # one private GNMax answer after training decides whether the labels flip (fixed_sign)
+    sign_query: Literal["off", "on"] = "off"
+    sign_share: float = 0.1  # the sign answer alone costs this share of eps
+    sign_rule: Literal["mean", "scaled", "centroid", "lda"] = "mean"  # each teacher's vote (fixed_sign)
+    sign_rows: int = 1000  # synthetic rows the teachers judge
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -205,9 +198,19 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                               f"is always >= k / 2; got {o.dd_threshold!r}")
         if not 0.0 < o.dd_beta < 0.5:
             raise ConfigError(f"dd_beta (beta * lambda) must lie in (0, 0.5), got {o.dd_beta!r}")
+        positive("sign_rows", o.sign_rows, integer=True)
+        if not (isinstance(o.sign_share, (int, float)) and 0.0 < o.sign_share < 1.0
+                and o.sign_share + o.bounds_share < 1.0):
+            raise ConfigError(f"sign_share must lie in (0, 1 - bounds_share) = (0, "
+                              f"{1 - o.bounds_share:g}), got {o.sign_share!r}")
+        if o.sign_query == "on" and (o.analysis != "independent" or not o.conditional):
+            raise ConfigError("sign_query=on needs analysis=independent and conditional=true "
+                              "(a 0/1 label the generator draws)")
         super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
     def fit_many(self, tables, *, columns=None, **kw):
+        if self.options["sign_query"] == "on":
+            fixed_sign.check_label(tables)
         if self.options["conditional"] and len(tables):
             columns = public_label(tables, columns)
         return super().fit_many(tables, columns=columns, **kw)
@@ -251,9 +254,13 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         o = self.options
         n_dp = self._n_dp
         if o["analysis"] == "data-dependent":
-            return self._train_dd(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
-                                  progress=progress, control=control)
-        z_bounds, sigma = plan(float(epsilon), float(delta), self.queries(), n_dp, o["bounds_share"])
+            return train_dd(self, batch, hp, epsilon=epsilon, delta=delta, observer=observer,
+                            progress=progress, control=control)
+        sign = o["sign_query"] == "on"
+        args = (float(epsilon), float(delta), self.queries(), n_dp, o["bounds_share"])
+        z_bounds, sigma, sigma_s = (fixed_sign.plan_sign(*args, o["sign_share"]) if sign
+                                    else plan(*args) + (None,))
+        drawn = []  # the partition, kept for the sign query (the same draws either way)
         acct = create("rdp", models=batch.models)
         if z_bounds is not None:  # the histogram behind the bounds, charged before training
             acct.compose(GaussianStep(z_bounds))
@@ -268,77 +275,22 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         nets = self.nets(batch.dim)
         gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
-            source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
+            source=TeacherSource(lambda rng, bt: _kept(drawn, iid_partition(
+                rng, bt.rows, bt.x.shape[1], k))),
             accountant=acct)
         trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
+        notes = [{}] * batch.models
+        if sign:
+            trained, notes = fixed_sign.run(
+                trained, batch, drawn[0], control=control, accountant=acct, delta=delta,
+                query=fixed_sign.SignQuery(sigma_s, o["sign_rule"], o["sign_rows"]),
+                observer=observer, iteration=iters)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
-                          "dp_bounds_columns": n_dp, "queries": self.queries()}] * batch.models
+                          "dp_bounds_columns": n_dp, "queries": self.queries(), **note}
+                         for note in notes]
         return trained
 
 
-    def plan_dd(self, epsilon: float, delta: float, k: int) -> DDPlan:
-        """The data-dependent run's plan (:func:`~raudit.generators.pategan.fixed_dd.plan_dd`)."""
-        o = self.options
-        return plan_dd(float(epsilon), float(delta), self.queries(), int(k), self._n_dp,
-                       o["bounds_share"], o["dd_threshold"], o["dd_sigma2"], o["dd_sigma_s"],
-                       o["dd_beta"])
-
-    def _train_dd(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress,
-                  control) -> Trained:
-        k, b, iters = hp
-        o = self.options
-        deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), (batch.models,))
-        if np.unique(deltas).size != 1:
-            raise ConfigError("analysis=data-dependent trains one delta per batch")
-        plan = self.plan_dd(epsilon, float(deltas[0]), k)
-        acct = RecordingGNMax(batch.models)
-        v = plan.votes
-        cfg = LoopConfig(k=k, batch=b, lam=1.0 / v.sigma2, noise_scale=v.sigma2, aggregation="argmax",
-                         accountant="gnmax", teacher_steps=o["teacher_steps"],
-                         student_steps=o["student_steps"], check="planned", max_iter=iters,
-                         z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
-                         lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
-                         noise="gaussian", student_batch=o["query_batch"], control=control,
-                         confident=v, teacher_lr=o["teacher_lr"],
-                         student_balance=o["student_balance"])
-        nets = self.nets(batch.dim)
-        gen, it, _, student = train_pate_gan(
-            batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
-            progress=progress, accountant=acct,
-            source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)))
-        z = CounterRNG(batch.seeds, purpose="gnss-release", device="cpu",
-                       dtype=torch.float64).normal(1)[:, 0].numpy()
-        counts, answered = acct.votes()
-        rel = release_eps(counts, answered, k=k, threshold=v.threshold, sigma1=v.sigma1,
-                          sigma2=v.sigma2, plan=plan.gnss, delta=float(deltas[0]), z=z,
-                          rdp_other=float(bounds_rdp(plan.z_bounds, [plan.gnss.order])[0]))
-        trained = to_trained(gen, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"],
-                             student=student)
-        trained.extra = [{"sigma": v.sigma2, "bounds_noise_multiplier": plan.z_bounds,
-                          "dp_bounds_columns": self._n_dp, "queries": self.queries(),
-                          "analysis": "data-dependent", "threshold": v.threshold,
-                          "sigma1": v.sigma1, "sigma2": v.sigma2, "answered": int(answered[m].sum()),
-                          "gnss_order": plan.gnss.order, "gnss_beta": plan.gnss.beta,
-                          "gnss_sigma": plan.gnss.sigma_s, "planned_eps": plan.planned_eps,
-                          "eps_over_note": EPS_OVER}
-                         for m in range(batch.models)]
-        return trained
-
-
-EPS_OVER = ("the data-dependent eps is released as measured, with smooth-sensitivity noise, "
-            "after a fixed number of iterations: the votes were less confident than the plan "
-            "assumed, or the release's noise was positive")
-
-
-class LabelledNets(PateNets):
-    """A generator conditioned on its label: the last z coordinate becomes a label drawn
-    from Bernoulli(``prior``) (a public constant: no record is read), fed to the network
-    next to the other z coordinates and written as the row's label (encoded 0/1, the
-    label's public bounds). Teachers and student still judge whole rows."""
-
-    def __init__(self, prior: float, z_kind: str, **nets):
-        super().__init__(**nets)
-        self.prior, self.z_kind = prior, z_kind
-
-    def generate(self, p, z: torch.Tensor) -> torch.Tensor:
-        return with_label(lambda zy: self.generator(p, zy), z, self.prior, self.z_kind)
+def _kept(box: list, partition):  # the partition, also kept for the sign query
+    box.append(partition)
+    return partition

@@ -46,7 +46,8 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.aggregation import coin_two
 from raudit.generators.pategan.dp_bounds import bounds_noise
 
-__all__ = ["ConfidentVotes", "DDPlan", "RecordingGNMax", "plan_dd", "confident_votes", "bounds_rdp"]
+__all__ = ["ConfidentVotes", "DDPlan", "EPS_OVER", "RecordingGNMax", "plan_dd", "confident_votes",
+           "bounds_rdp", "train_dd"]
 
 
 SIGMA2_MIN = 0.25  # the fallback sigma2 / sigma1 (module docstring)
@@ -166,3 +167,59 @@ class RecordingGNMax(ConfidentGNMaxAccountant):
             return np.zeros((self.models, 0, 2), dtype=np.int32), np.zeros((self.models, 0), bool)
         n1 = np.concatenate(self._n1, axis=1)
         return np.stack([self._k - n1, n1], axis=-1), np.concatenate(self._answered, axis=1)
+
+
+EPS_OVER = ("the data-dependent eps is released as measured, with smooth-sensitivity noise, "
+            "after a fixed number of iterations: the votes were less confident than the plan "
+            "assumed, or the release's noise was positive")
+
+
+def train_dd(gen, batch, hp, *, epsilon, delta, observer, progress, control):
+    """``fixed``'s training with ``analysis=data-dependent`` (module docstring): the loop with
+    Confident-GNMax votes, then the smooth-sensitivity release of the run's eps."""
+    # imported here: the loop imports :func:`confident_votes` from this module
+    from raudit.accountants.release import release_eps
+    from raudit.generators.pategan.loop import (LoopConfig, TeacherSource, to_trained,
+                                                train_pate_gan)
+    from raudit.generators.pategan.teachers import iid_partition
+
+    k, b, iters = hp
+    o = gen.options
+    deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), (batch.models,))
+    if np.unique(deltas).size != 1:
+        raise ConfigError("analysis=data-dependent trains one delta per batch")
+    plan = plan_dd(float(epsilon), float(deltas[0]), gen.queries(), int(k), gen._n_dp,
+                   o["bounds_share"], o["dd_threshold"], o["dd_sigma2"], o["dd_sigma_s"],
+                   o["dd_beta"])
+    acct = RecordingGNMax(batch.models)
+    v = plan.votes
+    cfg = LoopConfig(k=k, batch=b, lam=1.0 / v.sigma2, noise_scale=v.sigma2, aggregation="argmax",
+                     accountant="gnmax", teacher_steps=o["teacher_steps"],
+                     student_steps=o["student_steps"], check="planned", max_iter=iters,
+                     z_dim=gen.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
+                     lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
+                     noise="gaussian", student_batch=o["query_batch"], control=control,
+                     confident=v, teacher_lr=o["teacher_lr"],
+                     student_balance=o["student_balance"])
+    nets = gen.nets(batch.dim)
+    params, it, _, student = train_pate_gan(
+        batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
+        progress=progress, accountant=acct,
+        source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)))
+    z = CounterRNG(batch.seeds, purpose="gnss-release", device="cpu",
+                   dtype=torch.float64).normal(1)[:, 0].numpy()
+    counts, answered = acct.votes()
+    rel = release_eps(counts, answered, k=k, threshold=v.threshold, sigma1=v.sigma1,
+                      sigma2=v.sigma2, plan=plan.gnss, delta=float(deltas[0]), z=z,
+                      rdp_other=float(bounds_rdp(plan.z_bounds, [plan.gnss.order])[0]))
+    trained = to_trained(params, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"],
+                         student=student)
+    trained.extra = [{"sigma": v.sigma2, "bounds_noise_multiplier": plan.z_bounds,
+                      "dp_bounds_columns": gen._n_dp, "queries": gen.queries(),
+                      "analysis": "data-dependent", "threshold": v.threshold,
+                      "sigma1": v.sigma1, "sigma2": v.sigma2, "answered": int(answered[m].sum()),
+                      "gnss_order": plan.gnss.order, "gnss_beta": plan.gnss.beta,
+                      "gnss_sigma": plan.gnss.sigma_s, "planned_eps": plan.planned_eps,
+                      "eps_over_note": EPS_OVER}
+                     for m in range(batch.models)]
+    return trained

@@ -8,7 +8,7 @@ for every one; only the networks that turn noisy labels into a generator change.
   three-layer LeakyReLU discriminators.
 
 In the conditional mode the generator's last input coordinate is the public label
-(:class:`~raudit.generators.pategan.fixed.LabelledNets`), so ``z_dim`` counts it, and
+(:class:`LabelledNets`), so ``z_dim`` counts it, and
 the generator writes the d - 1 feature columns.
 """
 
@@ -20,9 +20,11 @@ from collections.abc import Callable
 import torch
 
 from raudit.errors import ConfigError
+from raudit.generators.labelled import with_label
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan import fixed_grad
 from raudit.generators.pategan.borealis.port import borealis_z_dim
+from raudit.generators.pategan.pate_nets import PateNets
 from raudit.generators.pategan.smartnoise.nets import ResidualGenerator, discriminator
 
 SMARTNOISE_LATENT = 64
@@ -162,3 +164,17 @@ ARCHS = {
     "borealis": Arch(lambda d, c: borealis_z_dim(d) + c, _borealis),
     "smartnoise": Arch(lambda d, c: SMARTNOISE_LATENT, _smartnoise),  # residual: input = latent
 }
+
+
+class LabelledNets(PateNets):
+    """A generator conditioned on its label: the last z coordinate becomes a label drawn
+    from Bernoulli(``prior``) (a public constant: no record is read), fed to the network
+    next to the other z coordinates and written as the row's label (encoded 0/1, the
+    label's public bounds). Teachers and student still judge whole rows."""
+
+    def __init__(self, prior: float, z_kind: str, **nets):
+        super().__init__(**nets)
+        self.prior, self.z_kind = prior, z_kind
+
+    def generate(self, p, z: torch.Tensor) -> torch.Tensor:
+        return with_label(lambda zy: self.generator(p, zy), z, self.prior, self.z_kind)

@@ -34,36 +34,37 @@ def bounds_noise(epsilon: float, delta: float, dp_columns: int, bounds_share: fl
 
 
 def calibrate(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
-              training: Callable[[float], object]) -> tuple[float | None, float]:
+              training: Callable[[float], object], before: tuple = ()) -> tuple[float | None, float]:
     """Noise for a whole run, fixed before it starts: (z of the bounds histogram, or None
     when every column has public bounds; the noise parameter of ``training(noise)``, the
     event of all training steps). The bounds alone cost ``bounds_share * eps``; bounds
     plus training cost at most eps, composed by dp_accounting's RDP accountant (the
-    accountant the generators charge while training)."""
+    accountant the generators charge while training). ``before``: further fixed events
+    composed in (``fixed``'s sign query)."""
     try:
-        return _calibrate(epsilon, delta, dp_columns, bounds_share, training)
+        return _calibrate(epsilon, delta, dp_columns, bounds_share, training, before)
     except NoNoise:
-        least = smallest_epsilon(epsilon, delta, dp_columns, bounds_share, training)
+        least = smallest_epsilon(epsilon, delta, dp_columns, bounds_share, training, before)
         raise NoNoise(f"epsilon {epsilon:.4g} is too small to calibrate any noise for this run "
                       f"(delta={delta:g}, {dp_columns} columns without public bounds): the "
                       f"smallest it can be calibrated for is {least:.4g}; raise epsilon or "
                       f"delta") from None
 
 
-def _calibrate(epsilon, delta, dp_columns, bounds_share, training):
+def _calibrate(epsilon, delta, dp_columns, bounds_share, training, before=()):
     z_bounds = bounds_noise(epsilon, delta, dp_columns, bounds_share)
-    before = [] if z_bounds is None else [GaussianStep(z_bounds)]
-    return z_bounds, _bisect(lambda noise: _eps(before + [training(noise)], delta), epsilon)
+    fixed = ([] if z_bounds is None else [GaussianStep(z_bounds)]) + list(before)
+    return z_bounds, _bisect(lambda noise: _eps(fixed + [training(noise)], delta), epsilon)
 
 
 def smallest_epsilon(epsilon: float, delta: float, dp_columns: int, bounds_share: float,
-                     training: Callable[[float], object]) -> float:
+                     training: Callable[[float], object], before: tuple = ()) -> float:
     """The smallest eps (to 0.1 %) above ``epsilon`` that :func:`calibrate` can serve: the
     RDP-to-(eps, delta) conversion has a floor (log(1/delta) / (alpha_max - 1)) that no
     noise goes under. Feasibility grows with eps: doubling, then bisection."""
     def ok(e: float) -> bool:
         try:
-            _calibrate(e, delta, dp_columns, bounds_share, training)
+            _calibrate(e, delta, dp_columns, bounds_share, training, before)
             return True
         except NoNoise:
             return False
