@@ -39,7 +39,7 @@ def test_a_cluster_is_given_no_system_config(monkeypatch):
     seen = {}
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
     monkeypatch.setattr(ray, "init", lambda **kw: seen.update(kw))
-    monkeypatch.setattr(actors, "_end", lambda: None)
+    monkeypatch.setattr(actors, "_end", lambda abandoned: None)
     with actors.session(1):
         pass
     assert seen["address"] == "127.0.0.1:1" and "_system_config" not in seen
