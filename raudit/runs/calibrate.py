@@ -20,6 +20,8 @@ reading and checking the cached rates: :mod:`raudit.runs.chunk_size`.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -27,7 +29,7 @@ import torch
 from raudit import data, generators
 
 CAL_ITERS = 20
-LOW = 2  # the lower cap of a split calibration (fit_rate(split=True), costs.measure)
+LOW = 2  # the lower cap of a split calibration (fit_rate(split=True); costs.LOW the same)
 AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle fast)
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
@@ -99,12 +101,7 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     load = load_average()
     caps = [LOW, opts["max_iter"]] if split and capped and opts["max_iter"] > LOW else [None]
     runs = []
-    threads = torch.get_num_threads()
-    # one thread, as the actors and the local backend train: with the process's default
-    # threads, OpenMP's waiting threads spin on a busy machine and the CPU clock read ~10x
-    # the work (a 5-minute `fixed` utility run was estimated at 2.2 h)
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         for c in caps:
             gen = cls(**(opts if c is None else {**opts, "max_iter": c}))
             t0, c0 = time.perf_counter(), time.process_time()
@@ -113,10 +110,7 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
             runs.append((max(cpu, 1e-9), sum(iters) or m))
-    finally:
-        torch.set_num_threads(threads)
-    done = runs[-1][1]
-    per_cpu, model_s = split_cpu(runs, m) if len(runs) == 2 else (runs[-1][0] / done, 0.0)
+    per_cpu, model_s = split_cpu(runs, m)
     per = per_cpu * wall / runs[-1][0]  # the wall clock in the same proportion
     if not capped or max(iters) < opts["max_iter"]:
         # the full run, or stopped by its own (eps) rule before the cap: what models do
@@ -126,6 +120,20 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     else:
         its, lower = cap, True
     return Calibration(m, per, its, lower, per_cpu, load, warm, model_s)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """torch on one thread for the block, the process's threads restored after. Timings are
+    taken so because the actors and the local backend train on one core each, and because
+    with more threads OpenMP's waiting threads spin on a busy machine and the CPU clock reads
+    up to ~10x the work (a 5-minute `fixed` utility run was once estimated at 2.2 h)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def split_cpu(runs: list[tuple[float, int]], m: int) -> tuple[float, float]:

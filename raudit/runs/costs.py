@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-LOW, HIGH = 2, 20  # the two iteration caps of the training measurement
+LOW, HIGH = 2, 20  # the two iteration caps of the training measurement (calibrate.LOW and
+# CAL_ITERS, written here so that this module, imported by light ones, stays free of torch)
 FIRST_M = 8  # models per measuring fit first; then up to MEASURE_M when that stays cheap
 MEASURE_M = 32  # a chunk's rate saturates near it on a CPU core
 BUDGET_S = 3.0  # the measurement at MEASURE_M is made only when it would take less
@@ -196,14 +197,10 @@ def _cpu(fn):
 def measure(game, ds, candidates: list, m: int) -> Costs:
     """Measure :class:`Costs` of ``game`` (its generator, attack and dataset) at chunk size
     ``m``, in this process. ``candidates``: the selection's rows ([] without one)."""
-    import torch
+    from raudit.runs.calibrate import one_thread
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as the actors run (one core each)
-    try:
+    with one_thread():  # as the actors run (one core each)
         return _measure(game, ds, candidates, m)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _measure(game, ds, candidates: list, m: int) -> Costs:

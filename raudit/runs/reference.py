@@ -60,9 +60,9 @@ def measure_speed() -> float:
     """Steps per CPU-second of a fixed small training loop, on one thread."""
     import torch
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    from raudit.runs.calibrate import one_thread
+
+    with one_thread():
         g = torch.Generator().manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(),
                                   torch.nn.Linear(64, 1))
@@ -74,8 +74,6 @@ def measure_speed() -> float:
         for _ in range(SPEED_STEPS):
             _step(net, opt, x, y)
         return SPEED_STEPS / max(time.process_time() - c0, 1e-9)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _step(net, opt, x, y) -> None:
