@@ -130,3 +130,20 @@ def test_presets():
     assert Synthcity(teachers=5).resolve(686, 29).batch == 137
     hp = Synthcity(preset="paper").resolve(686, 29)
     assert (hp.batch, hp.max_iter) == (64, None)
+
+
+def test_tables_of_two_layouts_in_one_call_each_train_as_alone():
+    """One-hot widths come from the records, so one call may hold groups of two layouts (a
+    neighbouring table without a category's only row). The port once kept its layout in an
+    attribute named like the batched base's encoder method, so the second group failed
+    ('list' object is not callable)."""
+    a = table(seed=1)
+    b = a[a["c"] != 3].reset_index(drop=True)  # one category fewer: another one-hot layout
+    gen = Synthcity(teachers=2, max_iter=3)
+    both = gen.fit_many([a, b], epsilon=1e9, seeds=[4, 5])
+    alone = [Synthcity(teachers=2, max_iter=3).fit_many([t], epsilon=1e9, seeds=[s])[0]
+             for t, s in ((a, 4), (b, 5))]
+    for x, y in zip(both, alone):
+        pd.testing.assert_frame_equal(x.sample(20, seed=2), y.sample(20, seed=2))
+    again = gen.fit_many([b, a], epsilon=1e9, seeds=[5, 4])  # the same instance, a second call
+    pd.testing.assert_frame_equal(again[1].sample(20, seed=2), alone[0].sample(20, seed=2))

@@ -127,11 +127,11 @@ class SynthcityPateGan(BatchedGenerator):
         return out
 
     def _pack(self, tables, encoders, seeds, device) -> TrainBatch:
-        self._encoders = encoders  # the loop needs the block layout
+        self._layout = encoders[0]  # the loop needs the block layout (the group shares it)
         return super()._pack(tables, encoders, seeds, device)
 
     def train(self, batch: TrainBatch, hp: SynthcityHP, *, epsilon, delta, observer, progress) -> Trained:
-        enc = self._encoders[0]
+        enc = self._layout
         return train_synthcity(batch, hp, enc.discrete_blocks(), enc.softmax_blocks(),
                                options=self.options, epsilon=epsilon, delta=delta,
                                observer=observer, progress=progress)
