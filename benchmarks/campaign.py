@@ -183,7 +183,7 @@ def overhead(cfg: Path, out: Path, workers: int) -> float:
 
 
 def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
-                only: list[str] | None = None, clock: str = "cpu") -> None:
+                only: list[str] | None = None, clock: str = "cpu", device: str = "cpu") -> None:
     import torch
 
     from raudit.runs import calibrate as cb
@@ -193,7 +193,8 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
     total_s = 0.0
     for job in jobs:
         impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(job)
-        cal = cb.fit_rate(impl, opts, dataset, eps, delta, m, label, bounds, cap=cap)
+        cal = cb.fit_rate(impl, cb.on_device(impl, opts, device), dataset, eps, delta, m, label,
+                          bounds, cap=cap)
         # capped and still running: count the job's own max_iter (an upper bound)
         its = cal.iterations
         ge = "<=" if cap and its == opts.get("max_iter") and its > cap else ""
@@ -202,9 +203,14 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
         per = 1 / cal.cpu_rate if clock == "cpu" else cal.s_per_model_iter
         secs = job.planned_models() * its * per
         total_s += secs
+        where, unit = ("one core", "core-hours") if device == "cpu" else (device, "h")
         print(f"{job.name}: {job.planned_models():,} models x {ge}{its} iterations, "
-              f"{1 / per:,.0f} model-iterations per {clock}-second on one core at M={m} "
-              f"(load {cal.load}): {secs / 3600:.2f} core-hours")
+              f"{1 / per:,.0f} model-iterations per {clock}-second on {where} at M={m} "
+              f"(load {cal.load}): {secs / 3600:.3f} {unit}")
+    if device != "cpu":
+        print(f"total: {total_s / 3600:.2f} h of training on one {device} device at M={m} "
+              "(wall clock; generators without a device path counted at their CPU rate)")
+        return
     print(f"total ({clock} clock): {total_s / 3600:.1f} core-hours of training; on {cores_here} cores here "
           f"~{total_s / 3600 / cores_here:.1f} h; on a 16-vCPU node ~{total_s / 3600 / 16:.1f} h "
           "(per-vCPU throughput as one core here, linear scaling)")
@@ -223,6 +229,8 @@ def main() -> None:
     ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                     help="--extrapolate: time the fits by this process's CPU time (default) "
                          "or by the wall clock")
+    ap.add_argument("--device", default="cpu",
+                    help="--extrapolate: time the fits on this device (cuda: wall clock, one device)")
     ap.add_argument("--shadow-models", type=int, default=100)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--chunk", type=int, default=25)
@@ -236,7 +244,8 @@ def main() -> None:
     if a.extrapolate:
         import os
 
-        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only, a.clock)
+        clock = "wall" if a.device != "cpu" else a.clock  # a GPU's work is not CPU time
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only, clock, a.device)
         return
     models = 2 * a.shadow_models * len(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

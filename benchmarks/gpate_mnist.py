@@ -48,7 +48,8 @@ def class_cosine(syn, real, label: str) -> float:
 
 
 def run_arm(ds, a, control: str | None, seed: int) -> dict:
-    opts = dict(config="image", teachers=a.teachers, max_iter=a.steps, batch=a.batch)
+    opts = dict(config="image", teachers=a.teachers, max_iter=a.steps, batch=a.batch,
+                device=a.device)
     if ds.classes > 2:  # mnist10: the digit, one-hot to generator and teachers
         opts.update(conditional=True, classes=ds.classes)
     if a.z_dim:
@@ -63,16 +64,21 @@ def run_arm(ds, a, control: str | None, seed: int) -> dict:
             opts[key] = json.loads(value)
         except json.JSONDecodeError:
             opts[key] = value
-    t0 = time.process_time()
+    t0, w0 = time.process_time(), time.perf_counter()
+
+    def tick(i: int) -> None:  # a long run says where it is
+        if a.progress and i % a.progress == 0:
+            print(f"  step {i}: {time.perf_counter() - w0:.1f} s wall", flush=True)
+
     gen = generators.get("gpate")(**opts)
-    fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[seed],
+    fitted = gen.fit_many([ds.train], epsilon=a.epsilon, seeds=[seed], progress=tick,
                           train_options={"control": control} if control else None)[0]
-    train_s = time.process_time() - t0
+    train_s, train_wall = time.process_time() - t0, time.perf_counter() - w0
     syn = fitted.sample(a.samples, seed=seed + 1)
     label = ds.train.columns[-1]
     score = cnn_accuracy(syn.drop(columns=label).to_numpy(), syn[label].to_numpy(),
                          ds.test.drop(columns=label).to_numpy(), ds.test[label].to_numpy(),
-                         classes=ds.classes, epochs=a.epochs, seed=seed)
+                         classes=ds.classes, epochs=a.epochs, seed=seed, device=a.device)
     s = fitted.summary()
     share = (float(syn[label].mean()) if ds.classes == 2 else  # the largest class's share
              float(syn[label].value_counts(normalize=True).max()))
@@ -85,7 +91,8 @@ def run_arm(ds, a, control: str | None, seed: int) -> dict:
     return {"arm": control or "real", "seed": seed, "class_cosine": cos, **extra, "steps": s["iterations"], "eps_hat": s["eps_hat"],
             "label_share": share, "accuracy": score.accuracy,
             "balanced_accuracy": score.balanced_accuracy, "train_cpu_s": train_s,
-            "total_cpu_s": time.process_time() - t0}
+            "train_wall_s": train_wall, "total_cpu_s": time.process_time() - t0,
+            "total_wall_s": time.perf_counter() - w0}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="which arms to run (each can run in its own process)")
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the CNN trained on real images (the ceiling)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda: G-PATE's training and the CNN")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (CPU work)")
+    ap.add_argument("--progress", type=int, default=0, metavar="N",
+                    help="print the wall time every N training steps")
     ap.add_argument("--summarize", nargs="+", metavar="LOG",
                     help="read the arm lines of earlier runs' output (arms in separate "
                          "processes) and print mean +- SE and the paired test; trains nothing")
@@ -123,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         return summarize(a.summarize, a.measure)
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(a.threads)
     ds = data.load(a.dataset)
     label = ds.test.columns[-1]
     base = float(ds.test[label].value_counts(normalize=True).max())
@@ -131,10 +142,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(ds.test):,} test rows; a constant classifier scores accuracy {base:.4f}, "
           f"balanced {1 / ds.classes:.2f}", flush=True)
     if not a.no_reference:
-        real = ds.train.sample(a.samples, random_state=a.seed)  # the CNN's ceiling at this size
+        real = ds.train.sample(min(a.samples, len(ds.train)), random_state=a.seed)  # the ceiling
         ref = cnn_accuracy(real.drop(columns=label).to_numpy(), real[label].to_numpy(),
                            ds.test.drop(columns=label).to_numpy(), ds.test[label].to_numpy(),
-                           classes=ds.classes, epochs=a.epochs, seed=a.seed)
+                           classes=ds.classes, epochs=a.epochs, seed=a.seed, device=a.device)
         print(f"arm=real-images accuracy={ref.accuracy:.4f} "
               f"balanced_accuracy={ref.balanced_accuracy:.4f}", flush=True)
     if ds.classes == 2:

@@ -49,42 +49,48 @@ def main(argv: list[str] | None = None) -> int:
                     help="the image teachers' path (option teacher_kernels; default fast)")
     ap.add_argument("--peak", type=float, default=88.0, help="one core's fp32 peak, GFLOP/s")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (cuda: wall seconds, synchronised)")
     ap.add_argument("--dataset", choices=["mnist", "mnist10"], default="mnist",
                     help="mnist10: the 10-class configuration (conditional=true, classes=10)")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
+    cuda = a.device.startswith("cuda")
+    clock = time.perf_counter if cuda else time.process_time  # a GPU's work is not CPU time
     ds = data.load(a.dataset)
     n = len(ds.train)
     for k in a.teachers:
         stamps: list[float] = []
         prof = None
         if a.profile:
-            prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU])
+            acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
+            prof = torch.profiler.profile(activities=acts)
 
         def tick(i: int) -> None:
-            stamps.append(time.process_time())
+            if cuda:
+                torch.cuda.synchronize()
+            stamps.append(clock())
             if prof is not None and i == a.steps:  # profile the last step only
                 prof.__enter__()
 
-        opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch)
+        opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch, device=a.device)
         if ds.classes > 2:
             opts.update(conditional=True, classes=ds.classes)
         opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk),
                                                     ("teacher_kernels", a.kernels)) if v})
         gen = generators.get("gpate")(**opts)
-        t0 = time.process_time()
+        t0 = clock()
         gen.fit_many([ds.train], epsilon=1e6, seeds=[0], progress=tick)
         steps = np.diff(stamps)
         tb = max(1, min(a.batch, n // k))
         flop = teacher_flop(k, a.batch, tb, classes=ds.classes)
         limit = flop / (a.peak * 1e9)
-        print(f"k={k} batch={a.batch} teacher_batch={tb}: CPU s per step {np.round(steps, 2).tolist()} "
+        print(f"k={k} batch={a.batch} teacher_batch={tb}: {'wall' if cuda else 'CPU'} s per step {np.round(steps, 2).tolist()} "
               f"(median {np.median(steps):.2f}); setup + first step {stamps[0] - t0:.1f}s; "
               f"teachers {flop / 1e12:.3f} TFLOP/step, limit {limit:.2f}s at {a.peak:g} GFLOP/s, "
               f"median / limit {np.median(steps) / limit:.2f}", flush=True)
         if prof is not None:
             prof.__exit__(None, None, None)
-            print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+            print(prof.key_averages().table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total", row_limit=12))
     return 0
 
 

@@ -61,8 +61,11 @@ def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:
 
 def cnn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
                  test_y: np.ndarray, *, classes: int = 2, epochs: int = 2, batch: int = 64,
-                 lr: float = 1e-3, seed: int = 0) -> CnnScore:
-    """Train the CNN on (train_x, train_y) with Adam, score it on (test_x, test_y)."""
+                 lr: float = 1e-3, seed: int = 0, device: str = "cpu") -> CnnScore:
+    """Train the CNN on (train_x, train_y) with Adam, score it on (test_x, test_y).
+
+    ``device="cuda"`` trains there: the same initial weights and batch order (drawn on the
+    CPU from ``seed``), so only the device's arithmetic differs."""
     ytr = np.asarray(train_y).astype(np.int64)
     yte = np.asarray(test_y).astype(np.int64)
     if ytr.size == 0 or len(train_x) != ytr.size or len(test_x) != yte.size:
@@ -74,11 +77,12 @@ def cnn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
         pred = np.full(yte.shape, ytr[0])
         return CnnScore(float(np.mean(pred == yte)), balanced_accuracy(yte, pred), ytr.size, True)
     gen = torch.Generator().manual_seed(seed)
-    p = _net(classes, gen)
+    dev = torch.device(device)
+    p = {k: v.detach().to(dev).requires_grad_(True) for k, v in _net(classes, gen).items()}
     opt = torch.optim.Adam(list(p.values()), lr=lr)
-    xtr, ttr = _images(train_x), torch.from_numpy(ytr)
+    xtr, ttr, xte = _images(train_x).to(dev), torch.from_numpy(ytr).to(dev), xte.to(dev)
     for _ in range(epochs):
-        order = torch.randperm(ytr.size, generator=gen)
+        order = torch.randperm(ytr.size, generator=gen).to(dev)
         for i in range(0, ytr.size, batch):
             idx = order[i:i + batch]
             opt.zero_grad()
@@ -86,5 +90,5 @@ def cnn_accuracy(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
             opt.step()
     with torch.no_grad():
         pred = torch.cat([_forward(p, xte[i:i + 1024]).argmax(1)
-                          for i in range(0, len(xte), 1024)]).numpy()
+                          for i in range(0, len(xte), 1024)]).cpu().numpy()
     return CnnScore(float(np.mean(pred == yte)), balanced_accuracy(yte, pred), ytr.size, False)
