@@ -167,7 +167,7 @@ def test_costs_a_run_contradicts_are_dropped():
     assert cs.stale(1.0, 1.31) and cs.stale(1.0, 1 / 1.31) and not cs.stale(1.0, 1.29)
 
 
-def test_an_audit_drops_costs_it_contradicts(tmp_path):
+def test_an_audit_drops_costs_it_contradicts(tmp_path, monkeypatch):
     from raudit.audit.runner import AuditRequest
     from raudit.runs import audit as ra
     from raudit.runs import chunk_cache
@@ -175,7 +175,12 @@ def test_an_audit_drops_costs_it_contradicts(tmp_path):
     req = AuditRequest(impl="paper", attack="querybased", shadow_models=5, chunk_size=5,
                        options={"max_iter": 3})
     said = []
-    ra.run_audit(req, tmp_path / "a", LOCAL, notice=said.append, estimate=True)
+    # The first run only stores the costs it measured: whether 5 models of 3 iterations land
+    # within 1.3x of that measurement is timing noise on a loaded machine (it once did not in
+    # CI), and the comparison's rule is tested on fixed numbers above.
+    with monkeypatch.context() as m:
+        m.setattr(ra, "observe_costs", lambda *a, **k: False)
+        ra.run_audit(req, tmp_path / "a", LOCAL, notice=said.append, estimate=True)
     keys = [k for k in chunk_cache._read(chunk_cache.cache_dir() / chunk_cache.NAME)
             if k.startswith('["costs/2"')]
     assert len(keys) == 1 and not any("were off" in m for m in said)
