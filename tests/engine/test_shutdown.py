@@ -74,7 +74,7 @@ def test_no_ray_process_outlives_the_command(how, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("name: t\njobs:\n  - name: wc\n    impl: paper\n    attack: querybased\n"
                    "    dataset: worst-case\n    shadow_models: 12\n    chunk_size: 4\n"
-                   "    max_iter: 100\n")
+                   "    max_iter: 25\n")  # 6 chunks: long enough to kill one mid-run
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "raudit.cli.app", "campaign", str(cfg),
                              "--out", str(tmp_path / "out"), "--workers", "1"], env=env,
