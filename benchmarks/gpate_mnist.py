@@ -3,6 +3,12 @@
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python benchmarks/gpate_mnist.py \
         --teachers 100 --steps 100 --batch 64 --z-dim 50 --samples 10000 --epsilon 1e6
 
+On a GPU, the authors' full settings (``--device cuda``: training and the CNN there):
+
+    python benchmarks/gpate_mnist.py --dataset mnist10 --teachers 3733 --batch 64 \
+        --samples 100000 --device cuda -o teacher_chunk=512 --z-dim 50 --epsilon 1 \
+        -o sigma1=3000 -o sigma2=1000 --progress 25
+
 ``config=image`` on raudit's MNIST training split (784 pixels and the binary label
 ``is_zero``; the 70,000 images pooled and split 80/20), one torch thread; ``--dataset mnist10``:
 the digit as the label (``conditional=true, classes=10``; the CNN scores 10-class accuracy).
