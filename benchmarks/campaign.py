@@ -189,6 +189,8 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
     from raudit.runs import calibrate as cb
 
     torch.set_num_threads(1)
+    if device != "cpu":
+        clock = "wall"  # a GPU's work is not this process's CPU time
     _, jobs = load_jobs(path, only)
     total_s = 0.0
     for job in jobs:
@@ -244,8 +246,7 @@ def main() -> None:
     if a.extrapolate:
         import os
 
-        clock = "wall" if a.device != "cpu" else a.clock  # a GPU's work is not CPU time
-        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only, clock, a.device)
+        extrapolate(a.extrapolate, a.m, os.cpu_count() or 1, a.cap, a.only, a.clock, a.device)
         return
     models = 2 * a.shadow_models * len(IMPLS)
     with tempfile.TemporaryDirectory() as tmp:

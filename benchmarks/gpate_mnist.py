@@ -140,6 +140,14 @@ def main(argv: list[str] | None = None) -> int:
         return summarize(a.summarize, a.measure)
     import torch
 
+    from raudit.cli.errors import script_error
+    from raudit.errors import ConfigError
+    from raudit.generators.nn.device import pick_device
+
+    try:
+        a.device = str(pick_device(a.device))  # before any work; auto -> cpu or cuda
+    except ConfigError as exc:
+        return script_error("gpate_mnist", exc)
     torch.set_num_threads(a.threads)
     ds = data.load(a.dataset)
     label = ds.test.columns[-1]

@@ -21,6 +21,9 @@ import numpy as np
 import torch
 
 from raudit import data, generators
+from raudit.cli.errors import script_error
+from raudit.errors import ConfigError
+from raudit.generators.nn.device import pick_device
 
 
 def teacher_flop(k: int, batch: int, teacher_batch: int, ch: int = 16, classes: int = 2) -> float:
@@ -53,8 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", choices=["mnist", "mnist10"], default="mnist",
                     help="mnist10: the 10-class configuration (conditional=true, classes=10)")
     a = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    try:
+        a.device = str(pick_device(a.device))  # before any work; auto -> cpu or cuda
+    except ConfigError as exc:
+        return script_error("gpate_steps", exc)
     cuda = a.device.startswith("cuda")
+    torch.set_num_threads(1)
     clock = time.perf_counter if cuda else time.process_time  # a GPU's work is not CPU time
     ds = data.load(a.dataset)
     n = len(ds.train)
