@@ -13,21 +13,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from raudit.results.convert import number
+
 ALPHA = 0.1  # the audit's alpha (raudit.audit.analyse.analyse's default)
 _NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold separates nothing
 
 
-def _num(x: Any) -> float:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return math.nan
-    return x
-
-
 def no_signal(row: Mapping[str, Any]) -> bool:
     """True when the chosen threshold calls (almost) every model the same world."""
-    tpr, fpr = _num(row.get("tpr")), _num(row.get("fpr"))
+    tpr, fpr = number(row.get("tpr")), number(row.get("fpr"))
     if math.isnan(tpr) or math.isnan(fpr):
         return False
     return (tpr >= 1 - _NO_SIGNAL and fpr >= 1 - _NO_SIGNAL) or (
@@ -36,16 +30,16 @@ def no_signal(row: Mapping[str, Any]) -> bool:
 
 def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
     """The audit's conclusion in one sentence (see the module docstring)."""
-    anytime = _num(row.get("eps_anytime"))
+    anytime = number(row.get("eps_anytime"))
     if not math.isnan(anytime):  # a black-box audit stopped by the test martingale
-        eps = _num(row.get("epsilon"))
+        eps = number(row.get("epsilon"))
         state = "the claim is VIOLATED" if anytime > eps else "within the claim"
         return (f"anytime-valid audit: eps >= {anytime:.2f} at {100 * (1 - alpha):.0f}% "
                 f"confidence (valid at every look), {state}; {row.get('looks')} look(s), "
                 f"stopped: {row.get('stop_reason')}; the CP bound at the last look, at its own "
-                f"level: {_num(row.get('eps_cp')):.2f}")
-    eps = _num(row.get("epsilon"))
-    lo, ceiling, auc = _num(row.get("eps_cp")), _num(row.get("eps_max")), _num(row.get("auc"))
+                f"level: {number(row.get('eps_cp')):.2f}")
+    eps = number(row.get("epsilon"))
+    lo, ceiling, auc = number(row.get("eps_cp")), number(row.get("eps_max")), number(row.get("auc"))
     conf = f"{100 * (1 - alpha):.0f}% confidence"
     if math.isnan(lo) or math.isnan(auc):
         return ("no result: too few shadow models finished in some split to run the attack "
@@ -79,19 +73,19 @@ def audited_eps(row: Mapping[str, Any]) -> float:
     """The audit's eps lower bound: an anytime-valid audit's eps_anytime (its stopping
     rule; the CP bound beside it holds at its own level), else the larger of the
     distribution-free CP and curve bounds, or a one-run audit's eps_one_run."""
-    anytime = _num(row.get("eps_anytime"))
+    anytime = number(row.get("eps_anytime"))
     if not math.isnan(anytime):
         return anytime
-    vals = [v for v in (_num(row.get("eps_cp")), _num(row.get("eps_curve"))) if not math.isnan(v)]
+    vals = [v for v in (number(row.get("eps_cp")), number(row.get("eps_curve"))) if not math.isnan(v)]
     if not vals:  # a one-run or anytime audit has its own bound
-        one = _num(row.get("eps_one_run"))
-        return one if not math.isnan(one) else _num(row.get("eps_anytime"))
+        one = number(row.get("eps_one_run"))
+        return one if not math.isnan(one) else number(row.get("eps_anytime"))
     return max(vals)
 
 
 def tightness(row: Mapping[str, Any]) -> float | None:
     """audited / eps_true, or None where either is missing (or eps_true is 0 or infinite)."""
-    lo, true = audited_eps(row), _num(row.get("eps_true"))
+    lo, true = audited_eps(row), number(row.get("eps_true"))
     if math.isnan(lo) or math.isnan(true) or not 0 < true < math.inf:
         return None
     return lo / true
@@ -101,11 +95,11 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     """Claimed, mechanism (eps_true) and audited eps side by side, with the audit's power:
     "claimed 1.00, mechanism 0.97, audited >= 0.90 (93 % of what it spends; could show
     at most 1.20)"; an accountant below eps_true "under-counts"."""
-    eps, true, lo = _num(row.get("epsilon")), _num(row.get("eps_true")), audited_eps(row)
-    ceiling = _num(row.get("eps_max"))
+    eps, true, lo = number(row.get("epsilon")), number(row.get("eps_true")), audited_eps(row)
+    ceiling = number(row.get("eps_max"))
     if math.isnan(lo):
         return f"claimed {eps:.2f}: no audited bound (too few models finished)"
-    power = "" if math.isnan(ceiling) or not math.isnan(_num(row.get("eps_anytime"))) \
+    power = "" if math.isnan(ceiling) or not math.isnan(number(row.get("eps_anytime"))) \
         else f"; the audit could show at most {ceiling:.2f}"  # (the CP ceiling: not anytime's)
     if math.isnan(true):
         mech = f"mechanism n/a ({row.get('eps_true_source') or 'no privacy events'})"

@@ -16,6 +16,7 @@ from raudit.cli.errors import user_errors
 from raudit.cli.progress import iteration_bar
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec, fmt_delta, fmt_eps, training_notes
+from raudit.results.convert import number_or_none
 from raudit.results.events import EventSink
 from raudit.results.files import check_writable, write_atomic
 from raudit.seeds import train_seeds
@@ -90,7 +91,7 @@ def train(
         "impl": impl, "dataset": ds.name, "epsilon": epsilon,
         "delta": privacy.delta, "delta_rule": privacy.delta_rule, "seed": seed,
         "fit_seed": fit_seed, "sample_seed": sample_seed,
-        "iterations": int(s.get("iterations", 0)), "eps_hat": _num(s.get("eps_hat")),
+        "iterations": int(s.get("iterations", 0)), "eps_hat": number_or_none(s.get("eps_hat")),
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": parallel}, "details": s, "raudit": __version__,
         "synthetic": f"synthetic.{fmt}", "events": "events.parquet" if events else None,
@@ -119,14 +120,6 @@ def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:
     except (AttributeError, NotImplementedError):
         return None
     return getattr(hp, "max_iter", None) or getattr(hp, "iterations", None)
-
-
-def _num(x):
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if x != x else x
 
 
 def _write_outputs(out: Path, synth, summary: dict, fmt: str) -> None:

@@ -11,7 +11,6 @@ same way, and one that emits no events gets ``not_checked`` event cells.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -27,6 +26,7 @@ from raudit.inspect.context import Context, Probe
 from raudit.inspect.trace import trace_of
 from raudit.privacy import PrivacySpec, ResolvedPrivacy
 from raudit.registry import Registry
+from raudit.results.convert import number_or_none
 from raudit.seeds import FIT, INSPECT, SAMPLE, derive_seed, train_seeds
 
 __all__ = ["CHECKS", "InspectSpec", "check_trainable", "inspect_generator", "run_checks",
@@ -122,14 +122,6 @@ def _hp(summary: dict) -> dict:
     return hp if isinstance(hp, dict) else {}
 
 
-def _num(x) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
-
-
 def trainable(spec: InspectSpec, ds) -> tuple[str, ResolvedPrivacy | None]:
     """('', the run's privacy, resolved here once) if ``spec.impl`` can train on ``ds``
     with these settings, else (the reason, None): the generator's own check, no training."""
@@ -198,8 +190,8 @@ def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True,
                      "lambda": ctx.lam, "teachers": ctx.k, "probe_lambda": spec.probe_lam,
                      "probe_iterations": spec.probe_iterations},
         "iterations": int(summary.get("iterations", trace.iterations if trace else 0) or 0),
-        "final_eps_hat": _num(summary.get("eps_hat")),
-        "eps_hat": [_num(e) for e in eps],
+        "final_eps_hat": number_or_none(summary.get("eps_hat")),
+        "eps_hat": [number_or_none(e) for e in eps],
         "teachers_seen": ({str(t): rows.tolist() for t, rows in trace.teachers_seen.items()}
                           if trace is not None else {}),
         "events": trace.events if trace is not None else 0,

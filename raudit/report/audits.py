@@ -23,6 +23,7 @@ from raudit.audit.verdict import ALPHA, verdict
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
+from raudit.results.convert import number
 
 HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
         "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
@@ -64,13 +65,6 @@ def label(row) -> str:
             f"target {row['target']}, eps {row['epsilon']:g}")
 
 
-def _num(x) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def rebuild(shadow: pd.DataFrame, row) -> dict | str:
     """{"val"|"test": (scores oriented as the threshold was, labels)} and the raw test AUC,
     or why not: a split lacks a world (the audit had no bound either), or no root seed."""
@@ -98,23 +92,23 @@ def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
     n = len(rows)
     fig, ax = plt.subplots(figsize=(max(7.0, 1.1 * n + 4), 4.2))
     x = np.arange(n)
-    cp = rows["eps_cp"].map(_num).to_numpy()
+    cp = rows["eps_cp"].map(number).to_numpy()
     ax.bar(x, np.nan_to_num(cp), width=0.55, color="#4477aa",
            label=f"eps_cp: true eps >= this at {100 * (1 - ALPHA):.0f}% confidence")
     for i, (_, r) in enumerate(rows.iterrows()):
         if not math.isnan(cp[i]):  # the one-sided interval [eps_cp, inf): an arrow up
             ax.annotate("", xy=(i, cp[i] + 0.35), xytext=(i, cp[i]),
                         arrowprops={"arrowstyle": "->", "color": "#223355"})
-        ax.hlines(_num(r["eps_max"]), i - 0.38, i + 0.38, colors="k", lw=2,
+        ax.hlines(number(r["eps_max"]), i - 0.38, i + 0.38, colors="k", lw=2,
                   label="eps_max: the ceiling of eps_cp at this many test models"
                   if i == 0 else None)
-        ax.hlines(_num(r["epsilon"]), i - 0.45, i + 0.45, colors="red", linestyles="--",
+        ax.hlines(number(r["epsilon"]), i - 0.45, i + 0.45, colors="red", linestyles="--",
                   label="claimed eps" if i == 0 else None)
     # Jeffreys and Bayes are other estimators with ceilings of their own: set beside the
     # bar (not on it) so a marker above the black eps_max line does not read as a breach
-    ax.scatter(x + 0.18, rows["eps_jeffreys"].map(_num), marker="^", color="#ee7733",
+    ax.scatter(x + 0.18, rows["eps_jeffreys"].map(number), marker="^", color="#ee7733",
                zorder=3, label="eps Jeffreys (other estimator, not capped by eps_max)")
-    ax.scatter(x + 0.3, rows["eps_bayes"].map(_num), marker="s", color="#009988", zorder=3,
+    ax.scatter(x + 0.3, rows["eps_bayes"].map(number), marker="s", color="#009988", zorder=3,
                label="eps Bayes (other estimator, not capped by eps_max)")
     names = [f"{r['impl']}\n{r['attack']}" + (f"\n{r['job']}" if r["job"] else "")
              for _, r in rows.iterrows()]
@@ -131,7 +125,7 @@ def roc_figure(row, sc: dict, path: Path) -> Path:
     plt = pyplot()
     s, y = sc["test"]
     fpr, tpr, _ = roc_curve(y, s)
-    eps, delta = _num(row["epsilon"]), _num(row["delta"])
+    eps, delta = number(row["epsilon"]), number(row["delta"])
     delta = 0.0 if math.isnan(delta) else delta
     f = np.linspace(0, 1, 401)
     bound = np.minimum(np.minimum(np.exp(eps) * f + delta, 1 - np.exp(-eps) * (1 - delta - f)), 1)
@@ -142,7 +136,7 @@ def roc_figure(row, sc: dict, path: Path) -> Path:
             label="attack on the test models")
     ax.plot([0, 1], [0, 1], color="grey", ls=":", lw=1, label="random guess")
     ax.plot(f, bound, color="red", ls="--", lw=1, label=f"the most eps = {eps:g} allows")
-    ax.scatter([_num(row["fpr"])], [_num(row["tpr"])], color="k", zorder=3,
+    ax.scatter([number(row["fpr"])], [number(row["tpr"])], color="k", zorder=3,
                label="threshold chosen on validation")
     ax.set_xlabel("false positive rate (out models called in)")
     ax.set_ylabel("true positive rate (in models called in)")
@@ -162,7 +156,7 @@ def scores_figure(row, sc: dict, path: Path) -> Path:
     ax.hist([s[y == 0], s[y == 1]], bins=bins, color=["#4477aa", "#cc3311"],
             label=[f"target out ({int((y == 0).sum())} models)",
                    f"target in ({int((y == 1).sum())} models)"])
-    t = _num(row["threshold"])
+    t = number(row["threshold"])
     if not math.isnan(t):
         ax.axvline(t, color="k", ls="--", lw=1, label="threshold: 'in' at or right of it")
     flip = " (1 - P(in): the direction chosen on validation)" if row.get(
@@ -186,7 +180,7 @@ def section(res: Results, out: Path) -> Section | None:
         line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
         sec.add(Verdict(label(r), verdict(r.to_dict()) + (
             f" [{line}]" if isinstance(line, str) and line else ""),
-                        _num(r["eps_cp"]) > _num(r["epsilon"])))
+                        number(r["eps_cp"]) > number(r["epsilon"])))
     table = rows.reindex(columns=columns())
     sec.add(Table("Audit summaries", table, "audits.csv", " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
@@ -208,9 +202,9 @@ def section(res: Results, out: Path) -> Section | None:
         if isinstance(sc, str):
             sec.add(Para(f"{label(r)}: no ROC curve ({sc})."))
             continue
-        if not math.isclose(sc["auc"], _num(r["auc"]), abs_tol=1e-9):
+        if not math.isclose(sc["auc"], number(r["auc"]), abs_tol=1e-9):
             sec.add(Para(f"{label(r)}: the attack's scores rebuilt from the shadow table give "
-                         f"AUC {sc['auc']:.4f}, not the stored {_num(r['auc']):.4f} (rows were "
+                         f"AUC {sc['auc']:.4f}, not the stored {number(r['auc']):.4f} (rows were "
                          "added after the summary, or another raudit wrote it); figures left "
                          "out."))
             continue

@@ -10,7 +10,9 @@ Split from ``schema.py`` so that the schema module is the columns and their vers
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,21 @@ from raudit.results.schema import ENUMS, SCHEMA_VERSION, SchemaError, arrow_sche
 # Integers and booleans read as pandas' nullable dtypes: a null in a column must not
 # turn int64 seeds into float64 (which silently rounds seeds above 2**53).
 _PANDAS_TYPES = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
+
+def number(x: Any) -> float:
+    """A stored value as a float; NaN where it is missing (None, pandas' NA) or not a number,
+    so that verdicts and plots compare it without a type check first."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def number_or_none(x: Any) -> float | None:
+    """A stored value as a float, None where it is missing or NaN (JSON's null)."""
+    x = number(x)
+    return None if math.isnan(x) else x
 
 
 def to_pandas(data: pa.Table) -> pd.DataFrame:

@@ -24,18 +24,11 @@ from typing import Any
 
 import pandas as pd
 
+from raudit.results.convert import number_or_none
 from raudit.utility import learning
 from raudit.utility import metrics as mt
 
 SWEPT = ("epsilon", "teachers", "preset", "conditional")
-
-
-def _f(x) -> float | None:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
 
 
 def _na(v):
@@ -70,10 +63,10 @@ def _real(ok: pd.DataFrame) -> dict[str, Any]:
     a = ok[ok["setting"] == "A"]
     if a.empty:
         return {}
-    per = {n: {m: _f(g.loc[g["metric"] == m, "value"].mean()) for m in ("auroc", "auprc")}
+    per = {n: {m: number_or_none(g.loc[g["metric"] == m, "value"].mean()) for m in ("auroc", "auprc")}
            for n, g in a.groupby("classifier")}
-    return {"auroc": _f(a.loc[a["metric"] == "auroc", "value"].mean()),
-            "auprc": _f(a.loc[a["metric"] == "auprc", "value"].mean()), "per_classifier": per}
+    return {"auroc": number_or_none(a.loc[a["metric"] == "auroc", "value"].mean()),
+            "auprc": number_or_none(a.loc[a["metric"] == "auprc", "value"].mean()), "per_classifier": per}
 
 
 def _sra(ok: pd.DataFrame, real: dict, names: list[str]) -> tuple[float | None, float | None]:
@@ -89,7 +82,7 @@ def _sra(ok: pd.DataFrame, real: dict, names: list[str]) -> tuple[float | None, 
     headline = mt.sra(a, [best.get(n, math.nan) for n in names])
     each = [mt.sra(a, g.set_index("classifier")["value"].reindex(names).to_numpy())
             for _, g in c.groupby(["fit_index", "sample_index"])]
-    return _f(headline), _f(mt.mean_se(each)[0])
+    return number_or_none(headline), number_or_none(mt.mean_se(each)[0])
 
 
 def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any]:
@@ -114,7 +107,7 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
         ok_p = all_p[all_p["status"] == "ok"]
         fits_ok = int(ok_p["trial_id"].nunique())
         rec: dict[str, Any] = {"config_id": cid, "label": labels[cid], "impl": p["impl"],
-                               "epsilon": _f(p["epsilon"]), "teachers": _f(p["teachers"]),
+                               "epsilon": number_or_none(p["epsilon"]), "teachers": number_or_none(p["teachers"]),
                                "preset": _na(p["preset"]), "conditional": _na(p["conditional"]),
                                "fits_ok": fits_ok, "control": _na(p["control"]),
                                "group": _group(p), "pair_key": f"{_group(p)} eps={p['epsilon']!r}"}
@@ -131,32 +124,32 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
                 sel = ok_p[(ok_p["setting"] == s) & (ok_p["metric"] == m)]
                 if sel.empty:
                     continue
-                rec[f"{m}_{s}"] = _f(mt.best_then_average(sel)["best"].iloc[0])
+                rec[f"{m}_{s}"] = number_or_none(mt.best_then_average(sel)["best"].iloc[0])
                 per_ds = sel.groupby(["fit_index", "sample_index"])["value"].mean()
-                rec[f"{m}_{s}_mean"], rec[f"{m}_{s}_se"] = map(_f, mt.mean_se(per_ds))
+                rec[f"{m}_{s}_mean"], rec[f"{m}_{s}_se"] = map(number_or_none, mt.mean_se(per_ds))
                 for n, g in sel.groupby("classifier"):
                     mean, se = mt.mean_se(g["value"])
                     out["per_classifier"].append({"label": labels[cid], "classifier": n,
                                                   "setting": s, "metric": m,
-                                                  "best": _f(g["value"].max()), "mean": _f(mean),
-                                                  "se": _f(se), "n": int(g["value"].notna().sum())})
+                                                  "best": number_or_none(g["value"].max()), "mean": number_or_none(mean),
+                                                  "se": number_or_none(se), "n": int(g["value"].notna().sum())})
         rec["sra"], rec["sra_mean"] = _sra(ok_p, real, names)
         feats = ok_p[ok_p["setting"] == "features"]["value"]
-        rec["feature_agreement"] = _f(feats.mean()) if len(feats) else None
+        rec["feature_agreement"] = number_or_none(feats.mean()) if len(feats) else None
         b = rec.get("auroc_B")
-        rec["drop_vs_real"] = _f(mt.drop(b, real["auroc"])) if real and b is not None else None
-        rec["drop_vs_reference"] = (_f(mt.drop(b, reference))
+        rec["drop_vs_real"] = number_or_none(mt.drop(b, real["auroc"])) if real and b is not None else None
+        rec["drop_vs_reference"] = (number_or_none(mt.drop(b, reference))
                                     if reference is not None and b is not None else None)
         fit_rows = ok_p.drop_duplicates("trial_id")
-        rec["iterations"] = _f(fit_rows["iterations"].mean())
+        rec["iterations"] = number_or_none(fit_rows["iterations"].mean())
         # a fit that took no step is its initialisation: counted, never averaged in silently
         rec["fits_no_step"] = int((fit_rows["iterations"] == 0).sum())
-        rec["eps_hat"] = _f(fit_rows["eps_hat"].mean())
-        rec["eps_hat_max"] = _f(fit_rows["eps_hat"].max())  # the learning threshold's check
-        rec["train_wall_s"] = _f(fit_rows["train_wall_s"].sum())
+        rec["eps_hat"] = number_or_none(fit_rows["eps_hat"].mean())
+        rec["eps_hat_max"] = number_or_none(fit_rows["eps_hat"].max())  # the learning threshold's check
+        rec["train_wall_s"] = number_or_none(fit_rows["train_wall_s"].sum())
         rec["single_class_share"] = learning.single_class_share(ok_p)
         rec["fit_means"] = learning.fit_means(ok_p)
-        rec["score_wall_s"] = _f(ok_p.drop_duplicates(
+        rec["score_wall_s"] = number_or_none(ok_p.drop_duplicates(
             ["trial_id", "sample_index", "setting", "classifier"])["score_wall_s"].sum())
         out["points"].append(rec)
     if any(p.get("control") for p in out["points"]):

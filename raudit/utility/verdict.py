@@ -9,16 +9,10 @@ over a random guess that the synthetic data loses.
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from raudit.results.convert import number
 
 NEAR_RANDOM = 0.55  # AUROC B at or below this: barely better than a coin
-
-
-def _num(x: Any) -> float:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
@@ -29,7 +23,7 @@ def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
     who = f"{impl} {point.get('label') or ''} on {dataset}: " if subject else ""
     if point.get("status") != "ok":
         return f"{who}no result ({point.get('reason') or point.get('status')})"
-    b, a = _num(point.get("auroc_B")), _num((real or {}).get("auroc"))
+    b, a = number(point.get("auroc_B")), number((real or {}).get("auroc"))
     if math.isnan(b):
         return f"{who}Setting B was not run, so no utility to report"
     head = f"{who}classifiers trained on its synthetic data reach AUROC {b:.3f} on real test data"
@@ -37,7 +31,7 @@ def sentence(impl: str, dataset: str, point: dict, real: dict | None, *,
         head += ", close to a random guess (0.5): of little use for this task"
     if math.isnan(a):
         return head + " (Setting A, training on the real data, was not run: no comparison)"
-    drop = _num(point.get("drop_vs_real"))
+    drop = number(point.get("drop_vs_real"))
     if math.isnan(drop) and a != 0.5:
         drop = (a - b) / (a - 0.5)
     if math.isnan(drop):
@@ -92,23 +86,23 @@ def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
     group = f" ({curve['group']})" if curve.get("group") else ""
     who = (f"{impl}{group} on {dataset} against its coin-flip control (every released vote a "
            "fair coin)")
-    over = [r for r in rows if r.get("over_eps") and _num(r["p"]) < alpha
+    over = [r for r in rows if r.get("over_eps") and number(r["p"]) < alpha
             and (thr is None or r["epsilon"] < thr)]
     if over:  # a pass whose fits spent more than the eps it is filed under
         r = over[0]
         return (f"{who}: at eps = {r['epsilon']:g} the real fits beat the control (mean AUROC B "
-                f"{_num(r['real_mean']):.3f} vs {_num(r['control_mean']):.3f}, p = "
-                f"{_num(r['p']):.3f}) but released eps_hat up to {_num(r['eps_hat_max']):.4g}: "
+                f"{number(r['real_mean']):.3f} vs {number(r['control_mean']):.3f}, p = "
+                f"{number(r['p']):.3f}) but released eps_hat up to {number(r['eps_hat_max']):.4g}: "
                 "that is learning at the released eps, not at eps = "
                 f"{r['epsilon']:g}; " + ("no point within its eps passes" if thr is None
                                          else f"within its eps it learns from eps = {thr:g}"))
     if thr is None:
         top = rows[-1]
         return (f"{who}: no learning shown up to eps = {top['epsilon']:g} (at eps = "
-                f"{top['epsilon']:g}: mean AUROC B {_num(top['real_mean']):.3f} vs "
-                f"{_num(top['control_mean']):.3f}, p = {_num(top['p']):.2f} over {top['fits']} "
+                f"{top['epsilon']:g}: mean AUROC B {number(top['real_mean']):.3f} vs "
+                f"{number(top['control_mean']):.3f}, p = {number(top['p']):.2f} over {top['fits']} "
                 "fits): its utility comes from what it does without the data's votes")
     at = next(r for r in rows if r["epsilon"] == thr)
-    return (f"{who}: learns from eps = {thr:g} (mean AUROC B {_num(at['real_mean']):.3f} vs "
-            f"{_num(at['control_mean']):.3f}, one-sided p = {_num(at['p']):.3f} < {alpha:g} "
+    return (f"{who}: learns from eps = {thr:g} (mean AUROC B {number(at['real_mean']):.3f} vs "
+            f"{number(at['control_mean']):.3f}, one-sided p = {number(at['p']):.3f} < {alpha:g} "
             f"over {at['fits']} fits)")
