@@ -10,10 +10,14 @@ if "RAUDIT_DATA_DIR" not in os.environ and (_SHARED / "SHA256SUMS").is_file():
     os.environ["RAUDIT_DATA_DIR"] = str(_SHARED)
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Measured chunk-size rates go to a folder of this run, never the user's ~/.cache.
+# The folder goes when the run ends (it was left behind in /tmp, one per run).
 if "RAUDIT_CACHE_DIR" not in os.environ:
+    import atexit
+    import shutil
     import tempfile
 
     os.environ["RAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="raudit-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["RAUDIT_CACHE_DIR"], ignore_errors=True)
 
 import torch  # noqa: E402
 
