@@ -9,14 +9,18 @@ _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 if "RAUDIT_DATA_DIR" not in os.environ and (_SHARED / "SHA256SUMS").is_file():
     os.environ["RAUDIT_DATA_DIR"] = str(_SHARED)
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-# Measured chunk-size rates go to a folder of this run, never the user's ~/.cache.
-# The folder goes when the run ends (it was left behind in /tmp, one per run).
-if "RAUDIT_CACHE_DIR" not in os.environ:
+# Measured chunk-size rates go to a folder of this run, never the user's ~/.cache, and
+# one folder per pytest-xdist worker (a worker inherits the controller's environment, and
+# tests that read the rate cache must not see another worker's rates). The folder goes
+# when the process ends.
+if "RAUDIT_CACHE_DIR" not in os.environ or (os.environ.get("PYTEST_XDIST_WORKER")
+                                            and os.environ.get("_RAUDIT_TEST_CACHE")):
     import atexit
     import shutil
     import tempfile
 
     os.environ["RAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="raudit-test-cache-")
+    os.environ["_RAUDIT_TEST_CACHE"] = "1"
     atexit.register(shutil.rmtree, os.environ["RAUDIT_CACHE_DIR"], ignore_errors=True)
 
 import torch  # noqa: E402
@@ -25,6 +29,16 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 import pytest  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``-n 2 --dist loadgroup`` (the README's test command) every test that starts
+    Ray runs on one worker, one after another: a second Ray instance beside the first
+    only adds load on a 2-core machine, and the cluster tests kill nodes by process."""
+    for item in items:
+        if item.get_closest_marker("ray") or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.fixture
