@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -17,7 +18,6 @@ if "RAUDIT_CACHE_DIR" not in os.environ or (os.environ.get("PYTEST_XDIST_WORKER"
                                             and os.environ.get("_RAUDIT_TEST_CACHE")):
     import atexit
     import shutil
-    import tempfile
 
     os.environ["RAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="raudit-test-cache-")
     os.environ["_RAUDIT_TEST_CACHE"] = "1"
@@ -31,23 +31,66 @@ torch.set_num_threads(1)
 import pytest  # noqa: E402
 
 
-@pytest.hookimpl(tryfirst=True)
+# ------------------------------------------------ two xdist workers, one of them for Ray
+#
+# The README's test command runs the suite on two workers (`-n 2 --dist loadgroup`). Every
+# test that starts Ray (marked `ray` or `cluster`) runs on ONE of them, one after another,
+# and first: a second Ray instance beside the first only adds load on a 2-core machine,
+# the cluster tests kill nodes by process, and the Ray tests are the longest chain. The
+# other worker runs everything else at nice 19 (below Ray's actors at 15), filling the time
+# the Ray tests spend waiting instead of starving their actors.
+#
+# xdist's own `xdist_group` mark cannot do the grouping under pytest 9.2 (xdist 3.8 renames
+# the item's `_nodeid`, which pytest 9 no longer reads), so the workers write the ids of
+# their Ray tests to a file and the controller's scheduler reads them.
+_RAY_IDS = os.environ.setdefault(
+    "_RAUDIT_TEST_RAY_IDS", os.path.join(tempfile.gettempdir(), f"raudit-ray-ids-{os.getpid()}"))
+
+
+def _starts_ray(item) -> bool:
+    return bool(item.get_closest_marker("ray") or item.get_closest_marker("cluster"))
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under ``-n 2 --dist loadgroup`` (the README's test command) every test that starts
-    Ray runs on one worker, one after another: a second Ray instance beside the first
-    only adds load on a 2-core machine, and the cluster tests kill nodes by process."""
-    for item in items:
-        if item.get_closest_marker("ray") or item.get_closest_marker("cluster"):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:  # one file per worker: no two processes write the same file
+        tmp = f"{_RAY_IDS}.{worker}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(f"{item.nodeid}\n" for item in items if _starts_ray(item))
+        os.replace(tmp, f"{_RAY_IDS}.{worker}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    import glob
+
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RayTogether(LoadScopeScheduling):
+        """One work unit of every Ray test (the largest unit, so handed out first), every
+        other test a unit of its own: xdist's loadgroup with the group read from the file."""
+
+        ray_ids: set[str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.ray_ids is None:  # called after every worker has collected
+                self.ray_ids = set()
+                for path in glob.glob(f"{_RAY_IDS}.gw*"):
+                    if not path.endswith(".tmp"):
+                        with open(path, encoding="utf-8") as f:
+                            self.ray_ids.update(line.rstrip("\n") for line in f)
+                        os.remove(path)
+            return "ray" if nodeid in self.ray_ids else nodeid
+
+    return RayTogether(config, log)
 
 
 def pytest_runtest_setup(item):
-    """An xdist worker that runs a test outside the Ray group lowers its priority below
-    Ray's actors (which Ray starts at nice 15): on 2 cores it then fills the time the Ray
-    tests spend waiting instead of starving their actors (measured: the multi-node tests ran
-    2-3x longer beside a worker at nice 0). Ray's group is the largest work unit, so
-    loadgroup hands it out first, and its worker reaches other tests only after it."""
-    if os.environ.get("PYTEST_XDIST_WORKER") and not item.get_closest_marker("xdist_group"):
+    """An xdist worker lowers its priority to nice 19 at its first test outside the Ray
+    group (the Ray group's worker reaches other tests only after the group)."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and not _starts_ray(item):
         current = os.nice(0)
         if current < 19:
             os.nice(19 - current)
