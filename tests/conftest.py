@@ -31,14 +31,16 @@ torch.set_num_threads(1)
 import pytest  # noqa: E402
 
 
-# ------------------------------------------------ two xdist workers, one of them for Ray
+# -------------------------------------------- xdist workers, one of them for the Ray tests
 #
-# The README's test command runs the suite on two workers (`-n 2 --dist loadgroup`). Every
-# test that starts Ray (marked `ray` or `cluster`) runs on ONE of them, one after another,
-# and first: a second Ray instance beside the first only adds load on a 2-core machine,
-# the cluster tests kill nodes by process, and the Ray tests are the longest chain. The
-# other worker runs everything else at nice 19 (below Ray's actors at 15), filling the time
-# the Ray tests spend waiting instead of starving their actors.
+# The README's test command runs the suite on three workers (`-n 3 --dist loadgroup`) on a
+# 2-core machine. Every test that starts Ray (marked `ray` or `cluster`) runs on ONE worker,
+# one after another, and first: a second Ray instance beside the first only adds load, the
+# cluster tests kill nodes by process, and the Ray tests are the longest chain, though a
+# light one for their worker (it mostly waits on Ray's processes: measured 37 CPU-s in its
+# first 12 minutes). The two other workers run everything else at nice 19, below Ray's
+# actors (nice 15), so they fill both cores without starving the actors (beside a worker at
+# nice 0 the multi-node tests took 2-3x longer).
 #
 # xdist's own `xdist_group` mark cannot do the grouping under pytest 9.2 (xdist 3.8 renames
 # the item's `_nodeid`, which pytest 9 no longer reads), so the workers write the ids of

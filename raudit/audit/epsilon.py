@@ -15,7 +15,7 @@ FN count the "in" trials, TN and FP the "out" trials.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from raudit.errors import ConfigError
 from raudit.privacy import STUDY_DELTA
@@ -35,18 +35,25 @@ def _check(counts, delta: float, alpha: float) -> list[np.ndarray]:
     return [c.astype(np.float64) for c in arrs]
 
 
+def _beta_isf(tail, a, b):
+    # scipy.stats.beta.isf's own kernel without its argument checks (the same bits for
+    # tail in (0, 1) and a, b > 0, which every caller here passes; ~60x faster a call:
+    # the audit's curve bound and the calibration tests take thousands)
+    return special.betainccinv(a, b, tail)
+
+
 def _upper_cp(x, n, tail):
     # Clopper-Pearson upper limit: the (1 - tail) quantile of Beta(x + 1, n - x);
     # 1 when every trial was an error (or there were none).
     safe = np.where(x < n, n - x, 1.0)
-    return np.where(x < n, stats.beta.isf(tail, x + 1.0, safe), 1.0)
+    return np.where(x < n, _beta_isf(tail, x + 1.0, safe), 1.0)
 
 
 def _upper_jeffreys(x, n, tail):
     # Jeffreys interval: quantile of the Beta(x + 1/2, n - x + 1/2) posterior, as
     # statsmodels' proportion_confint(method="jeffreys") computes it (no boundary fix).
     safe = np.maximum(n, 1.0)
-    return np.where(n > 0, stats.beta.isf(tail, x + 0.5, safe - x + 0.5), 1.0)
+    return np.where(n > 0, _beta_isf(tail, x + 0.5, safe - x + 0.5), 1.0)
 
 
 def _eps_from_upper(a, b, delta):

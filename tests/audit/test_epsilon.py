@@ -349,3 +349,18 @@ def test_audit_bound_reads_the_test_split_at_the_validation_threshold():
     assert (out["threshold"], out["direction"]) == (t_val, d_val) == (0.6, "scores")
     assert (out["tp"], out["fn"], out["tn"], out["fp"]) == evaluate_threshold(test, test_lab, 0.6)
     assert out["eps_cp"] == 0.0 and out["tp"] == 0
+
+
+def test_the_beta_quantile_is_scipys_to_the_bit():
+    # epsilon._beta_isf calls scipy's kernel without stats.beta's argument checks
+    from scipy import stats
+
+    from raudit.audit.epsilon import _beta_isf
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(1, 20_000, 5_000).astype(float)
+    x = np.floor(rng.random(5_000) * n)
+    for tail in (0.05, 0.1 / 808, 1e-6):
+        assert np.array_equal(_beta_isf(tail, x + 1.0, n - x), stats.beta.isf(tail, x + 1.0, n - x))
+        assert np.array_equal(_beta_isf(tail, x + 0.5, n - x + 0.5),
+                              stats.beta.isf(tail, x + 0.5, n - x + 0.5))
