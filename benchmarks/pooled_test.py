@@ -1,4 +1,4 @@
-"""Blocks of utility fits pooled: real vs coin control, or one setting against another.
+"""Blocks of utility fits pooled: real vs its control, or one setting against another.
 
 ``raudit utility --control coin`` tests one run (one root seed) of F fits. To reach the
 fits a small gap needs, docs/learning.md runs a setting in blocks of 10 fits at several
@@ -46,9 +46,9 @@ def rows_of(folders: list[str], jobs: str | None) -> pd.DataFrame:
 
 
 def arm(rows: pd.DataFrame, side: str, control: bool = False) -> dict[int, float]:
-    """Per fit seed, the real arm (or the coin control) of the one setting in ``rows``."""
+    """Per fit seed, the real arm (or the control, of any kind) of the one setting in ``rows``."""
     sel = rows[(rows["impl"] != "real")
-               & ((rows["control"] == "coin") if control else rows["control"].isna())]
+               & (rows["control"].notna() if control else rows["control"].isna())]
     settings = sel.drop_duplicates(["epsilon", "options_json", "impl", "dataset"])
     if len(settings) != 1:
         raise ConfigError(f"{side}: {len(settings)} settings in the {'control' if control else 'real'}"
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("folders", nargs="+")
     ap.add_argument("--against", nargs="+", help="folders of the setting to subtract")
     ap.add_argument("--against-control", action="store_true",
-                    help="subtract the --against folders' coin control, not their real arm "
+                    help="subtract the --against folders' control, not their real arm "
                          "(a setting whose control is another's, e.g. fixed -o labels=soft)")
     ap.add_argument("--jobs", help="keep campaign jobs whose name matches this glob")
     a = ap.parse_args(argv)
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
                       f"{r['runs']} runs, no fitted pair (the point was refused or failed)")
                 continue
             print(f"{r['impl']} {r['dataset']} eps={r['epsilon']:g} {r['options_json']}: "
-                  f"{r['runs']} runs, fits {r['fits']}: real {r['real_mean']:.4f} control "
+                  f"{r['runs']} runs, fits {r['fits']}: real {r['real_mean']:.4f} {r['control']} "
                   f"{r['control_mean']:.4f}, diff {r['diff']:+.4f} ± {r['se']:.4f}, "
                   f"p (one-sided) = {r['p']:.4g}" + (" (eps_hat above eps)" if r["over_eps"] else ""))
     except ConfigError as exc:

@@ -36,7 +36,7 @@ def utility(
     dataset: opt.Dataset = "cervical",
     epsilon: Annotated[Optional[list[float]], typer.Option("--epsilon", "-e", help="Privacy budget (repeatable: a sweep). Default 1.")] = None,
     sweep: Annotated[L, typer.Option("--sweep", help="Sweep an axis over the study's grid (repeatable): eps {0.01,...,50} (or the --epsilon values given, at least two), teachers {N/50,...,N/5000}, presets {default, paper}, conditional {false, true}.")] = None,
-    control: Annotated[Optional[str], typer.Option("--control", help="coin: run every point also with each released vote replaced by a fair coin (generators that vote or aggregate), and report real vs control, paired by fit, and the learning threshold.")] = None,
+    control: Annotated[Optional[str], typer.Option("--control", help="Run every point also as a data-free control and report real vs control, paired by fit, and the learning threshold. coin: each released vote replaced by a fair coin (generators that vote or aggregate); shuffle: the training labels permuted before each fit (any generator).")] = None,
     teachers: Annotated[L, typer.Option("--teachers", "-k", help="Teachers: an integer or N/RATIO (repeatable: a sweep). Default: the preset's rule.")] = None,
     preset: Annotated[L, typer.Option("--preset", help="default or paper (repeatable: a sweep).")] = None,
     conditional: Annotated[L, typer.Option("--conditional", help="true/false (repeatable: a sweep), for generators with a conditional mode (original).")] = None,

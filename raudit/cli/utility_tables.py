@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from raudit.utility import controls
+
 
 def _f(x, d: int = 4) -> str:
     return "n/a" if x is None else f"{x:.{d}f}"
@@ -81,14 +83,14 @@ def summary(r: dict[str, Any]) -> Table:
 
 
 def learning(r: dict[str, Any], curve: dict[str, Any]) -> Table:
-    """Real vs coin-flip control per eps (B AUROC mean +- se over fits x samples), the
+    """Real vs its data-free control per eps (B AUROC mean +- se over fits x samples), the
     paired one-sided test over fits, and the learning threshold."""
     thr = curve.get("threshold")
     alpha = curve.get("alpha", 0.05)
     top = max((row["epsilon"] for row in curve["rows"]), default=None)
     says = (f"{thr:g}" if thr is not None else f"> {top:g}" if top is not None else "n/a")
     group = f" ({curve['group']})" if curve.get("group") else ""
-    t = Table(title=f"{r['impl']} on {r['dataset']}{group}: real vs coin-flip control; learning "
+    t = Table(title=f"{r['impl']} on {r['dataset']}{group}: real vs {controls.title(curve.get('control'))}; learning "
               f"threshold (smallest eps, paired one-sided t over fits, p < {alpha:g}): {says}",
               title_justify="left")
     for c in ("eps", "real B mean ± se", "control B mean ± se", "diff ± se", "p", "fits",

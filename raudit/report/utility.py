@@ -39,7 +39,7 @@ def runs(res: Results) -> list[dict[str, Any]]:
 
 def learning_table(results: list[dict]) -> pd.DataFrame:
     """Per run (generator x dataset) and learning curve: the learning threshold (smallest
-    eps whose real mean beats its coin-flip control, paired one-sided t over fits at 5 %,
+    eps whose real mean beats its data-free control, paired one-sided t over fits at 5 %,
     or "> largest eps"), with the real and control means at eps = 1 and at the threshold."""
     recs = []
     for r in results:
@@ -51,7 +51,8 @@ def learning_table(results: list[dict]) -> pd.DataFrame:
             at1, at_t = rows.get(1.0) or {}, rows.get(thr) or {}
             recs.append({
                 "job": r["job"], "impl": r["impl"], "dataset": r["dataset"],
-                "curve": c.get("group") or "", "eps swept": ", ".join(f"{e:g}" for e in sorted(rows)),
+                "curve": c.get("group") or "", "control": c.get("control") or "coin",
+                "eps swept": ", ".join(f"{e:g}" for e in sorted(rows)),
                 "learning threshold": f"{thr:g}" if thr is not None else f"> {max(rows):g}",
                 "B mean at eps 1": at1.get("real_mean"), "control at eps 1": at1.get("control_mean"),
                 "p at eps 1": at1.get("p"), "B mean at threshold": at_t.get("real_mean"),
@@ -66,7 +67,7 @@ def pooled_table(rows: pd.DataFrame) -> pd.DataFrame:
     """Real vs control per setting run at two or more root seeds, the runs pooled
     (:func:`raudit.utility.learning.pooled_controls`)."""
     recs = [{"impl": r["impl"], "dataset": r["dataset"], "epsilon": r["epsilon"],
-             "options": r["options_json"], "jobs": ", ".join(r["jobs"]), "runs": r["runs"],
+             "control": r["control"], "options": r["options_json"], "jobs": ", ".join(r["jobs"]), "runs": r["runs"],
              "fits": r["fits"], "real B mean": r["real_mean"], "control B mean": r["control_mean"],
              "diff": r["diff"], "se": r["se"], "p": r["p"], "learns": r["learns"],
              "eps_hat above eps": r["over_eps"]}
@@ -214,12 +215,13 @@ def section(res: Results, out: Path) -> Section | None:
             for c in r.get("learning") or []:
                 if line := learning_sentence(r["impl"], r["dataset"], c, r.get("real")):
                     sec.add(Verdict("Learning", line, False))  # the line names who
-        sec.add(Table("Learning threshold: utility against its coin-flip control", t,
+        sec.add(Table("Learning threshold: utility against its data-free control", t,
                       "utility_learning.csv",
-                      "The control replaces every released vote by a fair coin (same fits, same "
-                      "seeds). Threshold: the smallest eps whose Setting B AUROC mean beats the "
-                      "control's, paired one-sided t over fits, p < 0.05."))
-        _run_figures(sec, results, out, learning_vs_eps, "Real vs coin-flip control",
+                      "Same fits, same seeds; control coin: every released vote a fair coin; "
+                      "shuffle: the training labels permuted before each fit. Threshold: the "
+                      "smallest eps whose Setting B AUROC mean beats the control's, paired "
+                      "one-sided t over fits, p < 0.05."))
+        _run_figures(sec, results, out, learning_vs_eps, "Real vs data-free control",
                      "Setting B AUROC mean ± se over fits x samples; dotted: the learning "
                      "threshold.")
         pooled = pooled_table(res.table("utility"))

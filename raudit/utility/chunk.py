@@ -13,8 +13,10 @@ Spec::
      "trials": [{"trial_id", "fit_index", "seed"}], "samples": S, "root": seed,
      "classifiers": [...], "settings": ["B", "C"], "device": "cpu"}
 
-A config with ``"control": "coin"`` is the data-free control arm of a sweep point
-(:mod:`raudit.utility.plan`): the generator trains with ``control="coin"``. Every row
+A config with a ``"control"`` is the data-free control arm of a sweep point
+(:mod:`raudit.utility.controls`): with ``"coin"`` the generator trains with
+``control="coin"``; with ``"shuffle"`` each fit trains on the table with its labels
+permuted by the fit's own permutation (:func:`raudit.utility.plan.shuffle_seed`). Every row
 of a sample carries ``label_share``, the synthetic table's share of label 1 (0 or 1
 for a single-class table).
 
@@ -40,7 +42,7 @@ from raudit.audit.chunk import as_float, build_generator, load_train, sample_mod
 from raudit.errors import ConfigError
 from raudit.results.ids import canonical_json
 from raudit.utility import metrics as mt
-from raudit.utility import plan
+from raudit.utility import controls, plan
 
 
 def xy(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -115,9 +117,13 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     try:
         gen = build_generator(c, spec.get("device"))
-        # the control arm: same generator, same seeds, labels/answers replaced by coins
-        extra = {"train_options": {"control": c["control"]}} if c.get("control") else {}
-        models = gen.fit_many([ds.train] * len(trials), epsilon=c["epsilon"], delta=c["delta"],
+        # the control arm: same generator, same seeds; votes replaced by coins inside the
+        # generator, or the labels permuted in the table it is given
+        kind = c.get("control")
+        extra = {"train_options": {"control": kind}} if kind and kind not in controls.DATA_LEVEL else {}
+        tables = ([controls.shuffled_labels(ds.train, plan.shuffle_seed(root, int(t["fit_index"])))
+                   for t in trials] if kind == "shuffle" else [ds.train] * len(trials))
+        models = gen.fit_many(tables, epsilon=c["epsilon"], delta=c["delta"],
                               seeds=[t["seed"] for t in trials], columns=ds.columns, **extra)
     except ConfigError as exc:  # the generator cannot train this setting: record why
         return [{**base, "trial_id": t["trial_id"], "fit_index": t["fit_index"],

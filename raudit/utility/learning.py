@@ -1,10 +1,12 @@
-"""Does a generator learn from its data? Its utility against its own coin-flip control.
+"""Does a generator learn from its data? Its utility against its own data-free control.
 
 ``raudit utility --control coin`` runs every sweep point twice: the real fits, and the
 same fits (same seeds: same initialisation, partition and z draws) with every released
 label or answer replaced by a fair coin (:mod:`raudit.generators.pategan.aggregation`,
 :mod:`raudit.generators.gpate.dpgradagg`). Whatever utility the control reaches comes
 from the generator's architecture, its public metadata and chance, not from the votes.
+``--control shuffle`` (any generator) trains the control fits on the table with its labels
+permuted instead (:mod:`raudit.utility.controls`); the tests below are the same.
 
 The test is a **paired one-sided t-test over fits**:
 
@@ -41,6 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import stats
+
+from raudit.utility import controls
 
 ALPHA = 0.05
 #: relative slack before a point's eps_hat counts as above its eps (float rounding of the
@@ -141,7 +145,7 @@ def curve_rows(points: Sequence[Mapping], alpha: float = ALPHA) -> dict:
                     "real_single_class": p.get("single_class_share"),
                     "control_single_class": c.get("single_class_share"),
                     "diff": test.diff, "se": test.se, "p": test.p, "fits": test.n})
-    return {"rows": out, "alpha": alpha,
+    return {"rows": out, "alpha": alpha, "control": controls.kind_of(points),
             "threshold": learning_threshold(((r["epsilon"], r["p"]) for r in out
                                              if not r["over_eps"]), alpha)}
 
@@ -167,11 +171,12 @@ def seed_means(rows: pd.DataFrame, setting: str = "B", metric: str = "auroc") ->
 
 
 def pooled_controls(rows: pd.DataFrame, alpha: float = ALPHA) -> list[dict]:
-    """Real vs coin control pooled over every run of a setting (same :data:`SETTING`, any
-    root seed): the paired one-sided t over all their fit seeds. One record per setting
-    that has both arms: {impl, dataset, epsilon, options_json, runs, jobs, fits, real_mean,
-    control_mean, diff, se, p, learns, eps_hat_max, over_eps}. A run at one root seed gives
-    the per-run test of :func:`curve_rows`; this is the test of the blocks together."""
+    """Real vs its control pooled over every run of a setting (same :data:`SETTING`, any
+    root seed): the paired one-sided t over all their fit seeds. One record per setting and
+    control kind that has both arms: {impl, dataset, epsilon, options_json, control, runs,
+    jobs, fits, real_mean, control_mean, diff, se, p, learns, eps_hat_max, over_eps}. A run
+    at one root seed gives the per-run test of :func:`curve_rows`; this is the test of the
+    blocks together."""
     syn = rows[rows["impl"] != "real"]
     if syn.empty:
         return []
@@ -179,20 +184,27 @@ def pooled_controls(rows: pd.DataFrame, alpha: float = ALPHA) -> list[dict]:
     keys = list(SETTING)
     out = []
     for key, g in syn.groupby(keys, dropna=False, sort=True):
-        real, ctrl = g[g["_arm"] == ""], g[g["_arm"] == "coin"]
-        if real.empty or ctrl.empty:
-            continue
-        rm, cm = seed_means(real), seed_means(ctrl)
-        test = paired_one_sided(rm, cm)
-        both = sorted(set(rm) & set(cm))
-        spent = real["eps_hat"].max()
-        eps = float(g["epsilon"].iloc[0])
-        over = bool(np.isfinite(spent) and spent > eps * (1 + OVER_TOL))
-        jobs = sorted({str(j) for j in g["job"].dropna()}) if "job" in g else []
-        out.append({**dict(zip(keys, key)), "runs": int(real["run_id"].nunique()), "jobs": jobs,
-                    "fits": test.n, "real_mean": float(np.mean([rm[s] for s in both])) if both else None,
-                    "control_mean": float(np.mean([cm[s] for s in both])) if both else None,
-                    "diff": test.diff, "se": test.se, "p": test.p, "eps_hat_max": float(spent),
-                    "over_eps": over,
-                    "learns": bool(not over and np.isfinite(test.p) and test.p < alpha)})
+        real = g[g["_arm"] == ""]
+        for kind in sorted(k for k in g["_arm"].unique() if k):
+            ctrl = g[g["_arm"] == kind]
+            if real.empty:
+                continue
+            out.append({**dict(zip(keys, key)), "control": kind,
+                        **_pooled(real, ctrl, float(g["epsilon"].iloc[0]), g, alpha)})
     return out
+
+
+def _pooled(real: pd.DataFrame, ctrl: pd.DataFrame, eps: float, g: pd.DataFrame,
+            alpha: float) -> dict:
+    rm, cm = seed_means(real), seed_means(ctrl)
+    test = paired_one_sided(rm, cm)
+    both = sorted(set(rm) & set(cm))
+    spent = real["eps_hat"].max()
+    over = bool(np.isfinite(spent) and spent > eps * (1 + OVER_TOL))
+    jobs = sorted({str(j) for j in g["job"].dropna()}) if "job" in g else []
+    return {"runs": int(real["run_id"].nunique()), "jobs": jobs,
+            "fits": test.n, "real_mean": float(np.mean([rm[s] for s in both])) if both else None,
+            "control_mean": float(np.mean([cm[s] for s in both])) if both else None,
+            "diff": test.diff, "se": test.se, "p": test.p, "eps_hat_max": float(spent),
+            "over_eps": over,
+            "learns": bool(not over and np.isfinite(test.p) and test.p < alpha)}

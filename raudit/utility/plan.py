@@ -8,9 +8,10 @@ that decides their rows, so a rerun of the same request skips finished fits.
 Seeds come from the root seed through the UTILITY stream of :mod:`raudit.seeds`, keys
 (UTILITY, purpose, ...), and do NOT depend on the sweep point: fit f uses
 the same seed at every eps, so a sweep compares like with like. Nor do they depend on
-the control arm: with ``control="coin"`` each sweep point runs twice, the real fits and
-the same fits (same seeds) with every released vote replaced by a coin, so fit f of the
-control pairs with fit f of the real run (see :mod:`raudit.utility.learning`).
+the control arm: with a control (:mod:`raudit.utility.controls`: ``coin``, every released
+vote replaced by a coin; ``shuffle``, the training labels permuted) each sweep point runs
+twice, the real fits and the same fits (same seeds), so fit f of the control pairs with
+fit f of the real run (see :mod:`raudit.utility.learning`).
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from raudit.seeds import UTILITY, derive_seed
 from raudit.errors import ConfigError, DataError, NoStep
 from raudit.privacy import STUDY_DELTA, PrivacySpec
 from raudit.results.ids import trial_id
+from raudit.utility import controls
 
 STUDY_EPSILONS = (0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 50.0)
 STUDY_TEACHER_RATIOS = (50, 100, 500, 1000, 5000)  # k = N / ratio
 STUDY_MAX_ITER = 10_000
 SETTINGS = ("A", "B", "C")
 # Purposes within the UTILITY seed stream (second spawn-key entry): never renumber.
-FIT, SAMPLE, CLASSIFIER, SPLIT_C, REAL = 1, 2, 3, 4, 5
+FIT, SAMPLE, CLASSIFIER, SPLIT_C, REAL, SHUFFLE = 1, 2, 3, 4, 5, 6
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class UtilityRequest:
     real_only: bool = False
     chunk_size: int | None = None  # fits per batched call (default: all fits of a config)
     max_iter: int | None = STUDY_MAX_ITER
-    control: str | None = None  # "coin": every sweep point also runs its data-free control
+    control: str | None = None  # "coin" or "shuffle": every sweep point also runs that control
 
 
 def _crc(name: str) -> int:
@@ -70,6 +72,11 @@ def seeds(root: int, fit: int, sample: int | None = None) -> dict[str, int]:
         return {"seed": derive_seed(root, UTILITY, FIT, fit)}
     return {"sample_seed": derive_seed(root, UTILITY, SAMPLE, fit, sample),
             "split_seed": derive_seed(root, UTILITY, SPLIT_C, fit, sample) % 2**32}
+
+
+def shuffle_seed(root: int, fit: int) -> int:
+    """The label permutation of fit ``fit``'s ``shuffle`` control: the same at every eps."""
+    return derive_seed(root, UTILITY, SHUFFLE, fit)
 
 
 def classifier_seed(root: int, name: str, fit: int = -1, sample: int = -1) -> int:
@@ -133,10 +140,16 @@ def check(req: UtilityRequest):
 
 
 def check_control(req: UtilityRequest) -> None:
-    """A control needs a generator that declares it (one whose labels come from votes
-    or an aggregate: replacing them by coins must remove everything it learns from)."""
+    """``coin`` needs a generator that declares it (one whose labels come from votes or an
+    aggregate: replacing them by coins must remove everything it learns from); ``shuffle``
+    acts on the training table, so every generator takes it."""
     if req.real_only:
         raise ConfigError("--control compares a generator with its control; it cannot go with --real-only")
+    if req.control not in controls.KINDS:
+        raise ConfigError(f"--control takes {' or '.join(controls.KINDS)}, got {req.control!r}")
+    if req.control in controls.DATA_LEVEL:
+        generators.get(req.impl)
+        return
     cls = generators.get(req.impl)
     known = cls.describe().controls
     if req.control not in known:
@@ -145,7 +158,7 @@ def check_control(req: UtilityRequest) -> None:
         what = ("does not vote or aggregate" if not known
                 else f"has controls {', '.join(known)} only")
         raise ConfigError(f"--control {req.control}: {req.impl} {what}; generators with it: "
-                          f"{', '.join(covered) or 'none'}")
+                          f"{', '.join(covered) or 'none'}; --control shuffle works with any generator")
 
 
 def classifier_names(req: UtilityRequest, dataset: str) -> tuple[str, ...]:

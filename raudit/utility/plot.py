@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from raudit.plots import pyplot, save
+from raudit.utility import controls
 
 
 def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") -> Path | None:
@@ -41,7 +42,7 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
 
 
 def learning_vs_eps(result: dict[str, Any], path: Path) -> Path | None:
-    """Setting B AUROC mean +- se (over fits x samples) of the real run and its coin-flip
+    """Setting B AUROC mean +- se (over fits x samples) of the real run and its data-free
     control vs eps, one pair of lines per learning curve; the threshold marked. None
     without a control or with fewer than 2 eps."""
     curves = [c for c in result.get("learning") or [] if len(c["rows"]) >= 2]
@@ -63,6 +64,7 @@ def learning_vs_eps(result: dict[str, Any], path: Path) -> Path | None:
     ax.set_xscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel("Setting B AUROC, mean ± se over fits x samples")
-    ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: real vs coin-flip control")
+    kind = next((c.get("control") for c in curves if c.get("control")), None)
+    ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: real vs {controls.title(kind)}")
     ax.legend(fontsize=7)
     return save(fig, path, dpi=120)

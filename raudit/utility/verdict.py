@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from raudit.results.convert import number
+from raudit.utility import controls
 
 NEAR_RANDOM = 0.55  # AUROC B at or below this: barely better than a coin
 
@@ -69,12 +70,16 @@ def _blind_note(real: dict | None) -> str:
 
 
 def learning_sentence(impl: str, dataset: str, curve: dict, real: dict | None = None) -> str | None:
-    """The coin-flip control's answer in words (``curve``: utility.learning.curve_rows):
+    """The data-free control's answer in words (``curve``: utility.learning.curve_rows):
     whether the released votes teach the generator anything at the swept eps. The per-point
     sentences report best-of utility, which a generator can reach with coins alone.
     ``real``: the run's Setting A, when it ran; classifiers at chance there are named."""
     line = _learning_words(impl, dataset, curve)
     return None if line is None else line + _blind_note(real)
+
+
+def _source(kind: str) -> str:
+    return "the data's votes" if kind == "coin" else "the link between features and label"
 
 
 def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
@@ -84,8 +89,8 @@ def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
         return None
     thr, alpha = curve.get("threshold"), curve.get("alpha", 0.05)
     group = f" ({curve['group']})" if curve.get("group") else ""
-    who = (f"{impl}{group} on {dataset} against its coin-flip control (every released vote a "
-           "fair coin)")
+    kind = curve.get("control") or "coin"
+    who = f"{impl}{group} on {dataset} against its {controls.title(kind)} ({controls.words(kind)})"
     over = [r for r in rows if r.get("over_eps") and number(r["p"]) < alpha
             and (thr is None or r["epsilon"] < thr)]
     if over:  # a pass whose fits spent more than the eps it is filed under
@@ -101,7 +106,7 @@ def _learning_words(impl: str, dataset: str, curve: dict) -> str | None:
         return (f"{who}: no learning shown up to eps = {top['epsilon']:g} (at eps = "
                 f"{top['epsilon']:g}: mean AUROC B {number(top['real_mean']):.3f} vs "
                 f"{number(top['control_mean']):.3f}, p = {number(top['p']):.2f} over {top['fits']} "
-                "fits): its utility comes from what it does without the data's votes")
+                f"fits): its utility comes from what it does without {_source(kind)}")
     at = next(r for r in rows if r["epsilon"] == thr)
     return (f"{who}: learns from eps = {thr:g} (mean AUROC B {number(at['real_mean']):.3f} vs "
             f"{number(at['control_mean']):.3f}, one-sided p = {number(at['p']):.3f} < {alpha:g} "

@@ -234,7 +234,7 @@ def test_control_is_refused_before_any_work_where_nothing_votes(tmp_path):
         with pytest.raises(ConfigError, match="does not vote or aggregate"):
             run_utility(UtilityRequest(impl=impl, dataset="breast-cancer", control="coin"),
                         tmp_path / "o", LOCAL)
-    with pytest.raises(ConfigError, match="controls coin only"):
+    with pytest.raises(ConfigError, match="--control takes coin or shuffle"):
         run_utility(UtilityRequest(impl="paper", dataset="breast-cancer", control="dice"),
                     tmp_path / "o", LOCAL)
     with pytest.raises(ConfigError, match="real-only"):
