@@ -70,12 +70,35 @@ def warm_compiled(make, ds, m: int, epsilon: float, delta: float) -> float:
     return time.perf_counter() - t0
 
 
-def explicit_iterations(opts: dict) -> int | None:
-    """The set-up's explicit iteration count: ``max_iter`` (a cap) and ``iterations`` (a
-    plan such as `fixed`'s) where given; with both, the run stops at the smaller (a utility
-    run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x too many)."""
-    given = [int(opts[k]) for k in ("max_iter", "iterations") if opts.get(k)]
+def planned_iterations(opts: dict, impl: str | None = None) -> int | None:
+    """A plan of T iterations fixed before training (``fixed``'s and ``dpgan``'s
+    ``iterations``): the option where given, else the generator's default for it (a
+    `fixed` utility run with no ``-o iterations`` runs its default 100, and was counted at
+    the study's 10,000-iteration cap); None for generators without the option."""
+    if opts.get("iterations"):
+        return int(opts["iterations"])
+    if impl is None:
+        return None
+    default = {o.name: o.default for o in generators.get(impl).describe().options or ()}
+    return int(default["iterations"]) if default.get("iterations") else None
+
+
+def explicit_iterations(opts: dict, impl: str | None = None) -> int | None:
+    """The set-up's explicit iteration count: ``max_iter`` (a cap) and the planned
+    ``iterations`` (:func:`planned_iterations`) where given; with both, the run stops at the
+    smaller (a utility run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x
+    too many)."""
+    given = [int(opts["max_iter"])] if opts.get("max_iter") else []
+    plan = planned_iterations(opts, impl)
+    given += [plan] if plan else []
     return min(given) if given else None
+
+
+def is_cap(opts: dict, impl: str | None = None) -> bool:
+    """Whether the explicit count is a cap the models may stop before (``max_iter``
+    binds), not a plan they run to the end."""
+    explicit = explicit_iterations(opts, impl)
+    return explicit is not None and explicit != planned_iterations(opts, impl)
 
 
 def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
@@ -115,8 +138,9 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     if not capped or max(iters) < opts["max_iter"]:
         # the full run, or stopped by its own (eps) rule before the cap: what models do
         its, lower = max(iters), False
-    elif wanted:  # reached the cap: the job's max_iter or its smaller planned ``iterations``
-        its, lower = explicit_iterations(options), False  # (an upper bound if eps stops it first)
+    elif wanted or planned_iterations(options, impl):
+        # reached the cap: the job's max_iter or its smaller planned ``iterations``
+        its, lower = explicit_iterations(options, impl), False  # (an upper bound if eps stops it first)
     else:
         its, lower = cap, True
     return Calibration(m, per, its, lower, per_cpu, load, warm, model_s)

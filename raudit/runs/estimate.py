@@ -170,7 +170,7 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M
         iter_s *= rate_at(rates, costs.m) / rate_at(rates, m)
     if iters is None:
-        explicit = explicit_iterations(opts)
+        explicit = explicit_iterations(opts, impl)
         if costs.iterations is not None:  # stopped by eps before the measurement's cap
             iters, how = costs.iterations, "calibration"
         elif explicit:

@@ -62,7 +62,7 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
                       "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]
     m = _job_m(job, got["rates"], workers, device)
-    explicit = explicit_iterations(opts)
+    explicit = explicit_iterations(opts, impl)
     if got["rates"] and (got["stop"] or explicit):
         iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
@@ -104,9 +104,10 @@ def _fkey(fit: tuple) -> str:
 def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
     """Iterations counted as the job's max_iter: a cap its models may stop before."""
     fit = cb.job_fit(job)
-    explicit = explicit_iterations(fit[1])
+    explicit = explicit_iterations(fit[1], fit[0])
     stop = memo.get(_fkey(fit), {}).get("stop")
-    return bool(explicit) and not stop and cal.iterations == int(explicit)
+    return (bool(explicit) and not stop and cal.iterations == int(explicit)
+            and cb.is_cap(fit[1], fit[0]))
 
 
 def plan_table(jobs, engine: EngineConfig) -> list[dict]:
@@ -146,10 +147,10 @@ def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: d
         memo[key] = _stop(fit, job.ds.train.shape, reference.lookup(fit))
     if memo[key]:
         return int(memo[key]), False, False
-    explicit = explicit_iterations(fit[1])
+    explicit = explicit_iterations(fit[1], fit[0])
     if _fkey(fit) == _fkey(first) or not explicit:
         return int(cal.iterations or cb.CAL_ITERS), first_cap, cal.lower_bound
-    return int(explicit), True, False
+    return int(explicit), cb.is_cap(fit[1], fit[0]), False
 
 
 def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bool]:

@@ -284,3 +284,33 @@ def test_a_calibration_that_reaches_its_cap_counts_the_planned_iterations():
     cal = fit_rate("fixed", {"iterations": 1000, "max_iter": 10000, "teachers": 2, "batch": 8},
                    "breast-cancer", 1e6, 1e-5, 1, cap=3)
     assert (cal.iterations, cal.lower_bound) == (1000, False)
+
+
+def test_a_generators_default_plan_counts_without_the_option():
+    """`fixed` runs its default T = 100 and `dpgan` 300 when no ``-o iterations`` is given;
+    the estimates counted such a utility job at the study's 10,000-iteration cap (the
+    learning-threshold dry run said 187 h for `fixed` alone)."""
+    from raudit.runs.calibrate import explicit_iterations, is_cap, planned_iterations
+
+    assert planned_iterations({}, "fixed") == 100 and planned_iterations({}, "dpgan") == 300
+    assert planned_iterations({}, "paper") is None and planned_iterations({}) is None
+    assert explicit_iterations({"max_iter": 10_000}, "fixed") == 100
+    assert not is_cap({"max_iter": 10_000}, "fixed")  # a plan it runs to the end
+    assert explicit_iterations({"max_iter": 50}, "fixed") == 50 and is_cap({"max_iter": 50}, "fixed")
+    assert explicit_iterations({"max_iter": 10_000}, "paper") == 10_000
+    assert is_cap({"max_iter": 10_000}, "paper")
+
+
+def test_a_utility_job_of_fixed_at_its_defaults_is_counted_at_its_plan(tmp_path, monkeypatch):
+    from raudit.runs import job_estimate
+
+    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: est\ndefaults: {kind: utility, fits: 2, samples: 1, settings: [B], "
+                   "classifiers: [lr], epsilons: [1.0, 10.0]}\njobs:\n  - name: fx\n    impl: fixed\n"
+                   "    dataset: breast-cancer\n")
+    r = runner.invoke(app, ["campaign", str(cfg), "--dry-run", "--backend", "local", "--json"])
+    assert r.exit_code == 0, r.output
+    job = json.loads(r.stdout)["jobs"][0]
+    assert (job["iterations_per_model"], job["model_iterations"]) == (100, 400)
+    assert not job["at_most"]
