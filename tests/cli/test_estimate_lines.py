@@ -258,19 +258,27 @@ def test_explicit_iterations_is_where_the_run_stops():
     assert explicit_iterations({"iterations": 7}) == 7 and explicit_iterations({}) is None
 
 
+def _cached_dry_run(tmp_path, monkeypatch, defaults: str, extra: str) -> dict:
+    """The dry run's JSON row of one utility job of `fixed` on breast-cancer (``defaults``:
+    the config's defaults, ``extra``: a line of the job) with a rate in the cache."""
+    from raudit.runs import job_estimate
+
+    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: est\ndefaults: {{kind: utility, {defaults}}}\njobs:\n  - name: fx\n"
+                   f"    impl: fixed\n    dataset: breast-cancer\n    {extra}\n")
+    r = runner.invoke(app, ["campaign", str(cfg), "--dry-run", "--backend", "local", "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["jobs"][0]
+
+
 def test_a_cached_rate_counts_fixeds_planned_iterations_not_the_study_cap(tmp_path, monkeypatch):
     """With a rate in the chunk-rate cache, a utility job of `fixed -o iterations=7` was
     counted at the utility's cap of 10,000 iterations per fit (10x too long for 1,000)."""
     from raudit.runs import job_estimate
 
-    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("name: est\ndefaults: {kind: utility, fits: 1, samples: 1, settings: [B], "
-                   "classifiers: [lr], epsilons: [10.0]}\njobs:\n  - name: fx\n    impl: fixed\n"
-                   "    dataset: breast-cancer\n    options: {iterations: 7}\n")
-    r = runner.invoke(app, ["campaign", str(cfg), "--dry-run", "--backend", "local", "--json"])
-    assert r.exit_code == 0, r.output
-    job = json.loads(r.stdout)["jobs"][0]
+    job = _cached_dry_run(tmp_path, monkeypatch, "fits: 1, samples: 1, settings: [B], "
+                          "classifiers: [lr], epsilons: [10.0]", "options: {iterations: 7}")
     assert job["rate"] == "cached"
     assert (job["iterations_per_model"], job["model_iterations"]) == (7, 7)
 
@@ -302,15 +310,7 @@ def test_a_generators_default_plan_counts_without_the_option():
 
 
 def test_a_utility_job_of_fixed_at_its_defaults_is_counted_at_its_plan(tmp_path, monkeypatch):
-    from raudit.runs import job_estimate
-
-    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("name: est\ndefaults: {kind: utility, fits: 2, samples: 1, settings: [B], "
-                   "classifiers: [lr], epsilons: [1.0, 10.0]}\njobs:\n  - name: fx\n    impl: fixed\n"
-                   "    dataset: breast-cancer\n")
-    r = runner.invoke(app, ["campaign", str(cfg), "--dry-run", "--backend", "local", "--json"])
-    assert r.exit_code == 0, r.output
-    job = json.loads(r.stdout)["jobs"][0]
+    job = _cached_dry_run(tmp_path, monkeypatch, "fits: 2, samples: 1, settings: [B], "
+                          "classifiers: [lr], epsilons: [1.0, 10.0]", "")
     assert (job["iterations_per_model"], job["model_iterations"]) == (100, 400)
     assert not job["at_most"]

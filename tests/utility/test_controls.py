@@ -84,14 +84,22 @@ def test_shuffle_is_taken_by_generators_that_do_not_vote():
         plan.check_control(UtilityRequest(impl=impl, dataset="breast-cancer", control="shuffle"))
 
 
-def test_bad_controls_are_refused_before_any_work(tmp_path):
-    with pytest.raises(ConfigError, match="--control shuffle works with any generator"):
-        run_utility(UtilityRequest(impl="dpgan", dataset="breast-cancer", control="coin"),
+@pytest.mark.parametrize("impl, control, needle", [
+    ("dpgan", "coin", "dpgan does not vote or aggregate"),
+    ("independent", "coin", "--control shuffle works with any generator"),
+    ("paper", "dice", "--control takes coin or shuffle, got 'dice'"),
+    ("dpgan", "dice", "--control takes coin or shuffle"),
+])
+def test_bad_controls_are_refused_before_any_work(tmp_path, impl, control, needle):
+    with pytest.raises(ConfigError, match=needle):
+        run_utility(UtilityRequest(impl=impl, dataset="breast-cancer", control=control),
                     tmp_path / "o", LOCAL)
-    with pytest.raises(ConfigError, match="--control takes coin or shuffle, got 'dice'"):
-        run_utility(UtilityRequest(impl="dpgan", dataset="breast-cancer", control="dice"),
-                    tmp_path / "o", LOCAL)
-    with pytest.raises(ConfigError, match="real-only"):
-        run_utility(UtilityRequest(impl="dpgan", dataset="breast-cancer", control="shuffle",
-                                   real_only=True), tmp_path / "o", LOCAL)
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_control_cannot_go_with_real_only(tmp_path):
+    for control in ("coin", "shuffle"):
+        with pytest.raises(ConfigError, match="real-only"):
+            run_utility(UtilityRequest(impl="paper", dataset="breast-cancer", control=control,
+                                       real_only=True), tmp_path / "o", LOCAL)
     assert not (tmp_path / "o").exists()

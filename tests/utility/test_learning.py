@@ -227,17 +227,3 @@ def test_a_generator_whose_votes_are_coins_equals_its_control(tmp_path):
     assert 0.025 < row["p"] < 0.975, row
     assert stats.ks_2samp(list(real.values()), list(ctrl.values())).pvalue > 0.05
     assert res["learning"][0]["threshold"] is None
-
-
-def test_control_is_refused_before_any_work_where_nothing_votes(tmp_path):
-    for impl in ("independent", "dpgan"):
-        with pytest.raises(ConfigError, match="does not vote or aggregate"):
-            run_utility(UtilityRequest(impl=impl, dataset="breast-cancer", control="coin"),
-                        tmp_path / "o", LOCAL)
-    with pytest.raises(ConfigError, match="--control takes coin or shuffle"):
-        run_utility(UtilityRequest(impl="paper", dataset="breast-cancer", control="dice"),
-                    tmp_path / "o", LOCAL)
-    with pytest.raises(ConfigError, match="real-only"):
-        run_utility(UtilityRequest(impl="paper", dataset="breast-cancer", control="coin",
-                                   real_only=True), tmp_path / "o", LOCAL)
-    assert not (tmp_path / "o").exists()
