@@ -38,6 +38,15 @@ def main() -> None:
     # --add: this machine's speed now, to put new rates on the file's reference scale
     scale = (float(old["speed"]) / statistics.median(reference.measure_speed() for _ in range(5))
              if a.add else 1.0)
+    if a.add:
+        speed = float(old["speed"])
+        head = {k: v for k, v in old.items() if k != "setups"}
+    else:
+        speed = statistics.median(reference.measure_speed() for _ in range(5))
+        head = {"machine": machine(), "python": platform.python_version(),
+                "speed": round(speed, 1), "load": load_average(),
+                "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "configs": []}
     for path in a.configs:
         for job in load_jobs(path)[1]:
             if job.kind == "inspect":
@@ -56,19 +65,21 @@ def main() -> None:
             setups[k] = {"rate": round(cal.cpu_rate * scale, 3), "m": CAL_M, "iterations": stopped}
             print(f"{impl:12s} {dataset!s:14s} {cal.cpu_rate:9.1f} model-it/CPU-s"
                   f"{'' if stopped is None else f', stops at {stopped}'}", flush=True)
-    if a.add:
-        speed = float(old["speed"])
-        out = {**old, "configs": sorted(set(old["configs"]) | set(a.configs)), "setups": setups,
-               "added_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "added_load": load_average()}
-    else:
-        speed = statistics.median(reference.measure_speed() for _ in range(5))
-        out = {"machine": machine(), "python": platform.python_version(),
-               "speed": round(speed, 1), "load": load_average(),
-               "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-               "configs": a.configs, "setups": setups}
-    reference.PATH.write_text(json.dumps(out, indent=1) + "\n")
+            _write(head, setups, [], a.add)  # each set-up kept as soon as it is measured
+    _write(head, setups, a.configs, a.add)
     print(f"{len(setups)} set-ups, speed {speed:,.0f} steps/CPU-s -> {reference.PATH}")
+
+
+def _write(head: dict, setups: dict, done: list[str], add: bool) -> None:
+    """The file with the set-ups measured so far, written whole and then renamed (a run
+    stopped midway keeps what it measured; a config counts as covered only at the end)."""
+    out = {**head, "configs": sorted(set(head.get("configs", [])) | set(done)), "setups": setups}
+    if add:
+        out.update(added_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   added_load=load_average())
+    tmp = reference.PATH.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(out, indent=1) + "\n")
+    tmp.replace(reference.PATH)
 
 
 if __name__ == "__main__":
