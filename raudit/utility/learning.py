@@ -185,17 +185,17 @@ def pooled_controls(rows: pd.DataFrame, alpha: float = ALPHA) -> list[dict]:
     out = []
     for key, g in syn.groupby(keys, dropna=False, sort=True):
         real = g[g["_arm"] == ""]
+        if real.empty:
+            continue
         for kind in sorted(k for k in g["_arm"].unique() if k):
-            ctrl = g[g["_arm"] == kind]
-            if real.empty:
-                continue
             out.append({**dict(zip(keys, key)), "control": kind,
-                        **_pooled(real, ctrl, float(g["epsilon"].iloc[0]), g, alpha)})
+                        **_pooled(real, g[g["_arm"] == kind], float(g["epsilon"].iloc[0]), g, alpha)})
     return out
 
 
 def _pooled(real: pd.DataFrame, ctrl: pd.DataFrame, eps: float, g: pd.DataFrame,
             alpha: float) -> dict:
+    """One setting's pooled test of ``real`` against one control arm ``ctrl``."""
     rm, cm = seed_means(real), seed_means(ctrl)
     test = paired_one_sided(rm, cm)
     both = sorted(set(rm) & set(cm))
