@@ -49,7 +49,7 @@ def arm(rows: pd.DataFrame, side: str, control: bool = False) -> dict[int, float
     """Per fit seed, the real arm (or the control, of any kind) of the one setting in ``rows``."""
     sel = rows[(rows["impl"] != "real")
                & (rows["control"].notna() if control else rows["control"].isna())]
-    settings = sel.drop_duplicates(["epsilon", "options_json", "impl", "dataset"])
+    settings = sel.drop_duplicates(["epsilon", "options_json", "impl", "dataset", "control"])
     if len(settings) != 1:
         raise ConfigError(f"{side}: {len(settings)} settings in the {'control' if control else 'real'}"
                           " arm; give folders of one")

@@ -35,12 +35,12 @@ def main() -> None:
     a = ap.parse_args()
     old = json.loads(reference.PATH.read_text()) if a.add else {}
     setups: dict[str, dict] = dict(old.get("setups", {}))
-    # --add: this machine's speed now, to put new rates on the file's reference scale
-    scale = (float(old["speed"]) / statistics.median(reference.measure_speed() for _ in range(5))
-             if a.add else 1.0)
+    scale = 1.0
     if a.add:
         speed = float(old["speed"])
         head = {k: v for k, v in old.items() if k != "setups"}
+        # this machine's speed now, to put new rates on the file's reference scale
+        scale = speed / statistics.median(reference.measure_speed() for _ in range(5))
     else:
         speed = statistics.median(reference.measure_speed() for _ in range(5))
         head = {"machine": machine(), "python": platform.python_version(),

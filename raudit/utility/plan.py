@@ -147,18 +147,13 @@ def check_control(req: UtilityRequest) -> None:
         raise ConfigError("--control compares a generator with its control; it cannot go with --real-only")
     if req.control not in controls.KINDS:
         raise ConfigError(f"--control takes {' or '.join(controls.KINDS)}, got {req.control!r}")
-    if req.control in controls.DATA_LEVEL:
-        generators.get(req.impl)
-        return
     cls = generators.get(req.impl)
-    known = cls.describe().controls
-    if req.control not in known:
+    if req.control not in controls.DATA_LEVEL and req.control not in cls.describe().controls:
         covered = sorted(n for n in generators.names()
                          if req.control in generators.get(n).describe().controls)
-        what = ("does not vote or aggregate" if not known
-                else f"has controls {', '.join(known)} only")
-        raise ConfigError(f"--control {req.control}: {req.impl} {what}; generators with it: "
-                          f"{', '.join(covered) or 'none'}; --control shuffle works with any generator")
+        raise ConfigError(f"--control {req.control}: {req.impl} does not vote or aggregate; "
+                          f"generators with it: {', '.join(covered) or 'none'}; --control shuffle "
+                          "works with any generator")
 
 
 def classifier_names(req: UtilityRequest, dataset: str) -> tuple[str, ...]:

@@ -64,7 +64,7 @@ def learning_vs_eps(result: dict[str, Any], path: Path) -> Path | None:
     ax.set_xscale("log")
     ax.set_xlabel("epsilon")
     ax.set_ylabel("Setting B AUROC, mean ± se over fits x samples")
-    kind = next((c.get("control") for c in curves if c.get("control")), None)
-    ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: real vs {controls.title(kind)}")
+    ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: "
+                 f"real vs {controls.title(controls.kind_of(curves))}")
     ax.legend(fontsize=7)
     return save(fig, path, dpi=120)

@@ -275,8 +275,6 @@ def _cached_dry_run(tmp_path, monkeypatch, defaults: str, extra: str) -> dict:
 def test_a_cached_rate_counts_fixeds_planned_iterations_not_the_study_cap(tmp_path, monkeypatch):
     """With a rate in the chunk-rate cache, a utility job of `fixed -o iterations=7` was
     counted at the utility's cap of 10,000 iterations per fit (10x too long for 1,000)."""
-    from raudit.runs import job_estimate
-
     job = _cached_dry_run(tmp_path, monkeypatch, "fits: 1, samples: 1, settings: [B], "
                           "classifiers: [lr], epsilons: [10.0]", "options: {iterations: 7}")
     assert job["rate"] == "cached"
