@@ -103,3 +103,16 @@ def test_a_control_cannot_go_with_real_only(tmp_path):
             run_utility(UtilityRequest(impl="paper", dataset="breast-cancer", control=control,
                                        real_only=True), tmp_path / "o", LOCAL)
     assert not (tmp_path / "o").exists()
+
+
+def test_the_shuffle_control_does_not_depend_on_the_chunk_size(tmp_path):
+    # fit f's permutation comes from (root, f) in the chunk, not from its place in a chunk
+    def control_rows(m, out):
+        req = UtilityRequest(impl="identity", dataset="breast-cancer", epsilons=(1.0,), fits=4,
+                             samples=1, classifiers=("lr",), settings=("B",), control="shuffle",
+                             chunk_size=m)
+        run_utility(req, out, LOCAL)
+        df = frame(out)
+        return df[df["control"] == "shuffle"].groupby("fit_index")["value"].mean()
+
+    pd.testing.assert_series_equal(control_rows(None, tmp_path / "all"), control_rows(1, tmp_path / "one"))
