@@ -15,13 +15,13 @@ peak (``--peak`` GFLOP/s, 88 for fp32 on this machine's cores, issue 31).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
 import torch
 
 from raudit import data, generators
-from raudit.cli.errors import script_error
 from raudit.errors import ConfigError
 from raudit.generators.nn.device import pick_device
 
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         a.device = str(pick_device(a.device))  # before any work; auto -> cpu or cuda
     except ConfigError as exc:
-        return script_error("gpate_steps", exc)
+        print(f"gpate_steps: {exc}", file=sys.stderr)  # bad input: one line, exit 2
+        return 2
     cuda = a.device.startswith("cuda")
     torch.set_num_threads(1)
     clock = time.perf_counter if cuda else time.process_time  # a GPU's work is not CPU time

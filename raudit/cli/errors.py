@@ -21,13 +21,6 @@ def fail(message: str, code: int = USER_ERROR) -> None:
     raise typer.Exit(code)
 
 
-def script_error(script: str, message: object) -> int:
-    """A benchmark script's bad input: ``script: message`` on stderr, and the exit code its
-    ``main`` returns (2, as the CLI's user errors). For scripts outside the Typer app."""
-    print(f"{script}: {message}", file=sys.stderr)
-    return USER_ERROR
-
-
 def _leave_now(message: str, code: int) -> None:
     """Say ``message`` and exit without Python's shutdown: Ray's exit hook would wait a
     minute for a head that is gone, or Ray would end the process without a word."""

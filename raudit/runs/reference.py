@@ -4,7 +4,7 @@
 campaigns (``configs/``), what a short calibration measured on a reference machine:
 model-iterations per CPU-second at M = 8, and the iterations per model when the models
 stopped by their own eps rule within the calibration (a fact of the data and the
-options, the same on every machine). ``benchmarks/reference_rates.py`` writes it, with
+options, the same on every machine). ``tools/reference_rates.py`` writes it, with
 the reference machine's :func:`speed` beside.
 
 On another machine the rate is scaled by the ratio of the two machines' :func:`speed`:

@@ -83,7 +83,7 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_the_reference_table_covers_every_config_it_names():
-    # a config edited without re-running benchmarks/reference_rates.py (--add) would make
+    # a config edited without re-running tools/reference_rates.py (--add) would make
     # its --dry-run calibrate on the user's machine again: minutes on a busy one
     table = reference._table()
     assert table.get("configs"), "raudit/runs/reference-rates.json names no configs"

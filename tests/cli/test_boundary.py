@@ -70,22 +70,3 @@ def test_bad_bounds_and_infinite_values_are_one_line(tmp_path):
             f"'--out', {str(tmp_path / 'o')!r}])")
     assert r.returncode == 2 and "infinite value" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1
-
-
-@pytest.mark.parametrize("script,argv,needle", [
-    ("fixed_sign_screen", [], "fixed_sign_screen: give utility folders or --shapes"),
-    ("utility_null", ["--control", "none"], "utility_null: adds --control coin itself"),
-])
-def test_benchmark_scripts_say_bad_input_in_one_line_exit_2(script, argv, needle, capsys):
-    # cli.errors.script_error: the scripts' bad input looks like the CLI's (pooled_test's
-    # is checked with its results in tests/report/test_report.py)
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).parents[2] / "benchmarks" / f"{script}.py"
-    spec = importlib.util.spec_from_file_location(script, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert module.main(argv) == 2
-    out, err = capsys.readouterr()
-    assert err.startswith(needle) and err.count("\n") == 1 and not out

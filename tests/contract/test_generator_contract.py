@@ -65,7 +65,7 @@ def test_fit_many_matches_fit(name):
     tables = [small_table(binary=name in BINARY_ONLY, seed=s) for s in (1, 2)]
     many = make(name).fit_many(tables, epsilon=5.0, seeds=[5, 6])
     alone = make(name).fit(tables[1], epsilon=5.0, seed=6)
-    # exact: a model's bits do not depend on its chunk (benchmarks/chunk_invariance.py)
+    # exact: a model's bits do not depend on its chunk (tests/generators/test_chunk_invariance.py)
     np.testing.assert_array_equal(many[1].sample(20, seed=0).to_numpy(float),
                                   alone.sample(20, seed=0).to_numpy(float))
 

@@ -271,7 +271,7 @@ def test_learning_table_and_figure_from_a_run_with_its_coin_control(tmp_path):
     assert t["fits"].tolist() == [2]
 
 
-def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path, capsys):
+def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path):
     from raudit.engine.driver import EngineConfig
     from raudit.runs.utility import run_utility
     from raudit.utility.learning import fit_means, paired_one_sided
@@ -296,18 +296,13 @@ def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path, capsy
     assert row["p"] == pytest.approx(want.p, abs=1e-12) or (math.isnan(row["p"]) and math.isnan(want.p))
     build(tmp_path / "s0", tmp_path / "rep1")  # one run: no pooled table
     assert not (tmp_path / "rep1" / "tables" / "utility_pooled.csv").exists()
-    # benchmarks/pooled_test.py pools the two single-run folders to the same test
-    import importlib.util
-    import pathlib
+    # the two single-run folders read and pooled directly (no campaign, no job column: what
+    # lab/probes/pooled_test.py does) give the same test
+    from raudit.report.load import load
+    from raudit.utility.learning import pooled_controls
 
-    path = pathlib.Path(__file__).parents[2] / "benchmarks" / "pooled_test.py"
-    spec = importlib.util.spec_from_file_location("pooled_test", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    folders = [str(tmp_path / "s0"), str(tmp_path / "s1")]
-    assert script.main(folders) == 0
-    assert "fits 4:" in capsys.readouterr().out
-    assert script.main([folders[0], "--against", folders[1]]) == 2  # no fit seed in common
-    assert "0 fit seeds in both sides" in capsys.readouterr().err
-    assert script.main([*folders, "--against", *folders, "--against-control"]) == 0
-    assert f"diff {want.diff:+.4f}" in capsys.readouterr().out
+    both = pd.concat([load(tmp_path / f"s{seed}").table("utility") for seed in (0, 1)],
+                     ignore_index=True)
+    (pooled,) = pooled_controls(both)
+    assert (pooled["runs"], pooled["fits"], pooled["control"]) == (2, 4, "coin")
+    assert pooled["diff"] == pytest.approx(want.diff, abs=1e-12)

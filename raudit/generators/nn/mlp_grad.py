@@ -187,7 +187,7 @@ def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch
     of about :data:`BLOCK_ROWS` rows, so that a block's working set stays in cache. Every
     kernel here works on each group alone (a batched GEMM is one GEMM per group, sums run
     within a group), and a block of whole models computes what a chunk of those models alone
-    computes: the chunk-size invariance the engine keeps (benchmarks/chunk_invariance.py) is
+    computes: the chunk-size invariance the engine keeps (tests/generators/test_chunk_invariance.py) is
     what makes a model's bits the same in any block. Only where a group's batch is a
     multiple of :data:`ROW_MULTIPLE` rows: ATen's sum over a last axis of a few elements (the
     logit layer's) is vectorised across rows, and where the row count has a remainder, which

@@ -1,0 +1,286 @@
+"""The README's performance figures, measured: every figure's benchmark run as a user runs it
+(a subprocess of ``python benchmarks/SCRIPT.py ...``), its number read from the script's
+output, and all of them written to ``benchmarks/results/<host kind>-<commit>.json``.
+
+    OMP_NUM_THREADS=1 python -m benchmarks readme                 # this host's CPU figures
+    python -m benchmarks readme --device cuda                     # a GPU host's figures
+    python -m benchmarks readme --smoke --out /tmp/smoke          # tiny sizes: does it run?
+    python -m benchmarks table                                    # README + performance.md
+
+A figure whose inputs are absent here (the MNIST copy, the released code's environment, a
+GPU) is recorded as not measured, with the reason, never as a number. ``--smoke`` runs the
+same commands at the smallest sizes and marks the file ``smoke``; the tables never read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One README figure: the command that measures it (``argv`` after ``python``, run in the
+    repository root) and how its number is read from the command's stdout."""
+
+    key: str
+    label: str
+    unit: str
+    argv: tuple[str, ...]
+    read: Callable[[str], float]
+    env: dict[str, str] = field(default_factory=dict)
+    needs: tuple[str, ...] = ()  # "mnist", "upstream", "ray": inputs a host may lack
+
+    def command(self) -> str:
+        """The command as a user types it (environment first)."""
+        env = " ".join(f"{k}={v}" for k, v in self.env.items())
+        return " ".join(x for x in (env, "python", *self.argv) if x)
+
+
+# --- reading a script's output ---------------------------------------------------------
+
+
+def _last_json(out: str) -> dict:
+    return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+
+
+def _rate(m: int) -> Callable[[str], float]:
+    """model-iterations per (CPU-)second per core at chunk size ``m`` (throughput.py --json)."""
+    return lambda out: next(r["per_core"] for r in _last_json(out)["rows"] if r["M"] == m)
+
+
+def _speedup(m: int) -> Callable[[str], float]:
+    return lambda out: next(r["speedup"] for r in _last_json(out)["rows"] if r["M"] == m)
+
+
+def _match(pattern: str) -> Callable[[str], float]:
+    def read(out: str) -> float:
+        found = re.findall(pattern, out)
+        if not found:
+            raise ValueError(f"no line matches {pattern!r}")
+        return float(found[-1].replace(",", ""))
+    return read
+
+
+def _end_to_end(out: str) -> float:
+    return float(json.loads(out[out.index("{"):])["measured_total_s"])
+
+
+def _released_ratio(out: str) -> float:
+    """CPU-s per model of the released code's train() over the port's at its largest M."""
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    released = [r["train_cpu_s"] for r in rows if r["side"] == "released"]
+    port = [r for r in rows if r["side"] == "port"]
+    best = max(port, key=lambda r: r["M"])["cpu_s_per_model"]
+    return sum(released) / len(released) / best
+
+
+# --- the figures -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The figures' sizes: the README's, or the smallest that still run every code path."""
+
+    m: int = 128  # models per chunk of the per-core throughput figures
+    m_smartnoise: int = 32
+    m_gpate: int = 8
+    iters: int = 20
+    repeats: int = 3
+    scale: str = "1"  # of the advertised audit (estimate.py --scale)
+    shadow_models: int = 800  # per campaign job of the 1 -> 2 workers figure
+    scaling_iters: int = 200
+    chunk: int = 25
+    campaign: str = "configs/study-audit.yaml"
+    extrapolate_m: int = 32
+    cap: int = 50
+    teachers: int = 3733
+    steps: int = 2
+    released: int = 2
+    m_gpu: int = 8192
+    m_gpu_smartnoise: int = 2048
+    m_gpu_campaign: int = 1024
+
+
+SMOKE = Sizes(m=2, m_smartnoise=2, m_gpate=2, iters=2, repeats=1, scale="0.005",
+              shadow_models=4, scaling_iters=2, chunk=2, campaign="configs/quick-audit.yaml",
+              extrapolate_m=2, cap=2, teachers=10, steps=1, released=1, m_gpu=8,
+              m_gpu_smartnoise=2, m_gpu_campaign=2)
+
+
+def _throughput(impl: str, m: int, s: Sizes, *, step: bool = False, device: str = "cpu",
+                iters: int | None = None) -> Figure:
+    clock = ["--clock", "cpu"] if device == "cpu" else ["--device", device]
+    mode = "`RAUDIT_COMPILE=step`" if step else "eager"
+    return Figure(key=f"{impl}-{'step' if step else 'eager'}" + ("" if device == "cpu" else "-gpu"),
+                  label=f"{impl}, M = {m:,}, {mode}",
+                  unit="model-it per CPU-s" if device == "cpu" else "model-it/s",
+                  argv=("benchmarks/throughput.py", "--impl", impl, "--models", str(m), "--iters",
+                        str(iters or s.iters), "--repeats", str(s.repeats), *clock, "--json"),
+                  read=_rate(m), env={"RAUDIT_COMPILE": "step"} if step else {})
+
+
+def figures(device: str = "cpu", smoke: bool = False) -> list[Figure]:
+    """The README's figures for a host of this kind; ``smoke``: the same commands, tiny."""
+    s = SMOKE if smoke else Sizes()
+    gpate_steps = ("benchmarks/gpate_steps.py", str(s.teachers), "--batch", "64", "--z-dim", "50",
+                   "--steps", str(s.steps))
+    if device != "cpu":
+        gpu_iters = 2 if smoke else 50
+        return [
+            _throughput("paper", s.m_gpu, s, device=device, iters=gpu_iters),
+            _throughput("original", s.m_gpu, s, device=device, iters=gpu_iters),
+            _throughput("smartnoise", s.m_gpu_smartnoise, s, device=device,
+                        iters=2 if smoke else 30),
+            Figure("study-campaign-training-gpu", f"the study campaign's training, M = {s.m_gpu_campaign:,}",
+                   "min", ("benchmarks/campaign.py", "--extrapolate", s.campaign, "--m",
+                           str(s.m_gpu_campaign), "--cap", str(s.cap), "--device", device),
+                   lambda o: 60 * _match(r"total: ([\d.]+) h of training")(o)),
+            Figure("gpate-mnist-step-gpu", f"G-PATE MNIST step, {s.teachers:,} teachers", "s",
+                   (*gpate_steps, "--dataset", "mnist10", "--device", device, "--chunk", "512"),
+                   _match(r"\(median ([\d.]+)\)"), needs=("mnist",))]
+    gpate = ("benchmarks/throughput.py", "--impl", "gpate", "--models", "1", str(s.m_gpate),
+             "--iters", str(s.iters), "--repeats", str(s.repeats), "--clock", "cpu", "--json")
+    out = []
+    for impl in ("paper", "original", "borealis"):
+        out += [_throughput(impl, s.m, s), _throughput(impl, s.m, s, step=True)]
+    return out + [
+        _throughput("smartnoise", s.m_smartnoise, s),
+        Figure("gpate-eager", f"gpate, M = {s.m_gpate}, eager", "model-it per CPU-s", gpate,
+               _rate(s.m_gpate)),
+        Figure("gpate-batching", f"gpate, M = {s.m_gpate} over M = 1", "x", gpate,
+               _speedup(s.m_gpate)),
+        Figure("advertised-audit", "`raudit audit --impl smartnoise --attack groundhog`, "
+               "2 Ray workers, end to end", "s",
+               ("benchmarks/estimate.py", "--scale", s.scale, "--backend", "ray", "--workers", "2"),
+               _end_to_end, env={"RAY_worker_niceness": "0"}, needs=("ray",)),
+        Figure("workers-1-to-2", f"1 -> 2 Ray workers, {4 * s.shadow_models:,} models x "
+               f"{s.scaling_iters} iterations", "x",
+               ("benchmarks/campaign.py", "--shadow-models", str(s.shadow_models), "--iters",
+                str(s.scaling_iters), "--chunk", str(s.chunk), "--scaling-only"),
+               _match(r"speed-up 1 -> 2 workers, preload on: ([\d.]+)x"),
+               env={"RAY_worker_niceness": "0"}, needs=("ray",)),
+        Figure("study-campaign-training", "the study campaign's training", "core-hours",
+               ("benchmarks/campaign.py", "--extrapolate", s.campaign, "--m", str(s.extrapolate_m),
+                "--cap", str(s.cap)), _match(r"total \(cpu clock\): ([\d.]+) core-hours")),
+        Figure("released-vs-port", f"released smartnoise-synth over the port, CPU per model "
+               f"(training, M = {s.m_smartnoise})", "x",
+               ("benchmarks/released_vs_port.py", "--released", str(s.released), "--models",
+                str(s.m_smartnoise)), _released_ratio, needs=("upstream",)),
+        Figure("gpate-mnist-step", f"G-PATE MNIST step, {s.teachers:,} teachers (eps 1)", "CPU-s",
+               gpate_steps, _match(r"\(median ([\d.]+)\)"), needs=("mnist",)),
+    ]
+
+
+# --- the host, and what it lacks -------------------------------------------------------
+
+
+def host_kind(device: str = "cpu") -> dict:
+    """The host's kind (the results' file name and table heading) and what it is."""
+    info = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+            "isa": "", "gpu": None}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        info["cpu"] = re.search(r"model name\s*:\s*(.*)", text).group(1).strip()
+        flags = set(re.search(r"flags\s*:\s*(.*)", text).group(1).split())
+        info["isa"] = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else ""
+    except (OSError, AttributeError):
+        pass
+    word = next((w for w in ("EPYC", "Xeon", "Ryzen", "Core") if w in info["cpu"]),
+                info["cpu"].split()[0] if info["cpu"] else "cpu")
+    kind = "-".join(x for x in (word.lower(), info["isa"], f"{info['cores']}cpu") if x)
+    if device != "cpu":
+        import torch
+
+        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+        kind = re.sub(r"[^a-z0-9]+", "-", info["gpu"].lower()).strip("-")
+    return {"kind": kind, **info}
+
+
+def missing(needs: tuple[str, ...]) -> str | None:
+    """Why a figure cannot be measured here, or None."""
+    data = Path(os.environ.get("RAUDIT_DATA_DIR", ROOT.parent / "shared" / "data"))
+    if "mnist" in needs and not (data / "mnist").exists():
+        return f"no MNIST copy under {data} (RAUDIT_DATA_DIR)"
+    if "upstream" in needs and not os.environ.get("RAUDIT_UPSTREAM_DIR"):
+        return "RAUDIT_UPSTREAM_DIR is not set (the released code's environments)"
+    if "ray" in needs:
+        try:
+            import ray  # noqa: F401  (only whether it is installed)
+        except ImportError:
+            return "Ray is not installed"
+    return None
+
+
+def commit() -> tuple[str, bool]:
+    """This tree's short commit and whether it differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=False).stdout.strip()
+    return git("rev-parse", "--short=7", "HEAD") or "unknown", bool(git("status", "--porcelain",
+                                                                        "--", "raudit"))
+
+
+# --- running ---------------------------------------------------------------------------
+
+
+def measure(fig: Figure, timeout: float) -> dict:
+    """Run one figure's command; its number, or why there is none."""
+    row = {"key": fig.key, "label": fig.label, "unit": fig.unit, "command": fig.command()}
+    if why := missing(fig.needs):
+        return {**row, "value": None, "skipped": why}
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **fig.env,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run([sys.executable, *fig.argv], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {**row, "value": None, "skipped": f"ran past {timeout:g} s"}
+    row["wall_s"] = round(time.perf_counter() - t0, 1)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["(no stderr)"])[-1]
+        return {**row, "value": None, "skipped": f"exit {done.returncode}: {tail}"}
+    try:
+        return {**row, "value": round(fig.read(done.stdout), 3)}
+    except (ValueError, KeyError, IndexError, StopIteration, ZeroDivisionError) as exc:
+        return {**row, "value": None, "skipped": f"output not understood: {exc}"}
+
+
+def run(device: str = "cpu", smoke: bool = False, only: list[str] | None = None,
+        out: Path = RESULTS, timeout: float = 3600) -> Path:
+    """Measure the figures and write the JSON; returns its path. Written whole, then renamed:
+    no reader sees half a file."""
+    host = host_kind(device)
+    sha, dirty = commit()
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    chosen = [f for f in figures(device, smoke) if not only or f.key in only]
+    rows = []
+    for fig in chosen:
+        print(f"{fig.key}: {fig.command()}", file=sys.stderr, flush=True)
+        rows.append({**measure(fig, timeout), "commit": sha, "date": started[:10]})
+        print(f"  -> {rows[-1].get('value')} {fig.unit} {rows[-1].get('skipped', '')}",
+              file=sys.stderr, flush=True)
+    doc = {"schema": SCHEMA, "host": host, "commit": sha, "dirty": dirty, "date": started,
+           "smoke": smoke, "load_1min": round(os.getloadavg()[0], 2),
+           "source": "python -m benchmarks readme" + (f" --device {device}" if device != "cpu" else ""),
+           "figures": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{host['kind']}-{sha}{'-dirty' if dirty else ''}{'-smoke' if smoke else ''}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
