@@ -1,7 +1,9 @@
-"""The documentation is part of the product: README.md stays a short guide, every page under
-docs/ is reachable from it, every relative link (and its #anchor) resolves, and the `raudit`
-commands shown in the docs' bash blocks parse against today's CLI (all of them) and run (the
-short ones; a block preceded by `<!-- long -->` is only parsed)."""
+"""The documentation is part of the product: README.md stays a short guide and docs/ holds guides
+and reference only (lab notebooks live in lab/, outside both), every page under docs/ is
+reachable from the README, every relative link (and its #anchor) resolves, the performance
+tables are the newest benchmark results, and the `raudit` commands shown in the docs' bash
+blocks parse against today's CLI (all of them) and run (the short ones; a block preceded by
+`<!-- long -->` is only parsed)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 README_LIMIT = 12 * 1024
-# Pages that other engineers of issue 26 write; the README and docs link to them before they
-# land. Once a page exists it is checked like every other one.
-OWNED_ELSEWHERE = {"docs/cluster.md", "docs/tight-audits.md", "docs/learning.md"}
+# Guides and reference, not notebooks: dated runs and probes go to lab/ (issue 44).
+DOCS_LIMIT = 150 * 1024
 LONG_MARK = "<!-- long -->"
 
 _FENCE = re.compile(r"^(```|~~~)(\w*)\s*$")
@@ -112,14 +113,19 @@ def test_readme_is_short():
     assert size <= README_LIMIT, f"README.md is {size} bytes; keep it under {README_LIMIT}"
 
 
+def test_docs_are_guides_not_notebooks():
+    size = sum(len(p.read_bytes()) for p in (ROOT / "docs").rglob("*.md"))
+    assert size <= DOCS_LIMIT, (f"docs/ is {size} bytes; keep it under {DOCS_LIMIT}: dated "
+                                "measurements belong in lab/, a finding in docs/findings.md")
+
+
 def test_every_relative_link_resolves():
     broken = []
     for page in [*_pages(), *_pointer_pages()]:
         for dest, anchor in _links(page):
             target = ROOT / dest
             if not target.exists():
-                if dest not in OWNED_ELSEWHERE:
-                    broken.append(f"{_rel(page)} -> {dest}")
+                broken.append(f"{_rel(page)} -> {dest}")
                 continue
             if anchor and target.suffix == ".md" and anchor not in _anchors(target):
                 broken.append(f"{_rel(page)} -> {dest}#{anchor} (no such heading)")
@@ -145,6 +151,41 @@ def test_the_readme_keeps_the_ci_test_command():
     command = ci[marker + 1].strip()
     _, blocks = _split(README)
     assert any(b.text.strip() == command for b in blocks), command
+
+
+def test_performance_tables_are_the_newest_benchmark_results():
+    """README.md and docs/performance.md show what `python -m benchmarks table` writes from the
+    newest results file of each host kind: a figure edited by hand, or results added without
+    rewriting the tables, fails here."""
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import table
+
+    docs = table.newest()
+    assert docs, "no benchmarks/results/*.json"
+    for doc in docs:  # each figure says its command and commit
+        for fig in doc["figures"]:
+            assert fig["command"] and re.fullmatch(r"[0-9a-f]{7,40}", fig["commit"]), fig
+    assert not table.stale(), ("out of date: run `python -m benchmarks table` "
+                               f"({', '.join(table.stale())})")
+
+
+def test_the_table_check_fails_on_a_hand_edited_figure(tmp_path):
+    sys.path.insert(0, str(ROOT))
+    from benchmarks import table
+
+    for page in table.PAGES:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / page).write_text((ROOT / page).read_text(encoding="utf-8"), encoding="utf-8")
+    assert table.stale(root=tmp_path) == []
+    readme = tmp_path / "README.md"
+    first = next(f for f in table.newest()[0]["figures"] if f.get("value") is not None)
+    text = readme.read_text(encoding="utf-8")
+    shown = table._value(first)
+    assert shown in text
+    readme.write_text(text.replace(shown, "1" + shown, 1), encoding="utf-8")
+    assert table.stale(root=tmp_path) == ["README.md"]
+    assert table.write(root=tmp_path) == ["README.md"]
+    assert table.stale(root=tmp_path) == []
 
 
 # ------------------------------------------------------------------- commands
