@@ -18,7 +18,7 @@ trials: there is no threshold to choose, hence no validation split to spend.
 Assumption, stated: ``gaussian-tradeoff`` (normal statistics, equal variances). Its
 loss is the Cramer-Rao one of a normal mean difference, about z sqrt(2/n) in mu
 (0.023 at n = 10,000 per world and alpha/2 = 0.05): the arithmetic that decides how
-tight any audit of a small mu can be (docs/tight-audits.md).
+tight any audit of a small mu can be (lab/tight-audits.md).
 """
 
 from __future__ import annotations

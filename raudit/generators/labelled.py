@@ -1,6 +1,6 @@
 """Label-conditional generation with a public label prior: both classes by construction.
 
-Why (measured, docs/learning.md): a GAN that writes the binary label as one more
+Why (measured, lab/learning.md): a GAN that writes the binary label as one more
 continuous output collapses to one class on long runs. ``paper`` on breast-cancer at
 eps = 10 (2,408 iterations): the generated rows' spread falls from 0.03 to 0.007 and
 most columns end at a corner of the sigmoid box; the label output sits near 0 for

@@ -9,7 +9,7 @@ CPU time, not wall time: a rate taken on a loaded machine would otherwise be kep
 steer every later run.
 
 The chunk size changes no result at the generators' default batch sizes (every model
-draws its own random stream; docs/performance.md names batches whose last bits do depend
+draws its own random stream; lab/performance.md names batches whose last bits do depend
 on it), so a stale entry can only cost speed. Entries written before rates were per CPU-second
 (a bare ``{M: rate}``) read as absent and are measured again; a run whose observed
 rate disagrees with its entry drops it (:func:`drop`, see

@@ -74,7 +74,7 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     def game(impl, eps):
         return types.SimpleNamespace(impl=impl, options={}, epsilon=eps, delta=1e-5)
 
-    # docs/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
+    # lab/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
     assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.50776, abs=1e-4)
     assert mechanism_columns(game("fixed", 1.0))["eps_true"] == pytest.approx(0.91491, abs=1e-4)
     cols = mechanism_columns(game("paper", 1.0))

@@ -1,6 +1,6 @@
 """A local Ray instance raudit starts has its workers import what every chunk actor needs
 (torch, the shipped tables' module, the chunk dispatcher) as Ray starts them, not in the
-actor's __init__: the start-up of the actors overlaps Ray's own (docs/performance.md)."""
+actor's __init__: the start-up of the actors overlaps Ray's own (lab/performance.md)."""
 
 from __future__ import annotations
 

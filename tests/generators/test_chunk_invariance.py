@@ -1,5 +1,5 @@
 """A model's numbers do not depend on the chunk it trains in (its position, the chunk size M),
-also at batch sizes whose stacked tensors end in ATen's scalar tail (docs/performance.md,
+also at batch sizes whose stacked tensors end in ATen's scalar tail (lab/performance.md,
 "Chunk invariance"). Each model is fitted alone and at every position of chunks of 3 and 4
 (copies of it: same seed, same table) and their parameters are compared bit for bit.
 

@@ -1,4 +1,4 @@
-"""`fixed`'s bounds and start options (docs/learning.md, "Epileptic"): ``bounds_mass`` and
+"""`fixed`'s bounds and start options (lab/learning.md, "Epileptic"): ``bounds_mass`` and
 ``bounds_centre`` read the DP bounds off the same noisy histogram (post-processing: the plan
 and the charge do not move), ``output_offset`` moves the generator's start by a constant."""
 

@@ -1,4 +1,4 @@
-"""`fixed`'s training options (docs/learning.md, "fixed that learns"): teacher_lr,
+"""`fixed`'s training options (lab/learning.md, "fixed that learns"): teacher_lr,
 student_balance and critic=joint change the networks' training, never the privacy plan."""
 
 import numpy as np

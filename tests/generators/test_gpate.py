@@ -244,7 +244,7 @@ def test_teacher_heads_lr_and_decay_are_options_whose_defaults_keep_the_referenc
 
 @pytest.mark.parametrize("k_proj", [10, 100])
 def test_saturated_votes_follow_the_mean_gradient_at_cosine_0_8_sqrt_q_over_d(k_proj):
-    # What the MNIST generator receives (measured: docs/learning.md): teachers agree (cosine
+    # What the MNIST generator receives (measured: lab/learning.md): teachers agree (cosine
     # 0.9-0.98) and their projected gradients are 100-500x the clip c, so every vote falls in
     # an edge bin and each answer is the sign of one random projection of the mean gradient.
     # Back-projected, that follows the mean gradient at cosine sqrt(2/pi) sqrt(q/d) per record

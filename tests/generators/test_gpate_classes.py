@@ -120,7 +120,7 @@ def _class_gap(nets, classes: int) -> float:
 
 
 def test_a_0_1_label_input_moves_one_class_further_a_one_hot_label_does_not():
-    """Why the binary conditional image run scored below its control (docs/learning.md): the
+    """Why the binary conditional image run scored below its control (lab/learning.md): the
     0/1 label in the last z slot is an extra bias for class 1 only, so under a label-blind
     update Adam moves class-1 images twice as far along the common direction (darker, as the
     teachers push the generator's grey start toward MNIST's black background), while real

@@ -26,12 +26,12 @@ the teachers nearly agree.
 ``conditional=True`` (off by default; image: the label head is dropped): the label is drawn from
 Bernoulli(``label_prior``), a public constant, and fed to the generator, which writes
 the other columns, so a synthetic table always has both classes
-(:mod:`raudit.generators.labelled`; why: docs/learning.md). ``classes=10`` (image and
+(:mod:`raudit.generators.labelled`; why: lab/learning.md). ``classes=10`` (image and
 conditional only; the ``mnist10`` dataset): the label is the digit, uniform over the ten,
 fed one-hot to the generator and to the teachers (the G-PATE authors' conditioning).
 ``label_input="one-hot"`` (binary, image, conditional): the 0/1 label enters the generator as
 two one-hot inputs; the default, one 0/1 value, is an extra bias only class 1 has, which drifts
-class-1 images further under label-blind teacher gradients (measured: docs/learning.md).
+class-1 images further under label-blind teacher gradients (measured: lab/learning.md).
 
 Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
 are released without smooth sensitivity (the published method does the same).

@@ -94,7 +94,7 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
                                chunk=cfg.teacher_chunk)
     # a teacher of a few rows in many dimensions separates them perfectly and its weights
     # then grow along that margin, away from the direction its classes' means differ in;
-    # L2 keeps a linear teacher near that direction (docs/learning.md)
+    # L2 keeps a linear teacher near that direction (lab/learning.md)
     teachers.opt.weight_decay = cfg.teacher_decay
     g_opt = Adam(gen, lr=cfg.lr, betas=(cfg.beta1, 0.999))
     acct = create(cfg.accountant, models=m, orders=cfg.orders)

@@ -52,7 +52,7 @@ class LabelHeadTeacher(MLP):
     the real rows of class y: it says which features go with which label, even with no
     hidden layer (a conditional GAN's per-class discriminator). Why: a teacher that reads
     the label as one more input can say so only through a hidden layer, which 1-15 rows per
-    teacher barely train (docs/learning.md)."""
+    teacher barely train (lab/learning.md)."""
 
     def __init__(self, d: int, hidden: int = 0):
         widths = [d - 1, 2] if not hidden else [d - 1, hidden, 2]
@@ -278,7 +278,7 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
     ``kernels`` (image only): the teachers' convolution path (:data:`KERNELS`);
     ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`; so does
     ``label_input="one-hot"`` for a binary conditional image generator (the 0/1 label as
-    two one-hot inputs instead of one 0/1 value, which drifts class 1: docs/learning.md)."""
+    two one-hot inputs instead of one 0/1 value, which drifts class 1: lab/learning.md)."""
     if kind == "tabular":
         if label_prior is None:
             return TabularNets(d, teacher_hidden)

@@ -5,7 +5,7 @@ What is compiled is only what compiles to the same bits: the random streams' has
 uniforms (an integer below 2^53 to float, times a power of two). Eager torch runs the
 dozen integer passes of a hash one tensor at a time; inductor fuses them into one loop,
 5-10x faster per draw. Floating-point network arithmetic is left eager: fusing it
-reorders sums and would move the pinned regression runs (see docs/performance.md).
+reorders sums and would move the pinned regression runs (see lab/performance.md).
 
 ``RAUDIT_COMPILE=fused`` also compiles the teachers' step (real-batch gather, forward,
 loss and its backward, :mod:`raudit.generators.pategan.teachers`), which fuses and reorders
@@ -25,7 +25,7 @@ float64), so a vote on a knife edge may flip. The rest of the process (set-up, s
 eager, as under "0". Measured against eager, per CPU-second: `paper` 1.79x, `original` 1.68x,
 `borealis` 1.38x at M = 128 (medians of four side-by-side rounds); 2.63x, 1.91x, 1.40x at
 M = 32, with 45-60 CPU-seconds
-to compile a set-up the first time and about 6 to load it from the cache (docs/performance.md,
+to compile a set-up the first time and about 6 to load it from the cache (lab/performance.md,
 "A fused training step").
 
 ``RAUDIT_COMPILE=1`` compiles the bit-exact kernels; ``0`` or unset is the eager reference, the default by
@@ -33,9 +33,9 @@ measurement: the compiled hash gives `paper` 1.15-1.45x and `original` about 1.2
 model-iterations per CPU-second at M = 128 and nothing for `smartnoise`, while each process
 pays about 5 CPU-seconds to load the kernels from the cache (18 to compile them the first
 time), which an audit's chunks win back only over several chunks
-(docs/performance-2026-11.md, section 5). Those ratios are against torch's eager hash; eager
+(lab/performance-2026-11.md, section 5). Those ratios are against torch's eager hash; eager
 CPU draws now hash in numpy (:mod:`raudit.generators.nn.hash_np`, ~3x less CPU per hash, the
-same bits), which takes most of what compiling the hash gave (docs/performance.md).
+same bits), which takes most of what compiling the hash gave (lab/performance.md).
 ``1`` needs a C++ compiler (inductor's CPU code generation); without one, eager. Compiled
 kernels are used on CPU only. A kernel that fails to compile falls back to eager for the
 rest of the process, with one warning. Inductor's cache lives under raudit's cache

@@ -5,7 +5,7 @@ test_rng.py compares them draw by draw), in fewer passes over memory: numpy has 
 integers, so a logical right shift is one pass (torch's int64 ``>>`` is arithmetic and needs a
 mask after it), and every pass after the first writes into the same two buffers instead of
 allocating a new (M, n) tensor. At M = 128 that is 3x less CPU per hash, and the hash was the
-largest single cost of `paper`'s eager step (docs/performance.md). Wrapping uint64 arithmetic
+largest single cost of `paper`'s eager step (lab/performance.md). Wrapping uint64 arithmetic
 is the uint64 arithmetic splitmix64 is written in; the float conversions are of integers below
 2^53 and scalings by powers of two, exact in both libraries.
 

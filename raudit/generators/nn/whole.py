@@ -9,7 +9,7 @@ elu/gelu/silu/selu/mish; not tanh, exp, log, log1p, sin, cos, sqrt, pow, ReLU, l
 ReLU). Over a chunk's stacked (M, ...) tensors those last elements
 belong to the last model, and whether a model is last, and how many of its elements the
 remainder holds, depends on M: so the same model got other bits in a chunk of 3 than in
-a chunk of 4 or alone (docs/performance.md, "Chunk invariance").
+a chunk of 4 or alone (lab/performance.md, "Chunk invariance").
 
 :func:`whole` runs ``fn`` on the largest prefix of whole blocks in place and on the rest
 through one zero-padded block, so every element takes the vector path. Where the tensor

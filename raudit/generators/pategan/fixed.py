@@ -35,7 +35,7 @@ unchanged. **Sign query** (``-o sign_query=on``, :mod:`.fixed_sign`): after trai
 GNMax answer of the same teachers decides whether the released labels flip, its cost
 (``sign_share`` of eps) planned with the rest; off by default.
 
-**Where the data sits** (docs/learning.md, "Epileptic" and "fixed's default bounds"):
+**Where the data sits** (lab/learning.md, "Epileptic" and "fixed's default bounds"):
 ``bounds_mass`` / ``bounds_centre`` / ``bounds_keep`` read the DP bounds off the same noisy
 histogram as the noisy counts' central mass (default 0.9, within the run from the mode),
 symmetric about their median's bin (post-processing: no extra cost; ``-o bounds_mass=1 -o
@@ -48,7 +48,7 @@ study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batc
 (default: ``batch`` = 64) queries and one generator step (12,800 answers); the
 paper's Adam lr 1e-4; generator {d, 2d, 2d, d} ReLU, student {d, d, 1}, teachers
 {d, d/2, 1}; non-saturating generator loss. At eps = 1 these votes carry no usable
-information, and ``--control coin`` scores the same (docs/learning.md).
+information, and ``--control coin`` scores the same (lab/learning.md).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class FixedOptions(OptionsObject):
     critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
     labels: Literal["hard", "soft"] = "hard"  # soft: the student learns the noisy vote share
     # DP bounds: the central 90 % of the noisy histogram's counts within the run from its
-    # mode, symmetric about their median's bin (dp_bounds.trim; docs/learning.md, "fixed's
+    # mode, symmetric about their median's bin (dp_bounds.trim; lab/learning.md, "fixed's
     # default bounds"). Before 2026-11-25: 1.0 / false (the whole run), which clamped 40-67 %
     # of epileptic's values at eps 1-10; "all" trims over every passing bin (spurious far bins)
     bounds_mass: float = 0.9

@@ -66,7 +66,7 @@ class JointCritic(MLP):
     Why: with the rows as they are, the label is one input among d, and a teacher that
     learnt 50 real rows judges the features' marginal and barely the label-feature
     relation; a conditional generator then pairs its labels with features arbitrarily
-    (Setting B AUROCs from 0.01 to 0.89 across seeds with exact votes, docs/learning.md).
+    (Setting B AUROCs from 0.01 to 0.89 across seeds with exact votes, lab/learning.md).
     Per-class weights make that relation first-order. A fixed, public map of each row:
     the privacy mechanism does not change."""
 
@@ -106,7 +106,7 @@ class ShiftedCritic(MLP):
     the student is pushed down on all of them, and a ReLU network lowers its logit mostly
     through the weights that multiply large inputs, so fakes with smaller values keep the
     higher logit: the generator, which climbs the student's logit, drifts to 0, the
-    encoding's lower bound (every flat-vote epileptic run did, docs/learning.md). Inputs
+    encoding's lower bound (every flat-vote epileptic run did, lab/learning.md). Inputs
     centred on the encoding's middle take away that direction. A fixed, public map."""
 
     def __init__(self, widths: list[int], activations: list[str], *, shift: float, **kw):

@@ -1,6 +1,6 @@
 """`fixed -o sign_query=on`: one private GNMax answer decides whether the released labels flip.
 
-Why (docs/learning.md, "Breast-cancer: a one-bit sign query"): on breast-cancer a `fixed`
+Why (lab/learning.md, "Breast-cancer: a one-bit sign query"): on breast-cancer a `fixed`
 fit's generator makes a strong feature-label link whose SIGN is a coin flip, with the
 teachers' votes and with coins alike, so what utility measures on that table is about one
 bit per fit, and thousands of noisy labelled fakes did not pass it at eps 10. This asks the

@@ -28,7 +28,7 @@ from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, la
 # latent numbers per block of models when drawing fakes without gradients (loop.fakes):
 # 2^17 float64 numbers are 1 MB, half of a 2 MB per-core L2, so that a block's draw and
 # its layers' outputs stay in the core's cache. Chosen by
-# measurement against 2^16 (1.02-1.15x at M = 32 and 128, docs/performance.md); the block
+# measurement against 2^16 (1.02-1.15x at M = 32 and 128, lab/performance.md); the block
 # never changes a number
 BLOCK_ELEMENTS = 1 << 17
 SLOPE = 0.2  # LeakyReLU(0.2), stacked.ACTIVATIONS' slope
