@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 SCHEMA = 1
+THREADS = {"OMP_NUM_THREADS": "1"}  # per-core figures: one thread per process (Ray's actors too)
 
 
 @dataclass(frozen=True)
@@ -45,9 +46,9 @@ class Figure:
     needs: tuple[str, ...] = ()  # "mnist", "upstream", "ray": inputs a host may lack
 
     def command(self) -> str:
-        """The command as a user types it (environment first)."""
-        env = " ".join(f"{k}={v}" for k, v in self.env.items())
-        return " ".join(x for x in (env, "python", *self.argv) if x)
+        """The command as a user types it (environment first; one thread, as measured)."""
+        env = " ".join(f"{k}={v}" for k, v in {**THREADS, **self.env}.items())
+        return " ".join((env, "python", *self.argv))
 
 
 # --- reading a script's output ---------------------------------------------------------
@@ -242,7 +243,7 @@ def measure(fig: Figure, timeout: float) -> dict:
     row = {"key": fig.key, "label": fig.label, "unit": fig.unit, "command": fig.command()}
     if why := missing(fig.needs):
         return {**row, "value": None, "skipped": why}
-    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"), **fig.env,
+    env = {**os.environ, **THREADS, **fig.env,
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     t0 = time.perf_counter()
     try:

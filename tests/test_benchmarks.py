@@ -1,0 +1,66 @@
+"""The benchmark suite's plumbing (not its speed): every README figure names a script that
+exists, reads its number from that script's real output format, and every figure in the
+results files is one the suite still measures, so the README's table can be regenerated."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import readme, table  # noqa: E402
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("smoke", [False, True])
+def test_figures_name_existing_scripts_and_unique_keys(device, smoke):
+    figs = readme.figures(device, smoke)
+    keys = [f.key for f in figs]
+    assert len(keys) == len(set(keys)), keys
+    assert keys == [f.key for f in readme.figures(device)]  # smoke measures the same figures
+    for f in figs:
+        assert (ROOT / f.argv[0]).is_file(), f.argv[0]
+        assert f.command().startswith("OMP_NUM_THREADS=1 ")
+
+
+def test_every_results_figure_is_one_the_suite_measures():
+    known = {f.key for d in ("cpu", "cuda") for f in readme.figures(d)}
+    for doc in table.newest():
+        unknown = {f["key"] for f in doc["figures"]} - known
+        assert not unknown, f"{doc['file']}: {sorted(unknown)}"
+
+
+def test_readers_parse_the_scripts_output():
+    figs = {f.key: f for f in readme.figures("cpu")}
+    throughput = json.dumps({"impl": "gpate", "device": "cpu", "threads": 1, "rows": [
+        {"M": 1, "model_it_per_s": 230.0, "per_core": 230.0, "speedup": 1.0},
+        {"M": 8, "model_it_per_s": 923.0, "per_core": 923.0, "speedup": 4.013}]})
+    assert figs["gpate-eager"].read("  warm-up\n" + throughput) == 923.0
+    assert figs["gpate-batching"].read(throughput) == pytest.approx(4.013)
+    released = "\n".join(json.dumps(r) for r in (
+        {"side": "port", "M": 32, "iterations": [33], "cpu_s_per_model": 0.095},
+        {"side": "released", "seed": 1000, "train_cpu_s": 2.64},
+        {"side": "released", "seed": 1001, "train_cpu_s": 2.53}))
+    assert figs["released-vs-port"].read(released) == pytest.approx(2.585 / 0.095)
+    assert figs["workers-1-to-2"].read(
+        "campaign, 1 worker(s) ...\nspeed-up 1 -> 2 workers, preload on: 1.89x\n") == 1.89
+    assert figs["study-campaign-training"].read(
+        "total (cpu clock): 3.7 core-hours of training; on 2 cores here ~1.9 h") == 3.7
+    assert figs["gpate-mnist-step"].read(
+        "k=3733 batch=64 teacher_batch=15: CPU s per step [27.03, 26.93] (median 26.98); ...") == 26.98
+    estimate = json.dumps({"estimate_s": 90.0, "measured_total_s": 89.6}, indent=2)
+    assert figs["advertised-audit"].read(estimate) == 89.6
+    with pytest.raises(ValueError):
+        figs["workers-1-to-2"].read("no such line")
+
+
+def test_a_figure_that_cannot_run_here_is_not_a_number(monkeypatch):
+    monkeypatch.delenv("RAUDIT_UPSTREAM_DIR", raising=False)
+    fig = next(f for f in readme.figures("cpu") if f.key == "released-vs-port")
+    row = readme.measure(fig, timeout=1)
+    assert row["value"] is None and "RAUDIT_UPSTREAM_DIR" in row["skipped"]
