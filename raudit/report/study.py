@@ -149,8 +149,8 @@ def _utility_row(study: dict, run: dict) -> dict:
     control = next((p for p in run["points"] if p.get("control") is not None
                     and p.get("epsilon") == 1.0 and _num(p.get("auroc_B")) is not None), None)
     if control is not None:  # whether raudit's number reflects learning (its control beside it)
-        reason = "; ".join(filter(None, [reason, f"its {control['control']} control scores "
-                                                 f"{_fmt(_num(control['auroc_B']))}"]))
+        scores = f"its {control['control']} control scores {_fmt(_num(control['auroc_B']))}"
+        reason = "; ".join(filter(None, [reason, scores]))
     return _row(job, quantity, src, _fmt(study["auroc"]), _fmt(mine), diff, reason)
 
 
@@ -193,7 +193,7 @@ def comparison(res: Results) -> pd.DataFrame:
     if utils:
         for study in values()["utility"]:
             run = runs.get(study["job"])
-            if study in utils:
+            if run is not None and study in utils:
                 rows.append(_utility_row(study, run))
             else:
                 rows.append(_row(study["job"], UTILITY, study["source"],
@@ -205,8 +205,9 @@ def _absent(got: Any, study: dict, missing: str) -> tuple[str, str, str]:
     """(raudit, difference, reason) of a study job without a comparable result here."""
     if got is None:
         return "not run", "", missing
-    return ("not compared", "", f"this campaign's job of that name runs {got['impl']} on "
-            f"{got['dataset']}, not the study's {study['impl']} on {study['dataset']}")
+    why = (f"this campaign's job of that name runs {got['impl']} on {got['dataset']}, "
+           f"not the study's {study['impl']} on {study['dataset']}")
+    return "not compared", "", why
 
 
 def _matches(got: Any, study: dict) -> bool:
