@@ -56,23 +56,29 @@ def _summaries(out: Path) -> pd.DataFrame:
     return s[KEYS].sort_values("job").reset_index(drop=True)
 
 
-def _interrupted(tmp_path: Path) -> Path:
-    """A campaign stopped half-way: wc-paper finished, sel killed after its target pool
-    (its shadow rows and summary never written), wc-original never started."""
+def _interrupted(tmp_path: Path) -> tuple[Path, int]:
+    """A campaign stopped half-way, and the shadow models it lost: wc-paper killed after
+    half of its chunks, sel after its target pool (no shadow row or summary written),
+    wc-original never started. Parts are append-only, so a kill leaves a prefix of them."""
     out = tmp_path / "a"
     run_campaign(_file(tmp_path), out, LOCAL, only=["wc-paper", "sel"])
-    for table in ("shadow", "summary", "estimates"):  # parts are append-only: a kill
-        for part in (out / table / "job=sel").glob("part-*.parquet"):  # leaves a prefix
-            part.unlink()
-    return out
+    lost = 0
+    for job, keep in (("wc-paper", 3), ("sel", 0)):
+        for table in ("shadow", "summary", "estimates"):
+            parts = sorted((out / table / f"job={job}").glob("part-*.parquet"))
+            for part in parts[keep if table == "shadow" else 0:]:
+                if table == "shadow":
+                    lost += len(pd.read_parquet(part))
+                part.unlink()
+    return out, lost
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("transfer")
-    src = _interrupted(tmp)
+    src, lost = _interrupted(tmp)
     got = export_campaign(_file(tmp), src, tmp / "t.raudit.zip")
-    return tmp, Path(got["file"]), got
+    return tmp, Path(got["file"]), {**got, "lost": lost}
 
 
 @pytest.mark.slow
@@ -87,7 +93,9 @@ def test_exported_imported_and_finished_equals_an_uninterrupted_run(exported, tm
     import_campaign(_file(tmp_path), moved, file)
     res = run_campaign(_file(tmp_path), moved, LOCAL)
     assert res["failed_jobs"] == []
-    assert res["models_run"] == 2 * 10 + 2 * 5  # wc-original and sel's shadow models only
+    # only what the export lacked: wc-original, and the models of the parts the kill lost
+    assert 0 < got["lost"] < 2 * 10 + 2 * 5
+    assert res["models_run"] == 2 * 10 + got["lost"]
     whole = tmp_path / "whole"
     run_campaign(_file(tmp_path), whole, LOCAL)
     pd.testing.assert_frame_equal(_summaries(moved), _summaries(whole))
