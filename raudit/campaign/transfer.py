@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import shutil
 import uuid
 import zipfile
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -72,40 +72,55 @@ def _files(out: Path, jobs) -> list[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One file of an export, as its index lists it."""
+
+    path: str  # relative to the campaign folder, POSIX separators
+    bytes: int
+    sha256: str
+
+
 def export_campaign(config: Path | str, out: Path | str, dest: Path | str) -> dict[str, Any]:
     """Write ``dest``: the rows so far of the campaign ``config`` in ``out`` (see the module
     docstring). Returns {"file", "jobs", "files", "bytes"}; ConfigError (one line) when
-    ``out`` is not this campaign's folder."""
+    ``out`` is not this campaign's folder or holds a job of other settings."""
     out, dest = Path(out), Path(dest)
     header, jobs = load_jobs(config)
     pool = [j for j in jobs if j.kind != "inspect"]
     root = ResultStore(out)
-    manifest = root.manifest() if out.is_dir() else None
-    if manifest is None:
+    if (root.manifest() if out.is_dir() else None) is None:
         raise ConfigError(f"--out {out} holds no campaign yet (no {MANIFEST}); nothing to export")
     root.check_manifest({"kind": "campaign", "name": header["name"]})
+    exported = {}
+    for job in pool:  # the checks of a resume: an export always imports with this file
+        store = ResultStore(out, partition=job.partition)
+        try:
+            store.check_manifest(job.manifest)
+        except ConfigError as exc:
+            raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
+        if store.manifest_path.is_file():
+            exported[job.name] = spec_hash(job.manifest)
     files = _files(out, pool)
-    entries, blobs = [], []
-    for rel in files:
-        data = (out / rel).read_bytes()
-        entries.append({"path": rel.as_posix(), "bytes": len(data), "sha256": _sha256(data)})
-        blobs.append(data)
-    exported = {j.name: spec_hash(j.manifest) for j in pool
-                if ResultStore(out, partition=j.partition).manifest_path.is_file()}
-    index = {"format": FORMAT, "version": VERSION, "campaign": header["name"],
-             "schema_version": SCHEMA_VERSION, "jobs": exported, "files": entries,
-             "created_at": datetime.now(timezone.utc).isoformat()}
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
-        zf.writestr(INDEX, json.dumps(index, indent=1, sort_keys=True))
-        for e, data in zip(entries, blobs):
-            zf.writestr(e["path"], data)
     check_writable(dest.parent, "--export")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    payload = buf.getvalue()
-    write_atomic(dest, lambda fh: fh.write(payload))
-    return {"file": str(dest), "jobs": sorted(exported), "files": len(entries),
-            "bytes": len(payload)}
+
+    def write(fh) -> None:  # one file in memory at a time; the index last, once all are hashed
+        entries = []
+        with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
+            for rel in files:
+                data = (out / rel).read_bytes()
+                entries.append(Entry(rel.as_posix(), len(data), _sha256(data)))
+                zf.writestr(rel.as_posix(), data)
+            index = {"format": FORMAT, "version": VERSION, "campaign": header["name"],
+                     "schema_version": SCHEMA_VERSION, "jobs": exported,
+                     "files": [asdict(e) for e in entries],
+                     "created_at": datetime.now(timezone.utc).isoformat()}
+            zf.writestr(INDEX, json.dumps(index, indent=1, sort_keys=True))
+
+    write_atomic(dest, write)
+    return {"file": str(dest), "jobs": sorted(exported), "files": len(files),
+            "bytes": dest.stat().st_size}
 
 
 def _refuse(src: Path, why: str) -> ConfigError:
@@ -141,7 +156,7 @@ def _read(src: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ConfigError(f"--import {src}: written with result schema version {version!r}, "
                           f"newer than this raudit's {SCHEMA_VERSION}; upgrade raudit")
-    listed = {e.get("path"): e for e in index.get("files") or [] if isinstance(e, dict)}
+    listed = {str(e.get("path")): e for e in index.get("files") or [] if isinstance(e, dict)}
     if set(listed) != set(blobs):
         extra, lost = sorted(set(blobs) - set(listed)), sorted(set(listed) - set(blobs))
         raise _refuse(src, f"its files differ from its list (missing {lost[:2]}, "

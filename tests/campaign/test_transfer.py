@@ -183,3 +183,13 @@ def test_the_cli_refuses_a_damaged_file_in_one_line(exported, tmp_path):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "junk.zip: not a readable export" in lines[0], p.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_export_refuses_a_folder_that_is_not_this_campaigns(exported, tmp_path):
+    tmp, _, _ = exported
+    with pytest.raises(ConfigError, match="holds no campaign yet"):
+        export_campaign(_file(tmp_path), tmp_path / "nothing", tmp_path / "x.zip")
+    changed = _file(tmp_path, CAMPAIGN.replace("seed: 7", "seed: 8"))
+    with pytest.raises(ConfigError, match="job wc-paper: output folder .* holds a different"):
+        export_campaign(changed, tmp / "a", tmp_path / "x.zip")
+    assert not (tmp_path / "x.zip").exists()
