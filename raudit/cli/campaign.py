@@ -11,6 +11,7 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
+from raudit.errors import ConfigError
 
 Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only these jobs (names or shell patterns, repeatable).")]
 
@@ -27,6 +28,8 @@ def campaign(
     per_gpu: Annotated[int, typer.Option("--per-gpu", help="Actors sharing one GPU.")] = 1,
     retries: Annotated[int, typer.Option("--retries", help="Further attempts of a failed chunk.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results (or the plan) as JSON.")] = False,
+    export: Annotated[Optional[Path], typer.Option("--export", help="Write the rows finished so far in --out to FILE (a self-checking zip of Parquet parts) and stop; continue on another machine with --import.")] = None,
+    import_: Annotated[Optional[Path], typer.Option("--import", help="Start a fresh --out from an --export FILE of this campaign, then continue the campaign there.")] = None,
 ) -> None:
     """Run a campaign: audits, utility benchmarks and inspections of one YAML file, every chunk over one Ray actor pool.
 
@@ -37,6 +40,9 @@ def campaign(
     from raudit.cli.progress import phase_bars
     from raudit.engine.driver import EngineConfig
 
+    if export is not None and (import_ is not None or dry_run):
+        raise ConfigError("--export stops after writing the file: give it without "
+                          f"{'--import' if import_ is not None else '--dry-run'}")
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
@@ -54,6 +60,18 @@ def campaign(
         return
     header, _ = cf.load(config)
     out = out or Path("runs") / f"campaign-{header['name']}"
+    if export is not None or import_ is not None:
+        from raudit.campaign import transfer
+
+        if export is not None:
+            got = transfer.export_campaign(config, out, export)
+            typer.echo(f"exported {len(got['jobs'])} job(s), {got['files']} file(s), "
+                       f"{got['bytes'] / 1e6:.1f} MB to {got['file']}; continue with `raudit "
+                       f"campaign {config} --out DIR --import {got['file']}`")
+            return
+        got = transfer.import_campaign(config, out, import_)
+        _notice(f"imported {len(got['jobs'])} job(s) ({got['files']} file(s)) into {out}; "
+                "continuing the campaign")
     # bars per job and for the whole campaign, each with its ETA (nothing off a terminal)
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         result = run_campaign(config, out, engine, progress, notice=_notice, only=only,

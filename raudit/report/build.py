@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from raudit.errors import ConfigError
-from raudit.report import audits, inspect, provenance, render, utility
+from raudit.report import audits, inspect, provenance, render, study, utility
 from raudit.report.load import load
 from raudit.report.model import Figure, Report, Table
 from raudit.results.files import check_writable, write_atomic
@@ -38,7 +38,7 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
     title = {"campaign": "raudit campaign report", "utility": "raudit utility report",
              "inspect": "raudit inspect report"}.get(res.kind, "raudit audit report")
     report = Report(f"{title}: {results.name}")
-    for make in (audits.section, utility.section, inspect.section):
+    for make in (study.section, audits.section, utility.section, inspect.section):
         sec = make(res, out)
         if sec is not None:
             report.sections.append(sec)
