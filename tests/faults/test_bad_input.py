@@ -49,3 +49,43 @@ def test_tall_table_that_fits_runs_the_check_through():
                        chunk_size=5)
     limits.check_audit(req, LOCAL, _tall(1_800_000, 11),
                        limits.Machine(cpus=2, gpus=0, memory=16 << 30))
+
+
+# ------------------------------------------------ 10: a campaign file, refused before work
+
+LAUGHS = "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9) if p else ', '.join(['x'] * 9)}]\n"
+                 for p, c in zip(["", *"abcdefg"], "abcdefgh"))
+
+
+@pytest.mark.parametrize("text,needle", [
+    (LAUGHS + "jobs: [{kind: audit, options: {x: *h}}]\n", "expands to more than"),
+    ("defaults: &d\n  x: *d\njobs: [{kind: audit}]\n", "recursive alias"),
+    ("jobs: &j\n  - kind: audit\n    options: *j\n", "recursive alias"),
+    ("jobs: [{kind: audit, [a, b]: 1}]\n", "a key must be a plain name"),
+    ("jobs:\n  - kind: audit\n    grid: {seed: R, epsilon: R, shadow_models: R, chunk_size: R}\n"
+     .replace("R", str(list(range(1, 101)))), "makes 100,000,000 jobs"),
+], ids=["billion-laughs", "recursive-defaults", "recursive-jobs", "list-key", "huge-grid"])
+def test_campaign_file_refused_as_one_line(text, needle):
+    # issue 46 item 10: these grew memory without bound, hung, or were tracebacks
+    from raudit.campaign import config
+
+    with pytest.raises(ConfigError, match=needle) as err:
+        config.expand(config.parse(text, "c.yaml"), "c.yaml")
+    assert "\n" not in str(err.value) and str(err.value).startswith("c.yaml:")
+
+
+@pytest.mark.parametrize("job,needle", [
+    ("{kind: audit, impl: [identity], shadow_models: 10}", "key 'impl': impl must be text"),
+    ("{kind: inspect, impl: paper, seed: [1], iterations: 2}", "key 'seed': seed must be an integer"),
+    ("{kind: audit, epsilon: {a: 1}, shadow_models: 10}", "key 'epsilon': epsilon must be a number"),
+    ("{kind: utility, fits: 2.5}", "key 'fits': fits must be an integer"),
+], ids=["impl-list", "inspect-seed-list", "epsilon-mapping", "fits-float"])
+def test_campaign_value_of_the_wrong_type_refused_before_work(job, needle):
+    # issue 46 item 10: `impl: [identity]` was a traceback; `seed: [1]` in an inspect job
+    # passed --dry-run and failed only after the manifest was written
+    from raudit.campaign import config, plan
+
+    _, jobs = config.expand(config.parse(f"jobs: [{job}]\n", "c.yaml"), "c.yaml")
+    with pytest.raises(ConfigError, match=needle) as err:
+        plan.build_all(jobs)
+    assert "\n" not in str(err.value) and str(err.value).startswith("c.yaml:1: job ")
