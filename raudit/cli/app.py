@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from raudit import __version__
@@ -31,9 +33,18 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
               "pinned sha256 (credit, the full isolet); their sha256 is recorded in the cache "
               "and checked on every later load. Same as RAUDIT_ALLOW_UNPINNED=1.")) -> None:
     """raudit: the PATE-GAN family and friends, audited by measurement."""
-    if allow_unpinned:
-        import os
+    import os
 
+    if os.environ.get("RAUDIT_COMPILE", "").strip():  # a bad value: one line before any work
+        from raudit.errors import ConfigError
+        from raudit.generators.nn import compiled
+
+        try:
+            compiled.mode()
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(2) from None
+    if allow_unpinned:
         from raudit.data.cache import ALLOW_UNPINNED
         os.environ[ALLOW_UNPINNED] = "1"
 

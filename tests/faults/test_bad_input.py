@@ -89,3 +89,85 @@ def test_campaign_value_of_the_wrong_type_refused_before_work(job, needle):
     with pytest.raises(ConfigError, match=needle) as err:
         plan.build_all(jobs)
     assert "\n" not in str(err.value) and str(err.value).startswith("c.yaml:1: job ")
+
+
+# ------------------------------------------------ 11: names, switches, cells and numbers
+
+def _cli(argv: list[str], cwd, env: dict | None = None):
+    import os
+    import subprocess
+    import sys
+
+    code = f"from raudit.cli.app import main; main({argv!r})"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=cwd, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.slow  # a CLI process each
+@pytest.mark.parametrize("argv,env,needle", [
+    (["--out", "x" * 300], {}, "is 300 bytes; a file system takes at most 255"),
+    (["--out", "o"], {"RAUDIT_COMPILE": "bogus"}, "RAUDIT_COMPILE must be one of"),
+    (["--out", "o", "-e", "1e308"], {}, "above raudit's ceiling"),
+], ids=["long-out", "compile-bogus", "epsilon-1e308"])
+def test_train_refuses_before_work_with_one_line(tmp_path, argv, env, needle):
+    # issue 46 item 11: each was a traceback (or, for 1e308, overflow warnings and a
+    # 300-digit verdict)
+    r = _cli(["train", "--impl", "paper", "--dataset", "breast-cancer", "--max-iter", "1", *argv],
+             tmp_path, env)
+    err = r.stderr.strip()
+    assert r.returncode == 2 and err.startswith("error: ") and "\n" not in err, err[-2000:]
+    assert needle in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_name_longer_than_the_file_system_takes():
+    from raudit.results.files import as_folder
+
+    with pytest.raises(ConfigError, match="256 bytes"):
+        as_folder("runs/" + "é" * 128)  # 128 characters, 256 bytes
+    assert str(as_folder("runs/" + "x" * 255)).endswith("x" * 255)
+
+
+def test_epsilon_ceiling():
+    from raudit.generators.base import MAX_EPSILON, check_privacy
+
+    check_privacy(1e9, 1e-5)  # the performance pages' non-private runs stay allowed
+    for eps in (1e308, MAX_EPSILON * 2):
+        with pytest.raises(ConfigError, match="above raudit's ceiling"):
+            AuditRequest(epsilon=eps)
+
+
+def _parquet(path, column):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 40
+    pq.write_table(pa.table({"a": column(n), "b": [float(i) for i in range(n)],
+                             "y": [0, 1] * (n // 2)}), path)
+    return path
+
+
+@pytest.mark.parametrize("column,needle", [
+    (lambda n: [[1, 2]] * n, "holds nested values"),
+    (lambda n: [{"x": 1, "z": 2}] * n, "holds nested values"),
+    (lambda n: __import__("pyarrow").array([2**64 - 1] + list(range(n - 1)),
+                                           type=__import__("pyarrow").uint64()),
+     "18446744073709551615, beyond the int64 range"),
+], ids=["list", "struct", "uint64-max"])
+def test_parquet_cells_raudit_cannot_hold_exactly(tmp_path, column, needle):
+    # issue 46 item 11: nested columns were 'unhashable type' tracebacks; a uint64 of
+    # 2**64-1 trained "successfully" with every synthetic value -9.22e18
+    from raudit.data.userfile import load_file
+    from raudit.errors import DataError
+
+    with pytest.raises(DataError, match=needle):
+        load_file(_parquet(tmp_path / "t.parquet", column))
+
+
+def test_uint64_within_int64_still_loads(tmp_path):
+    import pyarrow as pa
+
+    from raudit.data.userfile import load_file
+
+    ds = load_file(_parquet(tmp_path / "t.parquet", lambda n: pa.array(range(n), type=pa.uint64())))
+    assert ds.train["a"].max() < 40
