@@ -52,6 +52,32 @@ class RunInterrupted(RauditError):
     abandon_ray = False
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread (:func:`on_sigterm`), so that a run told to stop
+    ends as Ctrl-C ends it: through every ``finally`` (Ray shut down, the lock released),
+    past every ``except Exception`` (a chunk is not recorded as failed), and with the line
+    that says how to resume. Python's default for SIGTERM ended the process without a word;
+    under Ray, whose handler called ``sys.exit``, it ended in a C++ crash dump (exit 134)."""
+
+    signum = 15
+
+
+_terminated: list[bool] = []  # set by on_sigterm: Ray's ray.get re-raises a plain KeyboardInterrupt
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    """The SIGTERM handler the CLI and Ray's start-up install: raise :class:`Terminated`."""
+    _terminated.append(True)
+    raise Terminated()
+
+
+def was_terminated(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (a KeyboardInterrupt) came from SIGTERM: a :class:`Terminated`, or
+    an interrupt after :func:`on_sigterm` ran (Ray turns any interrupt inside ``ray.get``
+    into a new, plain KeyboardInterrupt)."""
+    return isinstance(exc, Terminated) or bool(_terminated)
+
+
 # ---------------------------------------------------------- an error as a stored row keeps it
 
 STORED_ERROR = 2000  # characters of a failed row's error kept in a table

@@ -100,7 +100,7 @@ def _cli(argv: list[str], cwd, env: dict | None = None):
 
     code = f"from raudit.cli.app import main; main({argv!r})"
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, cwd=cwd, env={**os.environ, **(env or {})})
+                          timeout=300, cwd=cwd, env={**os.environ, **(env or {})}, check=False)
 
 
 @pytest.mark.slow  # a CLI process each

@@ -186,9 +186,9 @@ def test_sigkill_leaves_no_copy_of_the_training_data(tmp_path):
         proc.wait()
         left = list(tmp.glob("raudit-exec-*"))
         assert left and (left[0] / "train.parquet").exists()  # what SIGKILL leaves
-        again = subprocess.run([sys.executable, "-c", "from raudit.generators import "
-                                "plugin_process as p; p.work_folder().cleanup()"],
-                               env=env, timeout=120)
+        again = subprocess.run([sys.executable, "-c", ("from raudit.generators import "
+                                "plugin_process as p; p.work_folder().cleanup()")],
+                               env=env, timeout=120, check=False)
         assert again.returncode == 0
         assert list(tmp.glob("raudit-exec-*")) == []
     finally:
@@ -204,7 +204,8 @@ def test_a_broken_plugin_output_under_train_is_one_line(tmp_path):
     conf = _plugin(tmp_path / "p", "echo '[1]' > summary.json")
     r = subprocess.run([sys.executable, "-c", "from raudit.cli.app import main; main()", "train",
                         "--impl", f"exec:{conf}", "--dataset", "breast-cancer", "--out",
-                        str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+                        str(tmp_path / "out")], capture_output=True, text=True, timeout=300,
+                       check=False)
     err = r.stderr.strip()
     assert r.returncode != 0 and err.startswith("error: ") and "\n" not in err, err[-2000:]
     assert "summary.json must be a JSON object" in err
