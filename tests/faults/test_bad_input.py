@@ -171,3 +171,28 @@ def test_uint64_within_int64_still_loads(tmp_path):
 
     ds = load_file(_parquet(tmp_path / "t.parquet", lambda n: pa.array(range(n), type=pa.uint64())))
     assert ds.train["a"].max() < 40
+
+
+# ------------------------------------------------ 14: a report never writes into a table
+
+@pytest.mark.slow  # a small audit, then its report (~15 s)
+def test_report_out_inside_a_table_folder_is_refused(tmp_path):
+    # issue 46 item 14: `report X --out X/shadow` wrote HTML into the shadow table, and
+    # pd.read_parquet(X / "shadow") failed from then on
+    import pandas as pd
+
+    from raudit.report.build import build
+    from raudit.runs.audit import run_audit
+
+    store = tmp_path / "audit"
+    run_audit(AuditRequest(impl="paper", attack="querybased", shadow_models=5,
+                           options={"max_iter": 2}), store, LOCAL)
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    for out in (store / "shadow", store / "shadow" / "deeper", store / "summary"):
+        with pytest.raises(ConfigError, match="reads as data") as err:
+            build(store, out)
+        assert "\n" not in str(err.value)
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    build(store, store / "report")  # a new folder inside the results: fine, and again
+    build(store, store / "report")
+    assert len(pd.read_parquet(store / "shadow")) == 10

@@ -80,3 +80,44 @@ def test_a_failed_plugins_message_reaches_the_summary(tmp_path):
                                chunk_size=10), tmp_path / "out",
                   EngineConfig(backend="local", retries=0))
     assert "brk: fit exited with status 1: the package is broken: a long reason" in str(err.value)
+
+
+# ---------------------------------------------- 14: a killed actor is not blamed on memory
+
+RAY_SIGKILL = ("The actor is dead because its worker process has died. Worker exit type: "
+               "UNEXPECTED_SYSTEM_EXIT Worker exit detail: Worker unexpectedly exits with a "
+               "connection error code 2. End of file. There are some potential root causes. (1) "
+               "The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray "
+               "stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or "
+               "other unexpected errors.")
+
+
+class ActorDiedError(RuntimeError):
+    """Stands in for Ray's (its message is what death_cause reads)."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """Stands in for Ray's memory monitor's error."""
+
+
+def test_a_killed_actor_is_blamed_on_memory_only_on_evidence(monkeypatch):
+    # issue 46 item 14: every death was "Ray suspects the OOM killer", because Ray's
+    # message lists the OOM killer among the possible causes of any SIGKILL
+    from raudit.engine import raylog
+
+    said = raylog.death_cause(ActorDiedError(RAY_SIGKILL))
+    assert "OOM" not in said and "memory" not in said and "exited unexpectedly" in said
+    monkeypatch.setattr(raylog, "oom_kills", lambda: 7)
+    assert "memory" not in raylog.death_cause(ActorDiedError(RAY_SIGKILL), 7)  # no new kill
+    assert "OOM killer ended 2 process(es)" in raylog.death_cause(ActorDiedError(RAY_SIGKILL), 5)
+    monitor = ("Task was killed due to the node running low on memory. Memory on the node was "
+               "7.6GB / 8GB (0.96), which exceeds the memory usage threshold of 0.95.")
+    assert "Ray's memory monitor" in raylog.death_cause(ActorDiedError(monitor), 7)
+    assert "Ray's memory monitor" in raylog.death_cause(OutOfMemoryError("x"), 7)
+
+
+def test_oom_kills_reads_the_kernels_count():
+    from raudit.engine import raylog
+
+    count = raylog.oom_kills()
+    assert count is None or count >= 0
