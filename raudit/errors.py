@@ -50,3 +50,60 @@ class RunInterrupted(RauditError):
     exit_code = 3
     # Ray's own shutdown blocks for about a minute on a dead head; the CLI then exits at once.
     abandon_ray = False
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread (:func:`on_sigterm`), so that a run told to stop
+    ends as Ctrl-C ends it: through every ``finally`` (Ray shut down, the lock released),
+    past every ``except Exception`` (a chunk is not recorded as failed), and with the line
+    that says how to resume. Python's default for SIGTERM ended the process without a word;
+    under Ray, whose handler called ``sys.exit``, it ended in a C++ crash dump (exit 134)."""
+
+    signum = 15
+
+
+_terminated: list[bool] = []  # set by on_sigterm: Ray's ray.get re-raises a plain KeyboardInterrupt
+
+
+def on_sigterm(signum: int, frame: object) -> None:
+    """The SIGTERM handler the CLI and Ray's start-up install: raise :class:`Terminated`."""
+    _terminated.append(True)
+    raise Terminated()
+
+
+def was_terminated(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (a KeyboardInterrupt) came from SIGTERM: a :class:`Terminated`, or
+    an interrupt after :func:`on_sigterm` ran (Ray turns any interrupt inside ``ray.get``
+    into a new, plain KeyboardInterrupt)."""
+    return isinstance(exc, Terminated) or bool(_terminated)
+
+
+# ---------------------------------------------------------- an error as a stored row keeps it
+
+STORED_ERROR = 2000  # characters of a failed row's error kept in a table
+
+
+def headline(error: str) -> str:
+    """The line of a recorded error that says what happened: a traceback's exception line
+    (the first line after its last frame, so a message of several lines is read from its
+    start, and a chained traceback from its last exception); otherwise the first line."""
+    lines = [ln.rstrip() for ln in str(error).strip().splitlines() if ln.strip()]
+    if not lines:
+        return "unknown error"
+    if not lines[0].startswith("Traceback"):
+        return lines[0].strip()[:300]
+    frames = [i for i, ln in enumerate(lines) if ln.startswith("  File ")]
+    after = lines[frames[-1] + 1:] if frames else lines[1:]
+    return next((ln for ln in after if not ln.startswith(" ")), lines[-1]).strip()[:300]
+
+
+def clip_error(error: str, limit: int = STORED_ERROR) -> str:
+    """``error`` cut to ``limit`` characters for a table, its :func:`headline` first: the
+    last ``limit`` characters of a long traceback began in its middle, and the summary's
+    ``first_error`` showed a line of code instead of the exception (or the plugin's
+    message)."""
+    text = str(error)
+    if len(text) <= limit:
+        return text
+    head = headline(text)
+    return f"{head}\n...\n{text[-max(0, limit - len(head) - 5):]}"

@@ -35,7 +35,7 @@ import numpy as np
 from raudit import data, generators, seeds
 from raudit.attacks import AttackContext, extract
 from raudit.audit import game as g
-from raudit.errors import DataError
+from raudit.errors import DataError, clip_error
 from raudit.results.ids import canonical_json
 
 
@@ -250,7 +250,7 @@ def failed_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
     base = row_base(spec)
     return [{**base, "trial_id": t["trial_id"], "shadow_index": int(t["shadow_index"]),
              "seed": int(t["seed"]), "sample_seed": int(t["sample_seed"]), "split": t["split"],
-             "status": "failed", "error": error[-2000:]} for t in spec["trials"]]
+             "status": "failed", "error": clip_error(error)} for t in spec["trials"]]
 
 
 def row_base(spec: Mapping[str, Any]) -> dict[str, Any]:

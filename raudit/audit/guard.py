@@ -16,7 +16,7 @@ from raudit import generators
 from raudit.audit import chunk
 from raudit.audit.game import Game, trials, worlds
 from raudit.engine.driver import EngineConfig
-from raudit.errors import RauditError
+from raudit.errors import RauditError, headline
 from raudit.privacy import ResolvedPrivacy
 from raudit.results import ResultStore
 
@@ -76,14 +76,6 @@ def check_models(store: ResultStore, ids: set[str], total: int) -> None:
     count = int((heads == heads.iloc[0]).sum())
     raise AuditFailed(f"all {total} shadow models failed ({count} with: {heads.iloc[0]}); "
                       "nothing to analyse")
-
-
-def headline(error: str) -> str:
-    """The line of a recorded error that says what happened (a traceback's last line)."""
-    lines = [ln.strip() for ln in str(error).strip().splitlines() if ln.strip()]
-    if not lines:
-        return "unknown error"
-    return (lines[-1] if lines[0].startswith("Traceback") else lines[0])[:300]
 
 
 class Estimator:

@@ -34,7 +34,7 @@ from raudit.attacks import extract_many
 from raudit.audit import game as g
 from raudit.audit.chunk import (as_float, build_generator, load_train, row_base,
                                sample_models, verified_context)
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, clip_error
 from raudit.results.ids import trial_id
 
 SELECTION_STREAM = seeds.SELECTION  # shared with the per-candidate mode
@@ -122,7 +122,7 @@ def run_pool_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def failed_pool_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
     """Failed rows for every (model, candidate) of a chunk that failed for good."""
-    return [{**_row(spec, j, c, t), "status": "failed", "error": error[-2000:]}
+    return [{**_row(spec, j, c, t), "status": "failed", "error": clip_error(error)}
             for j, c in enumerate(spec["candidates"]) for t in spec["trials"]]
 
 

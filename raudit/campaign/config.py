@@ -21,6 +21,7 @@ fails with the same messages, prefixed by ``FILE:LINE: jobs[i].key``.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ from raudit.errors import ConfigError
 KINDS = ("audit", "utility", "inspect")
 TOP_KEYS = ("name", "description", "defaults", "jobs")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_VALUES = 100_000  # YAML values in one file, aliases counted at every use
+MAX_JOBS = 10_000  # jobs after grid expansion: more is a typo, not a campaign
 
 
 @dataclass
@@ -54,27 +57,54 @@ class JobSpec:
     lines: dict  # setting key -> "FILE:LINE"
 
 
-def _build(loader, node, source: str) -> Node:
+@dataclass
+class _Budget:
+    """What one document may still expand to. An alias is a reference in YAML but a copy
+    here (each copy keeps its own lines), so nested aliases multiply: nine aliases of nine
+    aliases of ... grew to gigabytes (the "billion laughs"). ``path``: the collection nodes
+    being built, so an alias of its own ancestor is caught instead of recursing forever."""
+
+    left: int = MAX_VALUES
+    path: set = field(default_factory=set)
+
+
+def _build(loader, node, source: str, budget: _Budget | None = None) -> Node:
     import yaml
 
+    budget = budget if budget is not None else _Budget()
     line = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out = Node({}, line)
-        for k, v in node.value:
-            key = loader.construct_object(k, deep=True)
-            if key in out.value:
-                raise ConfigError(f"{source}:{k.start_mark.line + 1}: key {key!r} given twice")
-            child = _build(loader, v, source)
-            out.value[key], out.lines[key], out.children[key] = child.value, k.start_mark.line + 1, child
-        return out
-    if isinstance(node, yaml.SequenceNode):
+    budget.left -= 1
+    if budget.left < 0:
+        raise ConfigError(f"{source}:{line}: the file expands to more than {MAX_VALUES:,} "
+                          "values (aliases of aliases?); a campaign needs far fewer")
+    if not isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        return Node(loader.construct_object(node, deep=True), line)
+    if id(node) in budget.path:
+        raise ConfigError(f"{source}:{line}: an alias refers to a value that contains it "
+                          "(a recursive alias); write the value out")
+    budget.path.add(id(node))
+    try:
+        if isinstance(node, yaml.MappingNode):
+            out = Node({}, line)
+            for k, v in node.value:
+                if not isinstance(k, yaml.ScalarNode):
+                    raise ConfigError(f"{source}:{k.start_mark.line + 1}: a key must be a plain "
+                                      "name, not a list or a mapping")
+                key = loader.construct_object(k, deep=True)
+                if key in out.value:
+                    raise ConfigError(f"{source}:{k.start_mark.line + 1}: key {key!r} given twice")
+                child = _build(loader, v, source, budget)
+                out.value[key], out.lines[key], out.children[key] = \
+                    child.value, k.start_mark.line + 1, child
+            return out
         out = Node([], line)
         for i, v in enumerate(node.value):
-            child = _build(loader, v, source)
+            child = _build(loader, v, source, budget)
             out.value.append(child.value)
             out.lines[i], out.children[i] = v.start_mark.line + 1, child
         return out
-    return Node(loader.construct_object(node, deep=True), line)
+    finally:
+        budget.path.discard(id(node))
 
 
 def parse(text: str, source: str = "<campaign>") -> Node:
@@ -139,6 +169,11 @@ def expand(root: Node, source: str, default_name: str = "campaign") -> tuple[dic
         if not isinstance(grid, dict) or not all(isinstance(v, list) and v for v in grid.values()):
             raise ConfigError(f"{lines.get('grid', at)}: jobs[{i}].grid must map setting names "
                               "to non-empty lists of values")
+        points = math.prod(len(v) for v in grid.values())
+        if len(out) + points > MAX_JOBS:
+            raise ConfigError(f"{lines.get('grid', at)}: jobs[{i}].grid makes {points:,} jobs "
+                              f"({' x '.join(f'{len(v):,}' for v in grid.values())}); a campaign "
+                              f"holds at most {MAX_JOBS:,}: split it or shorten the lists")
         gnode = jnode.children.get("grid")
         for key in grid:
             lines[key] = f"{source}:{gnode.lines[key]}" if gnode else at

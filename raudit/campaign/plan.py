@@ -14,6 +14,7 @@ import importlib
 import re
 from typing import Any
 
+from raudit.campaign import fields
 from raudit.campaign.config import JobSpec
 from raudit.errors import ConfigError, RauditError
 
@@ -73,6 +74,7 @@ def audit_request(job: JobSpec, chunk_size: int | None = None):
             raise _fail(job, exc, next((k for k in short if k in str(exc) or
                                         SHORTCUTS[k] in str(exc)), None)) from None
         s["options"] = {**opts, **(s.get("options") or {})}
+    fields.check(AuditRequest, s)
     return AuditRequest(**s)
 
 
@@ -104,6 +106,7 @@ def utility_request(job: JobSpec):
         s["epsilons"] = tuple(float(e) for e in s["epsilons"])
     if "teachers" in s:
         s["teachers"] = tuple(str(t) for t in s["teachers"])
+    fields.check(plan.UtilityRequest, s)
     return plan.UtilityRequest(**s)
 
 
@@ -130,8 +133,9 @@ def build(job: JobSpec, chunk_size: int | None = None):
         if job.kind == "utility":
             return UtilityJob(job.name, utility_request(job))
         _unknown(job, set(INSPECT_KEYS))
-        from raudit.inspect.job import request_from_settings
-        request_from_settings(dict(job.settings))  # validate now, with the job's line
+        from raudit.inspect.job import InspectRequest, request_from_settings
+        made = request_from_settings(dict(job.settings))  # validate now, with the job's line
+        fields.check(InspectRequest, dataclasses.asdict(made))
         return InspectJob(job.name, dict(job.settings), inspect_runner())
     except ConfigError as exc:
         if str(exc).startswith(job.where.split(":")[0] + ":"):

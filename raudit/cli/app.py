@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from raudit import __version__
@@ -31,9 +33,18 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
               "pinned sha256 (credit, the full isolet); their sha256 is recorded in the cache "
               "and checked on every later load. Same as RAUDIT_ALLOW_UNPINNED=1.")) -> None:
     """raudit: the PATE-GAN family and friends, audited by measurement."""
-    if allow_unpinned:
-        import os
+    import os
 
+    if os.environ.get("RAUDIT_COMPILE", "").strip():  # a bad value: one line before any work
+        from raudit.errors import ConfigError
+        from raudit.generators.nn import compiled
+
+        try:
+            compiled.mode()
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(2) from None
+    if allow_unpinned:
         from raudit.data.cache import ALLOW_UNPINNED
         os.environ[ALLOW_UNPINNED] = "1"
 
@@ -79,10 +90,14 @@ def _click_exceptions():
 def main(argv: list[str] | None = None) -> None:
     """Entry point: usage errors (a bad number, an unknown flag) become one line on stderr
     and exit 2, like raudit's own errors, instead of a usage box."""
-    import sys
+    import signal
 
+    from raudit.cli.errors import interrupted
     from raudit.cli.helptext import tidy
+    from raudit.errors import on_sigterm
 
+    if hasattr(signal, "SIGTERM"):  # a stop request ends a run as Ctrl-C does (errors.Terminated)
+        signal.signal(signal.SIGTERM, on_sigterm)
     exc_mod = _click_exceptions()
     command = typer.main.get_command(app)
     tidy(command)  # plain metavars on the help screens (no `<bool>` after a flag)
@@ -96,9 +111,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"error: {' '.join(exc.format_message().split())} (see `{where} --help`)",
               file=sys.stderr)
         sys.exit(2)
-    except typer.Abort:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    except typer.Abort as exc:  # click's wrapping of a KeyboardInterrupt (or Terminated)
+        sys.exit(interrupted(exc.__cause__ or exc.__context__))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except RauditError as exc:  # a command without its own boundary: still one line

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import typer
 
-from raudit.errors import RauditError
+from raudit.errors import RauditError, Terminated, was_terminated
 
 USER_ERROR = 2
 
@@ -54,6 +54,14 @@ def results_only_stdout() -> Iterator[None]:
         os.close(saved)
 
 
+def interrupted(exc: BaseException | None) -> int:
+    """Say that the run stopped and how to resume; the exit code (128 + the signal)."""
+    term = was_terminated(exc)
+    print(f"{'terminated (SIGTERM)' if term else 'interrupted'}: finished results are kept; "
+          "rerun the same command to resume", file=sys.stderr, flush=True)
+    return 128 + (Terminated.signum if term else 2)
+
+
 def user_errors(fn: Callable) -> Callable:
     """Turn raudit's user errors (and missing files) into `fail`; keep real bugs loud."""
     @functools.wraps(fn)
@@ -66,8 +74,6 @@ def user_errors(fn: Callable) -> Callable:
             fail(str(exc), getattr(exc, "exit_code", USER_ERROR))
         except FileNotFoundError as exc:
             fail(f"file not found: {exc.filename or exc}")
-        except KeyboardInterrupt:
-            print("interrupted: finished results are kept; rerun the same command to resume",
-                  file=sys.stderr)
-            raise typer.Exit(130)
+        except KeyboardInterrupt as exc:
+            raise typer.Exit(interrupted(exc)) from None
     return wrapper

@@ -29,8 +29,12 @@ Options = Annotated[Optional[list[str]], typer.Option("--option", "-o", help="Im
 
 def out_folder(value: str | Path) -> Path:
     """``--out``'s parser: an empty value is refused (Path('') would be the current folder)."""
-    if isinstance(value, Path):
-        return value
+    from raudit.errors import ConfigError
+    from raudit.results.files import as_folder
+
     if not str(value).strip():
         raise typer.BadParameter("is empty; give the result folder, e.g. --out runs/mine")
-    return Path(value)
+    try:
+        return as_folder(value)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--out: ")) from None

@@ -115,4 +115,30 @@ def import_file(path: str | Path, name: str | None = None) -> Path:
             f"{intended[0].sha256 or intended[0].raw_sha256} ({intended[0].relpath}); "
             "import the original, unmodified file"
         )
+    _check_parses(src, name, intended[0])
     return store(src, intended[0], origin=str(src))
+
+
+def _check_parses(src: Path, name: str, file: DataFile) -> None:
+    """No hash vouches for an unpinned file: it must at least parse as the dataset's file,
+    by the dataset's own reader (any bytes were accepted, and a later load failed, or
+    trained on them). The reader gets ``src`` in the place of each of its files (the
+    unpinned ones, credit's and the full isolet's, share their format)."""
+    from raudit.data.registry import DATASETS
+
+    entry = DATASETS.get(name)
+    count = len(entry.source.files) if file in entry.source.files else 1
+    with open(src, "rb") as fh:
+        if fh.read(2) == lzw.MAGIC:
+            return  # .Z content: decompressed on store; parsed at its first load
+    try:
+        cleaned = entry.read([src] * count)
+    except DataError as exc:
+        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name}: "
+                        f"{exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a reader's failure on foreign bytes
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name} "
+                        f"({type(exc).__name__}: {first[:200]})") from None
+    if cleaned.frame.empty:
+        raise DataError(f"{src} holds no rows of dataset {name!r}")

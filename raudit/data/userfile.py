@@ -51,7 +51,28 @@ def _read(path: Path) -> pd.DataFrame:
     if df.empty:
         raise DataError(f"{path} has no rows or no columns")
     df.columns = [str(c) for c in df.columns]
+    _check_cells(df, path)
     return df
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _check_cells(df: pd.DataFrame, path: Path) -> None:
+    """Refuse cells no column of raudit can hold exactly: nested values (a Parquet list or
+    struct column, which failed deep in pandas as 'unhashable type'), and unsigned integers
+    above int64's range (2**64-1 became -9.22e18 in every synthetic row)."""
+    for name in df.columns:
+        col = df[name]
+        if col.dtype == object:
+            nested = col.map(lambda v: isinstance(v, (list, tuple, dict, set, np.ndarray)))
+            if nested.any():
+                kind = type(col[nested].iloc[0]).__name__
+                raise DataError(f"{path}: column {name!r} holds nested values ({kind}, e.g. a "
+                                "Parquet list or struct); flatten it into plain columns first")
+        elif pd.api.types.is_unsigned_integer_dtype(col) and len(col) and col.max() > _INT64_MAX:
+            raise DataError(f"{path}: column {name!r} holds {col.max()}, beyond the int64 range "
+                            "raudit's integer columns use; rescale it or store it as a float")
 
 
 def _plain(value: object) -> object:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import ray
 
 from raudit.engine.prestart import await_early, ending, prestart  # noqa: F401 - prestart: re-exported
+from raudit.errors import on_sigterm
 
 # No path of the driver's environment is forwarded: a worker on another machine has
 # other paths. The datasets the driver loaded travel in the object store instead
@@ -121,11 +124,22 @@ def session(workers: int | None) -> Iterator[None]:
     """
     await_early()
     if ray.is_initialized():
+        _own_sigterm()
         yield
         return
     _init(workers)
+    _own_sigterm()
     with ending(_end):
         yield
+
+
+def _own_sigterm() -> None:
+    """Take SIGTERM back once Ray is up: ray.init (in the main thread) makes it a sys.exit,
+    and Ray's C++ core worker installs a crash handler for it that prints a stack dump and
+    aborts (exit 134, no resume line). raudit's ends the run as Ctrl-C does
+    (:class:`raudit.errors.Terminated`). Only the main thread can set a handler."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _end(abandoned: bool) -> None:

@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from raudit.errors import on_sigterm
+
 # A start begun by prestart(): the box it reports in ("ready": an Event, set once
 # ray.init returned or raised; "error"; "end": the Event that lets the thread go).
 _early: dict[str, Any] = {}
@@ -56,9 +58,9 @@ def prestart(workers: int | None) -> Iterator[None]:
         box["end"].wait()
 
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "SIGTERM"):
-        # what ray.init does in the main thread only: SIGTERM exits through the finally
-        # blocks (Ray shut down), as Ctrl-C does
-        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))
+        # ray.init, in the main thread only, would make SIGTERM a sys.exit (a C++ crash
+        # dump at exit, 134); raudit's handler ends the run as Ctrl-C does
+        signal.signal(signal.SIGTERM, on_sigterm)
     thread = threading.Thread(target=start, name="raudit-ray-start", daemon=True)
 
     def end(abandoned: bool) -> None:

@@ -25,7 +25,7 @@ import ray
 from raudit.engine import actors as act
 from raudit.engine import health
 from raudit.engine.prestart import ending
-from raudit.engine.raylog import death_cause, lost_line
+from raudit.engine.raylog import death_cause, lost_line, oom_kills
 
 
 def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
@@ -54,6 +54,7 @@ class _Loop:
         self.watch = health.Watch()
         self.beat = health.heartbeat_s()
         self.last_beat = time.monotonic()
+        self.oom_before = oom_kills()  # a killed actor is blamed on memory only on evidence
 
     def run(self) -> None:
         with ending(self._close):
@@ -104,7 +105,8 @@ class _Loop:
             # slot if a node has room for it.
             self._requeue(spec, errors, deaths, exc)
             if self.pool.actors[i] is actor:
-                self._lose(i, f"an actor died ({type(exc).__name__})", death_cause(exc), [spec])
+                self._lose(i, f"an actor died ({type(exc).__name__})", death_cause(exc, self.oom_before),
+                           [spec])
                 self._refill()
             return
         except ray.exceptions.RayError as exc:  # the chunk raised

@@ -45,13 +45,37 @@ def route_to_file() -> Path:
     return path
 
 
-def death_cause(exc: BaseException) -> str:
-    """What Ray says killed an actor, in words."""
+#: Ray's memory monitor's own words when it kills a worker (a node above its threshold)
+_MONITOR = ("memory usage threshold", "running low on memory")
+
+
+def oom_kills() -> int | None:
+    """The kernel's count of processes its OOM killer has ended on this machine since boot
+    (``oom_kill`` in /proc/vmstat, Linux 4.13+); None where it cannot be read."""
+    try:
+        with open("/proc/vmstat", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def death_cause(exc: BaseException, oom_before: int | None = None) -> str:
+    """What killed an actor, in words, blaming memory only on evidence: Ray's memory monitor
+    saying it killed the worker, or the kernel's OOM-kill count on this machine grown
+    since ``oom_before`` (:func:`oom_kills` when the run began). Ray's message names the
+    OOM killer as a possible cause of every unexpected exit, a SIGKILL by hand or a
+    crash too, so its mention alone is no evidence."""
     text = str(exc)
-    oom = "OOM" in text or "out of memory" in text.lower()
-    # Ray names the OOM killer as a likely cause of any SIGKILL: say it as Ray's guess
-    return ("a worker process was killed (Ray suspects the OOM killer: memory ran short)"
-            if oom else "a worker process exited unexpectedly")
+    if type(exc).__name__ == "OutOfMemoryError" or any(m in text for m in _MONITOR):
+        return "a worker process was killed by Ray's memory monitor (the node ran low on memory)"
+    now = oom_kills()
+    if oom_before is not None and now is not None and now > oom_before:
+        return (f"a worker process was killed, and the kernel's OOM killer ended {now - oom_before} "
+                "process(es) on this machine meanwhile (memory ran short)")
+    return "a worker process exited unexpectedly (killed or crashed; Ray's log has its exit)"
 
 
 def lost_line(why: str, chunks: int, models: int, limit: int) -> str:

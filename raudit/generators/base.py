@@ -33,10 +33,20 @@ from raudit.generators.events import Observer
 from raudit.privacy import STUDY_DELTA
 
 
+#: The largest epsilon taken. Far above any private setting (1e6 already makes PATE's votes
+#: exact), and far enough below float64's top that the accountants' eps x order products
+#: stay finite: 1e308 overflowed into warnings and a verdict line of 300 digits.
+MAX_EPSILON = 1e12
+
+
 def check_privacy(epsilon: float, delta: float | None) -> None:
-    """Raise a ConfigError for eps <= 0 or delta outside (0, 1)."""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+    """Raise a ConfigError for eps <= 0 or above MAX_EPSILON, or delta outside (0, 1)."""
+    if not (isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool)
+            and math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError(f"epsilon must be a positive number, got {epsilon!r}")
+    if epsilon > MAX_EPSILON:
+        raise ConfigError(f"epsilon {epsilon:g} is above raudit's ceiling of {MAX_EPSILON:g} "
+                          "(1e6 is already non-private in practice); lower it")
     if delta is not None and not (0 < delta < 1):
         raise ConfigError(f"delta must be in (0, 1), got {delta!r}")
 

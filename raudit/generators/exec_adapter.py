@@ -17,8 +17,13 @@ For each call raudit writes ``request.json`` into the model's work folder and ru
   (or ``synthetic.csv``) with the training table's columns.
 
 A missing interpreter, a non-zero exit (with the program's last stderr lines), a
-timeout, or output of the wrong shape are one-line errors. The work folder lives as
-long as the fitted model (a temporary folder, removed with it).
+timeout, or output of the wrong shape or type are one-line errors. A relative program
+path (``./entry.sh``, ``bin/fit``) is relative to the config's folder, in the check and in
+the run alike (a bare name is looked up on PATH). The program runs as its own process
+group (:mod:`raudit.generators.plugin_process`: the group is killed at its end and at the
+timeout, its output kept as a bounded tail). The work folder lives as long as the fitted
+model (a temporary folder, removed with it; one left by a killed raudit is removed by the
+next run).
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import functools
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from raudit.errors import ConfigError, DataError
+from raudit.generators import plugin_process
 from raudit.generators.base import Generator
 
 PREFIX = "exec:"
@@ -56,6 +61,7 @@ def read_config(path: str | Path) -> dict[str, Any]:
     if not (isinstance(cmd, list) and cmd and all(isinstance(c, str) and c for c in cmd)):
         raise ConfigError(f"adapter config {p}: 'command' must be a non-empty list of strings "
                           "(the program and its arguments; no shell is used)")
+    cmd[0] = _program(cmd[0], p.resolve().parent)
     if shutil.which(cmd[0]) is None:
         raise ConfigError(f"adapter config {p}: program {cmd[0]!r} not found; create its "
                           "environment first (or fix the path)")
@@ -68,6 +74,16 @@ def read_config(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"adapter config {p}: env must map names to strings")
     return {"command": list(cmd), "timeout_s": float(timeout), "env": dict(env),
             "name": str(cfg.get("name", p.stem)), "path": str(p)}
+
+
+def _program(program: str, config_dir: Path) -> str:
+    """``program`` as the run will start it: a relative path made absolute against the
+    config's folder (the run's working folder is a temporary one); a bare name as given
+    (PATH finds it)."""
+    path = Path(program).expanduser()
+    if path.is_absolute() or os.sep not in program:
+        return str(path) if program.startswith("~") else program
+    return str(config_dir / path)
 
 
 class ExecGenerator(Generator):
@@ -87,21 +103,20 @@ class ExecGenerator(Generator):
         (folder / "request.json").write_text(json.dumps(request), encoding="utf-8")
         cfg = self.config
         try:
-            done = subprocess.run([*cfg["command"], str(folder)], cwd=folder, capture_output=True,
-                                  text=True, timeout=cfg["timeout_s"],
-                                  env={**os.environ, **cfg["env"]}, shell=False)
-        except subprocess.TimeoutExpired:
-            raise DataError(f"{cfg['name']}: {request['action']} ran past its "
-                            f"{cfg['timeout_s']:g} s timeout") from None
+            done = plugin_process.run([*cfg["command"], str(folder)], cwd=folder,
+                                      env={**os.environ, **cfg["env"]}, timeout_s=cfg["timeout_s"])
         except OSError as exc:
             raise ConfigError(f"{cfg['name']}: cannot start {cfg['command'][0]!r}: {exc}") from None
+        if done.timed_out:
+            raise DataError(f"{cfg['name']}: {request['action']} ran past its "
+                            f"{cfg['timeout_s']:g} s timeout (its process group was killed)")
         if done.returncode != 0:
             tail = " | ".join(done.stderr.strip().splitlines()[-3:]) or "no error output"
             raise DataError(f"{cfg['name']}: {request['action']} exited with status "
                             f"{done.returncode}: {tail}")
 
     def _fit(self, data, *, epsilon, delta, seed, columns, observer) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="raudit-exec-")
+        self._dir = plugin_process.work_folder()
         folder = Path(self._dir.name)
         self.columns_, self.dtypes_ = list(data.columns), data.dtypes.to_dict()
         data.reset_index(drop=True).rename(columns=str).to_parquet(folder / "train.parquet")
@@ -109,13 +124,11 @@ class ExecGenerator(Generator):
                 for c in columns or ()]
         self._run({"action": "fit", "epsilon": epsilon, "delta": delta, "seed": int(seed),
                    "columns": meta, "options": {k: v for k, v in self.options.items()}})
-        summary = _read_json(folder / "summary.json") or {}
-        events = folder / "events.jsonl"
-        if events.exists():
-            summary["events"] = [json.loads(line) for line in
-                                 events.read_text(encoding="utf-8").splitlines() if line.strip()]
-        summary.setdefault("iterations", 0)
-        summary.setdefault("eps_hat", float("nan"))
+        name = self.config["name"]
+        summary = _summary(_read_json(folder / "summary.json"), name)
+        events = _events(folder / "events.jsonl", name)
+        if events is not None:
+            summary["events"] = events
         self.summary_ = summary
 
     def sample(self, n: int, *, seed: int = 0) -> pd.DataFrame:
@@ -143,15 +156,64 @@ def _read_json(path: Path) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except ValueError as exc:
-        raise DataError(f"{path.name} written by the external generator is not JSON: {exc}") from None
+    except ValueError as exc:  # bad JSON, or bytes that are not UTF-8
+        raise DataError(f"{path.name} written by the external generator is not JSON: "
+                        f"{str(exc).splitlines()[0]}") from None
+
+
+def _summary(raw: Any, name: str) -> dict:
+    """summary.json as raudit reads it: a mapping whose ``iterations`` is a whole number
+    >= 0 and ``eps_hat`` a number (or null); both default when absent."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise DataError(f"{name}: summary.json must be a JSON object, got {type(raw).__name__}")
+    out = dict(raw)
+    it = out.setdefault("iterations", 0)
+    if isinstance(it, bool) or not isinstance(it, (int, float)) or it < 0 or it != int(it):
+        raise DataError(f"{name}: summary.json's iterations must be a whole number >= 0, "
+                        f"got {it!r:.60}")
+    out["iterations"] = int(it)
+    eps = out.get("eps_hat")
+    if eps is None:
+        out["eps_hat"] = float("nan")
+    elif isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        raise DataError(f"{name}: summary.json's eps_hat must be a number or null, got {eps!r:.60}")
+    else:
+        out["eps_hat"] = float(eps)
+    return out
+
+
+def _events(path: Path, name: str) -> list[dict] | None:
+    """events.jsonl: one JSON object per line (blank lines skipped); None when absent."""
+    if not path.exists():
+        return None
+    out = []
+    with path.open("rb") as fh:
+        for i, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                event = json.loads(raw.decode("utf-8"))
+            except ValueError as exc:  # bad JSON or bytes that are not UTF-8
+                raise DataError(f"{name}: events.jsonl line {i} is not JSON "
+                                f"({str(exc).splitlines()[0]})") from None
+            if not isinstance(event, dict):
+                raise DataError(f"{name}: events.jsonl line {i} must be a JSON object, got "
+                                f"{type(event).__name__}")
+            out.append(event)
+    return out
 
 
 def _read_table(folder: Path, name: str) -> pd.DataFrame:
-    if (folder / "synthetic.parquet").exists():
-        return pd.read_parquet(folder / "synthetic.parquet")
-    if (folder / "synthetic.csv").exists():
-        return pd.read_csv(folder / "synthetic.csv")
+    for file, read in (("synthetic.parquet", pd.read_parquet), ("synthetic.csv", pd.read_csv)):
+        if (folder / file).exists():
+            try:
+                return read(folder / file)
+            except Exception as exc:  # noqa: BLE001 - a foreign file: any failure is its damage
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise DataError(f"{name}: sample wrote a {file} that cannot be read "
+                                f"({type(exc).__name__}: {first[:200]})") from None
     raise DataError(f"{name}: sample wrote no synthetic.parquet or synthetic.csv")
 
 

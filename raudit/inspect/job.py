@@ -47,6 +47,7 @@ class InspectRequest:
                               f"{self.teachers} and {self.max_iter}")
         if not (self.lam > 0 and self.epsilon > 0):
             raise ConfigError(f"--lambda and --epsilon must be positive, got {self.lam} and {self.epsilon}")
+        generators.base.check_privacy(self.epsilon, self.delta)
 
     def manifest(self, names: list[str], dataset: str) -> dict[str, Any]:
         spec = asdict(self)

@@ -20,8 +20,29 @@ from raudit.report import audits, inspect, provenance, render, study, utility
 from raudit.report.load import load
 from raudit.report.model import Figure, Report, Table
 from raudit.results.files import check_writable, write_atomic
+from raudit.results.schema import TABLES
 
 FORMATS = ("html", "md")
+PAGES = ("index.html", "report.md")  # a folder holding one is a report: rewritten in place
+
+
+def _check_out(results: Path, out: Path) -> None:
+    """Refuse an --out that is the results folder or lies in one of its data folders: a
+    page or a figure in ``shadow/`` broke every later read of the table
+    (``pd.read_parquet(X/"shadow")``). A new folder inside the results folder (``X/report``)
+    or an earlier report's is fine."""
+    root, target = results.resolve(), out.resolve()
+    if target == root:
+        raise ConfigError("--out must not be the results folder itself; choose another folder")
+    try:
+        first = target.relative_to(root).parts[0]
+    except ValueError:
+        return  # outside the results folder
+    folder = root / first
+    report = any((folder / p).is_file() for p in PAGES)
+    if first in (*TABLES, "inspect") or (folder.is_dir() and not report):
+        raise ConfigError(f"--out {out} lies in the results' own folder {first}/, which raudit "
+                          f"reads as data; choose a new folder (e.g. {results / 'report'})")
 
 
 def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool = False,
@@ -31,8 +52,7 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
         raise ConfigError(f"--format takes {' or '.join(FORMATS)}, got {fmt!r}")
     results, out = Path(results), Path(out)
     res = load(results, notice)
-    if out.resolve() == results.resolve():
-        raise ConfigError("--out must not be the results folder itself; choose another folder")
+    _check_out(results, out)
     check_writable(out)
     out.mkdir(parents=True, exist_ok=True)
     title = {"campaign": "raudit campaign report", "utility": "raudit utility report",

@@ -24,10 +24,18 @@ from raudit.errors import ConfigError, RunInterrupted
 LOCK = ".lock"
 
 
+NAME_MAX = 255  # bytes in one file name (Linux, macOS): a longer one fails at mkdir
+
+
 def as_folder(folder: Path | str, flag: str = "--out") -> Path:
-    """``folder`` as a Path; ConfigError if it is a file (the first check of an output
-    folder, before the request is even validated)."""
+    """``folder`` as a Path; ConfigError if it is a file or a name in it is longer than the
+    file system takes (the first check of an output folder, before the request is even
+    validated: a 300-character name used to fail at the first write, as a traceback)."""
     folder = Path(folder)
+    for part in folder.parts:
+        if len(os.fsencode(part)) > NAME_MAX:
+            raise ConfigError(f"{flag}: the name {part[:40]}... is {len(os.fsencode(part)):,} "
+                              f"bytes; a file system takes at most {NAME_MAX}: shorten it")
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{flag} {folder} is a file; give a folder")
     return folder

@@ -69,6 +69,7 @@ def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
     if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
             req, engine, said.append if estimate else notice, (game, ds)))
+        limits.check_audit(req, engine, ds)  # the chosen M may hold more than the default
     est = _say_estimate(req, game, ds, engine, notice) if estimate else None
     for message in said:
         notice(message)

@@ -15,7 +15,8 @@ What is checked, and against what:
   autoscaler may still add nodes.
 - memory: the driver holds ~:data:`ROW_BYTES` per planned model (its trial plan and its
   result row); every actor holds its process (:data:`PROCESS_BYTES`) and one chunk of
-  models at a time. A chunk's models are estimated from the generator set-up: the PATE-GAN
+  models at a time, the largest any phase trains (:func:`largest_chunk`: a target
+  selection's chunks may hold far more models than the game's). A chunk's models are estimated from the generator set-up: the PATE-GAN
   family's networks are MLPs of width ~d (d columns), a generator, a student and k
   teachers, each parameter with its gradient and two Adam moments in float32, plus the
   training and synthetic tables. It is a rough estimate (the point is to refuse 10^11
@@ -158,13 +159,26 @@ def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = No
     synth = req.synthetic_rows if isinstance(req.synthetic_rows, int) else rows
     selection = (req.selection_models if req.target_selection == "pool"
                  else 2 * req.target_candidates * req.target_pairs)
-    models = 2 * req.shadow_models + (selection if req.target in (None, "auto") else 0)
-    chunk = min(req.chunk_size, max(req.shadow_models, 1))
+    selects = req.target in (None, "auto")
+    models = 2 * req.shadow_models + (selection if selects else 0)
+    chunk = largest_chunk(req, selects)
     _check_memory(f"this audit ({req.shadow_models:,} shadow models per world)", models, chunk,
                   model_bytes(rows, cols, teachers if isinstance(teachers, int) else None,
                               synth, req.samples_per_model),
                   actors, machine, "lower --shadow-models (or --chunk-size, --workers, "
                   "--selection-models)")
+
+
+def largest_chunk(req, selects: bool) -> int:
+    """The most models one chunk of the audit trains at once, over all its phases: the
+    game's chunks hold at most one world's shadow models, but a target selection's hold up
+    to --chunk-size of its own models (a pool of --selection-models, or --target-pairs per
+    world and candidate), however few shadow models the game has."""
+    phase = [req.shadow_models]
+    if selects:
+        phase.append(req.selection_models if req.target_selection == "pool"
+                     else req.target_pairs)
+    return max(1, min(req.chunk_size, max(phase)))
 
 
 def check_utility(req, engine: EngineConfig, ds=None, machine: Machine | None = None) -> None:

@@ -39,7 +39,7 @@ from threadpoolctl import threadpool_limits
 
 from raudit import classifiers as clf
 from raudit.audit.chunk import as_float, build_generator, load_train, sample_models
-from raudit.errors import ConfigError
+from raudit.errors import ConfigError, clip_error
 from raudit.results.ids import canonical_json
 from raudit.utility import metrics as mt
 from raudit.utility import controls, plan
@@ -158,7 +158,7 @@ def run_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def failed_rows(spec: Mapping[str, Any], error: str) -> list[dict[str, Any]]:
     """One ``failed`` row per trial of a chunk that failed for good."""
-    base = {**_base(spec), "status": "failed", "error": error[-2000:]}
+    base = {**_base(spec), "status": "failed", "error": clip_error(error)}
     if spec.get("real"):
         return [{**base, "trial_id": spec["trial_id"], "setting": "A"}]
     return [{**base, "trial_id": t["trial_id"], "fit_index": t["fit_index"], "seed": t["seed"]}

@@ -242,10 +242,20 @@ def test_import_with_wrong_checksum(tmp_path):
     assert not (cache.cache_dir() / data.source("cervical").files[0].relpath).exists()
 
 
-def test_import_unpinned_file_by_name(tmp_path):
-    src = write(tmp_path / "creditcard (1).csv", CONTENT)
+def test_import_unpinned_file_by_name(tmp_path, credit_dir):
+    src = tmp_path / "creditcard (1).csv"
+    src.write_bytes((credit_dir / "credit_card" / "creditcard.csv").read_bytes())
     dest = data.import_file(src, "credit")
-    assert dest == cache.cache_dir() / "credit_card/creditcard.csv" and dest.read_bytes() == CONTENT
+    assert dest == cache.cache_dir() / "credit_card/creditcard.csv"
+    assert dest.read_bytes() == src.read_bytes()
+
+
+def test_import_of_an_unpinned_file_must_parse_as_its_dataset(tmp_path):
+    # issue 46 item 14: no hash vouches for it, and any bytes were accepted
+    src = write(tmp_path / "creditcard.csv", CONTENT)
+    with pytest.raises(DataError, match="does not parse as dataset 'credit'.*lacks the columns"):
+        data.import_file(src, "credit")
+    assert not (cache.cache_dir() / "credit_card/creditcard.csv").exists()
 
 
 def test_import_refusals(tmp_path):

@@ -72,7 +72,9 @@ def mode() -> str:
     teachers' step, "step" the whole PATE-GAN iteration (see the module docstring)."""
     value = os.environ.get("RAUDIT_COMPILE", "").strip() or "0"
     if value not in MODES:
-        raise ValueError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
+        from raudit.errors import ConfigError
+
+        raise ConfigError(f"RAUDIT_COMPILE must be one of {', '.join(MODES)}, got {value!r}")
     return value if value == "0" or (hasattr(torch, "compile") and _has_compiler()) else "0"
 
 
