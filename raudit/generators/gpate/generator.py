@@ -33,8 +33,21 @@ fed one-hot to the generator and to the teachers (the G-PATE authors' conditioni
 two one-hot inputs; the default, one 0/1 value, is an extra bias only class 1 has, which drifts
 class-1 images further under label-blind teacher gradients (measured: docs/learning.md).
 
-Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
-are released without smooth sensitivity (the published method does the same).
+``config="image"`` defaults to the authors' recipe (issue 47): their teacher
+(:class:`.nets.UpstreamTeacher`), the generator batch clamped to the rows per teacher (64 when
+not given, as their ``--batch_size``), which is also each teacher's real batch, taken in order
+from its once-shuffled partition (the whole partition when it holds one batch), and, for a
+generator conditioned on a one-hot class, each teacher's generated batch drawn with its real
+batch's labels; ``recipe=raudit`` / ``teacher_net=small`` give every earlier image run.
+``preset="paper-eps1"`` / ``"paper-eps10"``: the authors' two MNIST commands
+(:data:`.options.PRESETS`).
+
+The authors' privacy bugs are switches, off by default: ``shared_teacher_state`` and
+``shared_teacher_init`` (:mod:`.slots`: the teachers time-sharing one in-graph slot share
+Adam's moments and start equal) and ``accountant="gnmax"``, the data-dependent stop, whose
+eps and stopping time depend on the votes and are released without smooth sensitivity
+(the image default is ``gnmax-independent``; the tabular default stays ``gnmax`` so that its
+earlier numbers stand).
 """
 
 from __future__ import annotations
@@ -56,9 +69,10 @@ from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import teachers_for
 
 SMOOTH_SENSITIVITY_NOTE = (
-    "eps_hat is the data-dependent RDP bound of Confident-GNMax, released (and used to stop) "
-    "without smooth sensitivity: the reported eps and the stopping time themselves leak the "
-    "votes (a known issue of the published method)")
+    "with accountant=gnmax (the tabular default; image: -o accountant=gnmax) eps_hat is the "
+    "data-dependent RDP bound of Confident-GNMax, released (and used to stop) without smooth "
+    "sensitivity: the reported eps and the stopping time themselves leak the votes (a known "
+    "issue of the published method)")
 
 
 class GPate(BatchedGenerator):

@@ -5,12 +5,15 @@ PATE-GAN's networks as raudit's ``paper`` builds them: generator widths {z, d, d
 with ReLU hidden layers and a sigmoid output (data scaled to [0, 1]), z ~ U(0, 1)^d,
 teachers one layer (logistic regression on the record).
 
-Image (MNIST as raudit loads it: 784 pixel columns then the binary label): a small
+Image (MNIST as raudit loads it: 784 pixel columns then the label): the teacher is the
+G-PATE authors' discriminator by default (:class:`UpstreamTeacher`, ``teacher_net=upstream``:
+batch norm, the one-hot label at every layer; issue 47); ``teacher_net=small`` keeps the
+teacher of every earlier run (:class:`ImageTeacher`). The generator is a small
 DCGAN in the spirit of the reference code's, scaled down to run on CPU. Generator:
 z (100, U(-1, 1) as the reference code draws it) -> 64*7*7 (ReLU) -> transposed conv
 4x4/2 to 32x14x14 (ReLU) -> transposed conv 4x4/2 to 1x28x28 (sigmoid), plus a sigmoid
 label head on the 64*7*7 code (the reference code conditions on the digit instead; raudit's
-table carries a binary label column). Teacher: conv 4x4/2 1->16 (leaky ReLU 0.2) -> conv
+table carries a binary label column). Small teacher: conv 4x4/2 1->16 (leaky ReLU 0.2) -> conv
 4x4/2 16->32 (leaky ReLU) -> linear on [32*7*7 features, label] -> 1 logit.
 Models are batched with grouped convolutions (groups = models or teachers).
 """
