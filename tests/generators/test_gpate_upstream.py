@@ -155,7 +155,7 @@ def _reference_step_grads(t, x, rows, fake, pooled=False):
         real = x[i // k, rows[i // k, i % k]]
         fk = fake[i] if fake.shape[0] == m * k else fake[i // k]
 
-        def call(r):
+        def call(r, ref=ref):
             return ref(r[:, :784].reshape(-1, 1, 28, 28), _onehot(r, t.net.classes))
 
         if pooled:
@@ -187,7 +187,7 @@ def test_a_chunked_teacher_step_keeps_real_and_generated_batch_norm_statistics_a
 
 
 def test_generator_gradients_of_the_upstream_teacher_equal_the_reference_per_teacher():
-    t, x = _teachers(chunk=4)
+    t, _ = _teachers(chunk=4)
     fake = _rows(2 * 5, 10, 8).view(2, 5, 785)
     got = t.generator_gradients(fake)
     ref_all = teacher_gradients(t, fake)
@@ -238,8 +238,8 @@ def mnist10_shaped(n=80, seed=0):
     return df
 
 
-SMALL = dict(config="image", conditional=True, classes=10, teachers=8, max_iter=2, sigma1=1.0,
-             sigma2=1.0, z_dim=8)
+SMALL = {"config": "image", "conditional": True, "classes": 10, "teachers": 8, "max_iter": 2,
+         "sigma1": 1.0, "sigma2": 1.0, "z_dim": 8}
 
 
 def test_each_teacher_sees_generated_rows_with_its_real_batch_labels(monkeypatch):
@@ -287,7 +287,7 @@ def test_the_recipe_clamps_the_batch_to_the_rows_per_teacher_and_presets_set_the
 
 def _slot_teachers(state: bool, init: bool, shift: float = 0.0):
     """4 teachers in 2 slots (teachers 0 and 2 share slot 0); ``shift`` moves teacher 2's rows."""
-    t, x = _teachers(k=4, models=1, n=32, chunk=2)
+    t, _ = _teachers(k=4, models=1, n=32, chunk=2)
     if init:
         share_initialisation(t.params, 1, 4, 2)
     if state:

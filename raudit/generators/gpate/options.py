@@ -39,12 +39,12 @@ CONFIGS = {
 #: (their switches: shared_teacher_state, shared_teacher_init, accountant=gnmax).
 PRESETS: dict[str, dict] = {
     "default": {},
-    "paper-eps1": dict(config="image", conditional=True, classes=10, teachers=4000, sigma1=3000.0,
-                       sigma2=1000.0, z_dim=50, batch=64, max_iter=1000, clip=1e-4, k_proj=10,
-                       slot_teachers=40),
-    "paper-eps10": dict(config="image", conditional=True, classes=10, teachers=2000, sigma1=600.0,
-                        sigma2=100.0, z_dim=100, batch=64, max_iter=1000, clip=1e-4, k_proj=10,
-                        slot_teachers=40),
+    "paper-eps1": {"config": "image", "conditional": True, "classes": 10, "teachers": 4000,
+                   "sigma1": 3000.0, "sigma2": 1000.0, "z_dim": 50, "batch": 64, "max_iter": 1000,
+                   "clip": 1e-4, "k_proj": 10, "slot_teachers": 40},
+    "paper-eps10": {"config": "image", "conditional": True, "classes": 10, "teachers": 2000,
+                    "sigma1": 600.0, "sigma2": 100.0, "z_dim": 100, "batch": 64, "max_iter": 1000,
+                    "clip": 1e-4, "k_proj": 10, "slot_teachers": 40},
 }
 
 #: the generator batch of ``recipe=upstream`` when ``batch`` is not given (--batch_size 64)
