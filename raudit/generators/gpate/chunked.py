@@ -33,6 +33,8 @@ class ChunkedTeachers(LocalTeachers):
     batch: with the batch clamped to the rows per teacher, the whole partition every step.
     """
 
+    _next: torch.Tensor | None = None  # positions drawn by :meth:`next_rows` for the next step
+
     def __init__(self, *args, chunk: int | None = None, **kw):
         super().__init__(*args, **kw)
         self.chunk = chunk
@@ -45,7 +47,7 @@ class ChunkedTeachers(LocalTeachers):
         return torch.gather(self.parts, 1, self._next).view(self.models, self.k, -1)
 
     def _positions(self) -> torch.Tensor:
-        kept, self._next = getattr(self, "_next", None), None
+        kept, self._next = self._next, None
         if kept is not None:
             return kept
         if self.sample != "sequential":
