@@ -63,8 +63,8 @@ def run_arm(ds, a, control: str | None, seed: int) -> dict:
         opts["z_dim"] = a.z_dim
     if a.label_prior is not None:  # a conditional generator: the label from a public prior
         opts.update(conditional=True, label_prior=a.label_prior)
-    if a.label_channel:
-        opts["label_channel"] = True
+    if a.label_channel:  # the small teacher's option (the upstream one reads the label everywhere)
+        opts.update(label_channel=True, teacher_net="small")
     for kv in a.option:  # -o KEY=VALUE, values as JSON where they parse
         key, _, value = kv.partition("=")
         try:

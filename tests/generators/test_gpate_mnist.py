@@ -22,6 +22,7 @@ def mnist_shaped(n=60, seed=0):
 
 
 def trained_generator(**opts):
+    opts = {"teacher_net": "small", "recipe": "raudit", **opts}  # the pre-issue-47 image run
     gen = generators.get("gpate")(config="image", teachers=7, batch=5, max_iter=3, sigma1=1.0,
                                   sigma2=1.0, **opts).fit(mnist_shaped(), epsilon=1e6, seed=0)
     return gen._batch.trained.generator.flat.detach().clone(), gen.summary()
@@ -62,7 +63,8 @@ def test_z_dim_is_an_image_option_and_sizes_the_generator():
         generators.get("gpate")(config="image", teacher_chunk=0)
     hp = generators.get("gpate")(config="image", z_dim=50).resolve(56_000, 785)
     assert (hp.z_dim, hp.teacher_chunk, hp.teachers, hp.teacher_kernels) == (50, 4, 3733, "fast")
-    ref = generators.get("gpate")(config="image", teacher_kernels="reference").resolve(56_000, 785)
+    ref = generators.get("gpate")(config="image", teacher_net="small",
+                                  teacher_kernels="reference").resolve(56_000, 785)
     assert (ref.teacher_chunk, ref.teacher_kernels) == (16, "reference")  # the earlier default
     assert ImageNets(785, 50).generator.shapes()["w0"] == (50, 64 * 49)
     # the tabular configuration keeps its one block
@@ -95,7 +97,8 @@ def test_a_label_channel_lets_the_image_gradient_depend_on_the_label():
     assert not torch.allclose(ch[0], ch[1])
     with pytest.raises(ConfigError, match="label_channel is for config=image"):
         generators.get("gpate")(label_channel=True)
-    hp = generators.get("gpate")(config="image", label_channel=True).resolve(56_000, 785)
+    hp = generators.get("gpate")(config="image", teacher_net="small",
+                                 label_channel=True).resolve(56_000, 785)
     assert hp.label_channel and ImageNets(785, label_channel=True).teacher.shapes()["c1"] == (16, 2, 4, 4)
 
 
@@ -104,6 +107,11 @@ def test_teacher_kernels_is_an_image_option():
         generators.get("gpate")(teacher_kernels="reference")
     with pytest.raises(ConfigError):
         generators.get("gpate")(config="image", teacher_kernels="fastest")
+    # the small teacher's: the upstream teacher (the image default) has one path
+    with pytest.raises(ConfigError, match="are for teacher_net=small"):
+        generators.get("gpate")(config="image", teacher_kernels="reference")
+    with pytest.raises(ConfigError, match="are for teacher_net=small"):
+        generators.get("gpate")(config="image", label_channel=True)
 
 
 def _teacher_grads(kernels: str, label_channel: bool = False):

@@ -26,11 +26,37 @@ from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
 
 
 class ChunkedTeachers(LocalTeachers):
-    """:class:`LocalTeachers` whose joint real + fake step runs ``chunk`` groups at a time."""
+    """:class:`LocalTeachers` whose joint real + fake step runs ``chunk`` groups at a time.
+
+    ``sample="sequential"`` (the authors' recipe): step i takes each teacher's rows
+    ``(i mod n) * batch`` .. ``+ batch - 1`` of its (once shuffled) partition, n = size //
+    batch: with the batch clamped to the rows per teacher, the whole partition every step.
+    """
+
+    _next: torch.Tensor | None = None  # positions drawn by :meth:`next_rows` for the next step
 
     def __init__(self, *args, chunk: int | None = None, **kw):
         super().__init__(*args, **kw)
         self.chunk = chunk
+        self._calls = 0  # steps taken (sample="sequential")
+
+    def next_rows(self) -> torch.Tensor:
+        """The rows (M, k, B) the next :meth:`step` will train on (drawn now, kept for it):
+        the authors feed each teacher's generated batch its real batch's labels."""
+        self._next = self._positions()
+        return torch.gather(self.parts, 1, self._next).view(self.models, self.k, -1)
+
+    def _positions(self) -> torch.Tensor:
+        kept, self._next = self._next, None
+        if kept is not None:
+            return kept
+        if self.sample != "sequential":
+            return super()._positions()
+        batches = (self.sizes // self.batch).clamp(min=1)  # (G, 1)
+        start = (self._calls % batches) * self.batch
+        self._calls += 1
+        pos = start + torch.arange(self.batch, device=self.sizes.device)[None, :]
+        return torch.minimum(pos, (self.sizes - 1).clamp(min=0))
 
     def _blocks(self):
         g = self.models * self.k
@@ -47,11 +73,15 @@ class ChunkedTeachers(LocalTeachers):
         return fake[torch.arange(a, b, device=fake.device) // self.k]
 
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
-        # the image teachers' fast kernels take real and generated rows in ONE forward (half
-        # the convolution calls, each on a larger batch), in blocks even when one block holds
-        # every teacher, so that the block size never changes which path runs
-        one_pass = getattr(self.net, "kernels", None) == "fast"
-        if ((len(self._blocks()) == 1 and not one_pass) or self.update != "joint"
+        # the small image teachers' fast kernels take real and generated rows in ONE forward
+        # (half the convolution calls, each on a larger batch), in blocks even when one block
+        # holds every teacher, so that the block size never changes which path runs. A
+        # batch-norm teacher never: its statistics are per call, and one call over both
+        # batches would pool them (the authors call the discriminator once per batch); it
+        # always takes the blocks below, whose separate calls it needs.
+        batch_norm = getattr(self.net, "batch_norm", False)
+        one_pass = getattr(self.net, "kernels", None) == "fast" and not batch_norm
+        if ((len(self._blocks()) == 1 and not one_pass and not batch_norm) or self.update != "joint"
                 or (self.partial_batch and self.sample == "first-shuffled")):
             return super().step(fake, active)
         pos = self._positions()

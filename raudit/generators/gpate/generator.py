@@ -33,11 +33,26 @@ fed one-hot to the generator and to the teachers (the G-PATE authors' conditioni
 two one-hot inputs; the default, one 0/1 value, is an extra bias only class 1 has, which drifts
 class-1 images further under label-blind teacher gradients (measured: lab/learning.md).
 
-Known issue, kept: the data-dependent eps and the stopping time depend on the votes and
-are released without smooth sensitivity (the published method does the same).
+``config="image"`` defaults to the authors' recipe (issue 47): their teacher
+(:class:`.nets.UpstreamTeacher`), the generator batch clamped to the rows per teacher (64 when
+not given, as their ``--batch_size``), which is also each teacher's real batch, taken in order
+from its once-shuffled partition (the whole partition when it holds one batch), and, for a
+generator conditioned on a one-hot class, each teacher's generated batch drawn with its real
+batch's labels; ``recipe=raudit`` / ``teacher_net=small`` give every earlier image run.
+``preset="paper-eps1"`` / ``"paper-eps10"``: the authors' two MNIST commands
+(:data:`.options.PRESETS`).
+
+The authors' privacy bugs are switches, off by default: ``shared_teacher_state`` and
+``shared_teacher_init`` (:mod:`.slots`: the teachers time-sharing one in-graph slot share
+Adam's moments and start equal) and ``accountant="gnmax"``, the data-dependent stop, whose
+eps and stopping time depend on the votes and are released without smooth sensitivity
+(the image default is ``gnmax-independent``; the tabular default stays ``gnmax`` so that its
+earlier numbers stand).
 """
 
 from __future__ import annotations
+
+from dataclasses import fields
 
 from raudit.errors import ConfigError, NoStep  # noqa: F401 - NoStep: importers of gpate
 from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
@@ -46,15 +61,18 @@ from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cos
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
 from raudit.generators.gpate.nets import nets_for
-from raudit.generators.gpate.options import CONFIGS, GPateHP, GPateOptions, check_options
+from raudit.generators.gpate.options import (CONFIGS, UPSTREAM_BATCH, GPateHP, GPateOptions,
+                                             accountant_of, check_options, recipe_of,
+                                             teacher_net_of, with_preset)
 from raudit.generators.labelled import public_label
 from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import teachers_for
 
 SMOOTH_SENSITIVITY_NOTE = (
-    "eps_hat is the data-dependent RDP bound of Confident-GNMax, released (and used to stop) "
-    "without smooth sensitivity: the reported eps and the stopping time themselves leak the "
-    "votes (a known issue of the published method)")
+    "with accountant=gnmax (the tabular default; image: -o accountant=gnmax) eps_hat is the "
+    "data-dependent RDP bound of Confident-GNMax, released (and used to stop) without smooth "
+    "sensitivity: the reported eps and the stopping time themselves leak the votes (a known "
+    "issue of the published method)")
 
 
 class GPate(BatchedGenerator):
@@ -73,7 +91,8 @@ class GPate(BatchedGenerator):
                  device: str | None = None, dtype: str | None = None, **overrides):
         """``options`` (default: the tabular configuration) with ``overrides`` by name
         (-o KEY=VALUE)."""
-        o = GPateOptions.build(options, overrides, self.name)
+        check_options(GPateOptions(), preset)  # an unknown preset first, in one line
+        o = GPateOptions.build(with_preset(options, preset), overrides, self.name)
         check_options(o, preset)
         super().__init__(preset=preset, device=device, dtype=dtype, **o.as_dict())
 
@@ -88,18 +107,29 @@ class GPate(BatchedGenerator):
         if o["config"] == "image" and n_cols != 785:
             raise ConfigError(f"config=image takes MNIST's 784 pixel columns plus the label; "
                               f"this table has {n_cols} columns (use config=tabular)")
+        oo = GPateOptions(**{f.name: o[f.name] for f in fields(GPateOptions)})
         k = teachers_for(n_rows, o["teachers"], ratio=base["ratio"])
-        batch = o["batch"] or base["batch"]
-        teacher_batch = o["teacher_batch"] or max(1, min(batch, n_rows // k))
+        upstream = recipe_of(oo) == "upstream"
+        if upstream:  # the authors' model.py 283-285: the batch clamped to a partition's rows,
+            # which is also each teacher's real batch (one batch_size for both)
+            batch = teacher_batch = max(1, min(o["batch"] or UPSTREAM_BATCH, n_rows // k))
+        else:
+            batch = o["batch"] or base["batch"]
+            teacher_batch = o["teacher_batch"] or max(1, min(batch, n_rows // k))
         chunk = o["teacher_chunk"] or base["reference_chunk" if o["teacher_kernels"] == "reference"
                                            else "teacher_chunk"]
+        # per-teacher generated labels need a generator conditioned on a one-hot class
+        class_input = o["conditional"] and (o["classes"] > 2 or o["label_input"] == "one-hot")
         return GPateHP(o["config"], k, batch, teacher_batch, o["max_iter"] or base["max_iter"],
                        o["k_proj"] or base["k_proj"], o["clip"], o["bins"], o["thresh"],
                        o["sigma1"] or base["sigma1"] * k, o["sigma2"] or base["sigma2"] * k, o["lr"],
-                       o["beta1"], o["teacher_steps"], o["accountant"], o["projection"],
+                       o["beta1"], o["teacher_steps"], accountant_of(oo), o["projection"],
                        o["z_dim"], chunk, o["teacher_hidden"], o["label_channel"],
                        o["teacher_label"], o["teacher_lr"], float(o["teacher_decay"]),
-                       o["teacher_kernels"], o["classes"], o["label_input"])
+                       o["teacher_kernels"], o["classes"], o["label_input"], teacher_net_of(oo),
+                       "sequential" if upstream else "with-replacement",
+                       bool(upstream and class_input), o["slot_teachers"],
+                       o["shared_teacher_state"], o["shared_teacher_init"])
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
@@ -152,12 +182,14 @@ class GPate(BatchedGenerator):
                           max_iter=hp.max_iter, lr=hp.lr, beta1=hp.beta1,
                           teacher_steps=hp.teacher_steps, accountant=hp.accountant,
                           teacher_chunk=hp.teacher_chunk, teacher_lr=hp.teacher_lr,
-                          teacher_decay=hp.teacher_decay)
+                          teacher_decay=hp.teacher_decay, teacher_sample=hp.teacher_sample,
+                          teacher_labels=hp.teacher_labels, slot_teachers=hp.slot_teachers,
+                          shared_state=hp.shared_teacher_state, shared_init=hp.shared_teacher_init)
         prior = self.options["label_prior"] if self.options["conditional"] else None
         nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
                         label_channel=hp.label_channel, teacher_label=hp.teacher_label,
                         kernels=hp.teacher_kernels, classes=hp.classes,
-                        label_input=hp.label_input)
+                        label_input=hp.label_input, teacher_net=hp.teacher_net)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

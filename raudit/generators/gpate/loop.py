@@ -29,6 +29,7 @@ from raudit.generators.batched import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, GradientVotes, Observer, TeacherBatch
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
+from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation, slot_count
 from raudit.generators.nn import whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -52,6 +53,14 @@ class GPateConfig:
     teacher_chunk: int | None = None  # teachers per block (:mod:`.chunked`); None: all at once
     teacher_lr: float | None = None  # the teachers' Adam lr; None: ``lr`` (the reference code)
     teacher_decay: float = 0.0  # L2 on the teachers' weights (Adam's weight_decay); 0: none
+    # the authors' recipe (issue 47): "sequential" real batches (the whole partition when the
+    # batch is its size); each teacher's generated batch G(z, its real batch's labels)
+    teacher_sample: str = "with-replacement"
+    teacher_labels: bool = False
+    # the authors' slots and their two privacy bugs (:mod:`.slots`), off by default
+    slot_teachers: int = 40
+    shared_state: bool = False
+    shared_init: bool = False
 
 
 def teacher_gradients(teachers: LocalTeachers, fake: torch.Tensor) -> torch.Tensor:
@@ -69,6 +78,14 @@ def teacher_gradients(teachers: LocalTeachers, fake: torch.Tensor) -> torch.Tens
     loss = whole.softplus(-logits).flatten(1).mean(dim=1).sum()
     (g,) = torch.autograd.grad(loss, x)
     return (-g).view(m, teachers.k, b, d)
+
+
+def _labels_of(x: torch.Tensor, rows: torch.Tensor, classes: int) -> torch.Tensor:
+    """The class indices (M, k, B) of rows (M, k, B) of the encoded tables x (M, N, d),
+    whose last column holds the label as y / (classes - 1)."""
+    m, k, b = rows.shape
+    v = torch.gather(x[..., -1], 1, rows.reshape(m, k * b))
+    return torch.round(v * (classes - 1)).long().clamp_(0, classes - 1).view(m, k, b)
 
 
 def _eps_independent(queries: np.ndarray, answered: np.ndarray, agg: AggConfig, orders,
@@ -89,9 +106,20 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
     gen = nets.generator.create(rng)
     parts, sizes = shuffled_partition(rng, batch.rows, batch.x.shape[1], cfg.k)
     trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=dtype)
+    t_lr = cfg.teacher_lr or cfg.lr
     teachers = ChunkedTeachers(nets.teacher, trng, batch.x, parts, sizes,
-                               TeacherTraining(cfg.teacher_batch, cfg.teacher_lr or cfg.lr, betas=(cfg.beta1, 0.999)),
+                               TeacherTraining(cfg.teacher_batch, t_lr, betas=(cfg.beta1, 0.999),
+                                               sample=cfg.teacher_sample),
                                chunk=cfg.teacher_chunk)
+    slots = slot_count(cfg.k, cfg.slot_teachers)
+    if cfg.shared_init:  # upstream bug (off by default): a slot's teachers start equal
+        share_initialisation(teachers.params, m, cfg.k, slots)
+    if cfg.shared_state:  # upstream bug (off by default): one Adam state per slot
+        teachers.opt = SlotSharedAdam(teachers.params, models=m, k=cfg.k, slots=slots, lr=t_lr,
+                                      betas=(cfg.beta1, 0.999))
+    if cfg.teacher_labels and cfg.batch != cfg.teacher_batch:
+        raise ValueError(f"per-teacher generated labels need batch == teacher_batch, got "
+                         f"{cfg.batch} and {cfg.teacher_batch}")
     # a teacher of a few rows in many dimensions separates them perfectly and its weights
     # then grow along that margin, away from the direction its classes' means differ in;
     # L2 keeps a linear teacher near that direction (lab/learning.md)
@@ -108,7 +136,12 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
         z = draw_z(rng, nets.z_kind, cfg.batch, nets.z_dim)
         fake = nets.generate(gen, z)  # kept with its graph for the generator step
         for _ in range(cfg.teacher_steps):
-            rows = teachers.step(fake.detach(), upd)
+            shown = fake.detach()
+            if cfg.teacher_labels:
+                with torch.no_grad():
+                    shown = nets.generate_for(gen, z, _labels_of(batch.x, teachers.next_rows(),
+                                                                 nets.classes))
+            rows = teachers.step(shown, upd)
             if observer is not None:
                 rows_np = rows.cpu().numpy()
                 for t in range(cfg.k):
@@ -146,7 +179,8 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
               "answered": int(acct.answered[i]),
               "answered_fraction": float(acct.answered[i] / max(1, acct.queries[i])),
               "eps_data_independent": float(eps_ind[i]),
-              "eps_note": "data-dependent RDP released without smooth sensitivity"}
+              "eps_note": ("data-dependent RDP released without smooth sensitivity"
+                           if cfg.accountant == "gnmax" else "data-independent RDP")}
              for i in range(m)]
 
     def sample_fn(p, srng: CounterRNG, n: int) -> torch.Tensor:

@@ -5,17 +5,22 @@ PATE-GAN's networks as raudit's ``paper`` builds them: generator widths {z, d, d
 with ReLU hidden layers and a sigmoid output (data scaled to [0, 1]), z ~ U(0, 1)^d,
 teachers one layer (logistic regression on the record).
 
-Image (MNIST as raudit loads it: 784 pixel columns then the binary label): a small
+Image (MNIST as raudit loads it: 784 pixel columns then the label): the teacher is the
+G-PATE authors' discriminator by default (:class:`UpstreamTeacher`, ``teacher_net=upstream``:
+batch norm, the one-hot label at every layer; issue 47); ``teacher_net=small`` keeps the
+teacher of every earlier run (:class:`ImageTeacher`). The generator is a small
 DCGAN in the spirit of the reference code's, scaled down to run on CPU. Generator:
 z (100, U(-1, 1) as the reference code draws it) -> 64*7*7 (ReLU) -> transposed conv
 4x4/2 to 32x14x14 (ReLU) -> transposed conv 4x4/2 to 1x28x28 (sigmoid), plus a sigmoid
 label head on the 64*7*7 code (the reference code conditions on the digit instead; raudit's
-table carries a binary label column). Teacher: conv 4x4/2 1->16 (leaky ReLU 0.2) -> conv
+table carries a binary label column). Small teacher: conv 4x4/2 1->16 (leaky ReLU 0.2) -> conv
 4x4/2 16->32 (leaky ReLU) -> linear on [32*7*7 features, label] -> 1 logit.
 Models are batched with grouped convolutions (groups = models or teachers).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -219,17 +224,136 @@ class ImageTeacher:
         return out if logits else whole.sigmoid(out)
 
 
+#: the image teachers: "upstream" (the G-PATE authors' discriminator, :class:`UpstreamTeacher`)
+#: or "small" (:class:`ImageTeacher`, every image run before issue 47)
+TEACHER_NETS = ("upstream", "small")
+
+_BN_EPS = 1e-5  # the authors' ops.batch_norm (tf.contrib.layers.batch_norm, epsilon=1e-5)
+
+
+def _truncated_normal(rng: CounterRNG, shape: tuple[int, ...], std: float, copies: int) -> torch.Tensor:
+    """N(0, std^2) truncated at 2 std, as TF's truncated_normal_initializer (the authors'
+    conv2d), drawn by inverting the CDF of one uniform each (no redraw loop)."""
+    lo = 0.5 * math.erfc(2.0 / math.sqrt(2.0))  # Phi(-2)
+    u = rng.uniform(copies, *shape).to(torch.float64)
+    z = math.sqrt(2.0) * torch.erfinv(2.0 * (lo + u * (1.0 - 2.0 * lo)) - 1.0)
+    return (std * z).to(rng.dtype).reshape(-1, *shape)
+
+
+def _same_pad(x: torch.Tensor) -> torch.Tensor:
+    """TF's padding='SAME' for a 5x5 stride-2 convolution of an even side: 1 before, 2 after
+    (28 -> 14 -> 7); torch's symmetric padding=2 would shift the grid by one pixel."""
+    return F.pad(x, (1, 2, 1, 2))
+
+
+def _batch_norm_rows(h: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+    """Train-mode batch norm of (G, B, U) over each group's B rows (biased variance)."""
+    mean = h.mean(dim=1, keepdim=True)
+    var = h.var(dim=1, unbiased=False, keepdim=True)
+    return (h - mean) * torch.rsqrt(var + _BN_EPS) * gamma.unsqueeze(1) + beta.unsqueeze(1)
+
+
+class UpstreamTeacher:
+    """The G-PATE authors' teacher (``model.py``'s ``discriminator``), stacked over groups.
+
+    [image, y maps] -> conv 5x5/2 SAME to 1+Y channels, leaky ReLU 0.2 -> [., y maps] ->
+    conv 5x5/2 to 32+Y channels, batch norm, leaky ReLU -> flatten, [., y] -> linear 256,
+    batch norm, leaky ReLU -> [., y] -> linear 1. Y = ``classes`` (the one-hot label enters
+    at every layer; a binary 0/1 label v as [1 - v, v]). Convolutions N(0, 0.02) truncated
+    at 2 std, linears N(0, 0.02), biases 0, batch-norm scale 1 and shift 0. Batch norm always
+    in train mode (the authors never switch it off): each group's statistics over the rows
+    of ONE call, so real and generated rows must go through separate calls (as the authors'
+    two ``discriminator`` calls) or their statistics pool. Why this net (issue 47): the small
+    teacher saturates (accuracy 0.93-1.0, class-blind gradients); this one stays at 0.5-0.8
+    and its gradients point at the classes.
+    """
+
+    #: statistics per call: :class:`.chunked.ChunkedTeachers` keeps real and generated rows apart
+    batch_norm = True
+
+    def __init__(self, classes: int = 10, df_dim: int = 32, dfc_dim: int = 256):
+        self.classes, self.fc = classes, dfc_dim
+        self.c1, self.c2 = 1 + classes, df_dim + classes  # the authors' c_dim + y_dim, df_dim + y_dim
+
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        y = self.classes
+        return {"c1": (self.c1, 1 + y, 5, 5), "cb1": (self.c1,),
+                "c2": (self.c2, self.c1 + y, 5, 5), "cb2": (self.c2,),
+                "bn1_g": (self.c2,), "bn1_b": (self.c2,),
+                "w3": (self.c2 * 49 + y, self.fc), "b3": (self.fc,),
+                "bn2_g": (self.fc,), "bn2_b": (self.fc,),
+                "w4": (self.fc + y, 1), "b4": (1,)}
+
+    def create(self, rng: CounterRNG, copies: int = 1) -> Stacked:
+        s = self.shapes()
+        inits = {"c1": _truncated_normal(rng, s["c1"], 0.02, copies),
+                 "cb1": constant(rng, s["cb1"], 0.0, copies),
+                 "c2": _truncated_normal(rng, s["c2"], 0.02, copies),
+                 "cb2": constant(rng, s["cb2"], 0.0, copies),
+                 "bn1_g": constant(rng, s["bn1_g"], 1.0, copies),
+                 "bn1_b": constant(rng, s["bn1_b"], 0.0, copies),
+                 "w3": _normal(rng, s["w3"], 0.02, copies), "b3": constant(rng, s["b3"], 0.0, copies),
+                 "bn2_g": constant(rng, s["bn2_g"], 1.0, copies),
+                 "bn2_b": constant(rng, s["bn2_b"], 0.0, copies),
+                 "w4": _normal(rng, s["w4"], 0.02, copies), "b4": constant(rng, s["b4"], 0.0, copies)}
+        return Stacked.create(s, inits)
+
+    def label(self, x: torch.Tensor) -> torch.Tensor:
+        """The one-hot label (G, B, Y) of rows (G, B, 785); binary: [1 - v, v] (exact at 0/1,
+        differentiable for a label head's soft value)."""
+        if self.classes == 2:
+            v = x[..., 784:785]
+            return torch.cat([1.0 - v, v], dim=-1)
+        digit = torch.round(x[..., 784].detach() * (self.classes - 1)).long().clamp_(0, self.classes - 1)
+        return F.one_hot(digit, self.classes).to(x.dtype)
+
+    def __call__(self, p: Stacked, x: torch.Tensor, *, logits: bool = False, shared: int = 1) -> torch.Tensor:
+        v = p.views()
+        g = p.groups
+        if shared > 1:  # one batch per model, k teachers each: copy it to every teacher
+            x = x.repeat_interleave(shared, dim=0)
+        b, ny = x.shape[1], self.classes
+        y = self.label(x)
+        ymap = y[..., None, None]
+        h = torch.cat([x[..., :784].reshape(g, b, 1, 28, 28), ymap.expand(g, b, ny, 28, 28)], dim=2)
+        h = F.conv2d(_same_pad(_grouped(h)), v["c1"].reshape(-1, 1 + ny, 5, 5), v["cb1"].reshape(-1),
+                     stride=2, groups=g)
+        h = _ungrouped(F.leaky_relu(h, 0.2), g)  # (G, B, c1, 14, 14)
+        h = torch.cat([h, ymap.expand(g, b, ny, 14, 14)], dim=2)
+        h = F.conv2d(_same_pad(_grouped(h)), v["c2"].reshape(-1, self.c1 + ny, 5, 5),
+                     v["cb2"].reshape(-1), stride=2, groups=g)  # (B, G*c2, 7, 7)
+        # per (group, channel) over the call's rows and pixels: F.batch_norm's channels
+        h = F.batch_norm(h, None, None, v["bn1_g"].reshape(-1), v["bn1_b"].reshape(-1),
+                         training=True, eps=_BN_EPS)
+        h = _ungrouped(F.leaky_relu(h, 0.2), g).reshape(g, b, -1)
+        h = torch.baddbmm(v["b3"].unsqueeze(1), torch.cat([h, y], dim=2), v["w3"])
+        h = F.leaky_relu(_batch_norm_rows(h, v["bn2_g"], v["bn2_b"]), 0.2)
+        out = torch.baddbmm(v["b4"].unsqueeze(1), torch.cat([h, y], dim=2), v["w4"])
+        return out if logits else whole.sigmoid(out)
+
+
+def image_teacher(net: str, *, classes: int = 2, label_channel: bool = False,
+                  kernels: str = "fast"):
+    """The image teacher ``net`` (:data:`TEACHER_NETS`) for ``classes`` labels."""
+    if net not in TEACHER_NETS:
+        raise ValueError(f"teacher net must be one of {TEACHER_NETS}, got {net!r}")
+    if net == "upstream":
+        return UpstreamTeacher(classes)
+    return ImageTeacher(label_channel=label_channel, kernels=kernels, classes=classes)
+
+
 class ImageNets:
     """The MNIST configuration (tables of exactly 785 columns: 784 pixels + label)."""
 
     z_kind = "uniform-sym"
 
-    def __init__(self, d: int, z_dim: int = 100, label_channel: bool = False, kernels: str = "fast"):
+    def __init__(self, d: int, z_dim: int = 100, label_channel: bool = False, kernels: str = "fast",
+                 teacher_net: str = "small"):
         if d != 785:
             raise ValueError(f"the image configuration takes 784 pixel columns plus the label, got {d}")
         self.z_dim = z_dim
         self.generator = ImageGenerator(z_dim)
-        self.teacher = ImageTeacher(label_channel=label_channel, kernels=kernels)
+        self.teacher = image_teacher(teacher_net, label_channel=label_channel, kernels=kernels)
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
@@ -242,8 +366,8 @@ class LabelledImageNets(ImageNets):
     the row's label (:mod:`raudit.generators.labelled`), so every sample has both classes."""
 
     def __init__(self, d: int, prior: float, z_dim: int = 100, label_channel: bool = False,
-                 kernels: str = "fast"):
-        super().__init__(d, z_dim, label_channel, kernels)
+                 kernels: str = "fast", teacher_net: str = "small"):
+        super().__init__(d, z_dim, label_channel, kernels, teacher_net)
         self.prior = prior
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
@@ -257,25 +381,40 @@ class ClassImageNets(ImageNets):
     teachers conditioned on the one-hot label (:class:`ImageTeacher` with ``classes``)."""
 
     def __init__(self, d: int, classes: int, z_dim: int = 100, kernels: str = "fast",
-                 label_channel: bool = False):
-        super().__init__(d, z_dim, label_channel, kernels)
+                 label_channel: bool = False, teacher_net: str = "small"):
+        super().__init__(d, z_dim, label_channel, kernels, teacher_net)
         self.classes = classes
         self.generator = ImageGenerator(z_dim - 1 + classes)  # z less its last draw, one-hot y
         # classes == 2 (``label_input="one-hot"``): the binary teacher, label_channel as asked
-        self.teacher = ImageTeacher(label_channel=label_channel, kernels=kernels, classes=classes)
+        self.teacher = image_teacher(teacher_net, classes=classes, label_channel=label_channel,
+                                     kernels=kernels)
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return with_class(lambda zy: self.generator(p, zy)[..., :784], z, self.classes, self.z_kind)
 
+    def generate_for(self, p: Stacked, z: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """G(z, one-hot ``labels``): z (M, B, z_dim) shared by R label rows (M, R, B) of class
+        indices -> (M*R, B, 785). The authors feed each teacher's generated batch its real
+        batch's labels (one ``y`` placeholder for both of its discriminator calls); z's last
+        draw, which :meth:`generate` reads the label from, is unused here."""
+        m, r, b = labels.shape
+        zz = z[..., :-1].unsqueeze(1).expand(m, r, b, z.shape[-1] - 1)
+        onehot = F.one_hot(labels, self.classes).to(z.dtype)
+        img = self.generator(p, torch.cat([zz, onehot], -1).reshape(m, r * b, -1))[..., :784]
+        y = labels.to(z.dtype).reshape(m * r, b, 1) / (self.classes - 1)
+        return torch.cat([img.reshape(m * r, b, 784), y], -1)
+
 
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
              teacher_hidden: int = 0, label_channel: bool = False, teacher_label: str = "input",
-             kernels: str = "fast", classes: int = 2, label_input: str = "value"):
+             kernels: str = "fast", classes: int = 2, label_input: str = "value",
+             teacher_net: str = "small"):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
     ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width;
     ``teacher_label="heads"`` (conditional tabular only): :class:`LabelHeadTeacher`;
-    ``kernels`` (image only): the teachers' convolution path (:data:`KERNELS`);
+    ``kernels`` (image only): the small teachers' convolution path (:data:`KERNELS`);
+    ``teacher_net`` (image only): :data:`TEACHER_NETS`;
     ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`; so does
     ``label_input="one-hot"`` for a binary conditional image generator (the 0/1 label as
     two one-hot inputs instead of one 0/1 value, which drifts class 1: lab/learning.md)."""
@@ -283,10 +422,10 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
         return LabelledTabularNets(d, label_prior, teacher_hidden, teacher_label)
-    z = {"label_channel": label_channel, "kernels": kernels}
+    z = {"label_channel": label_channel, "kernels": kernels, "teacher_net": teacher_net}
     if z_dim is not None:
         z["z_dim"] = z_dim
     if classes > 2 or (label_prior is not None and label_input == "one-hot"):
-        return ClassImageNets(d, classes, z.get("z_dim", 100), kernels, label_channel)
+        return ClassImageNets(d, classes, z.get("z_dim", 100), kernels, label_channel, teacher_net)
     return ImageNets(d, **z) if label_prior is None else LabelledImageNets(d, label_prior, **z)
 

@@ -10,7 +10,7 @@ which configuration, it is meant.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from raudit.errors import ConfigError
@@ -29,6 +29,26 @@ CONFIGS = {
     "image": dict(ratio=15, batch=30, k_proj=10, sigma1=0.75, sigma2=0.25, max_iter=10_000,
                   teacher_chunk=4, reference_chunk=16),
 }
+
+
+#: the G-PATE authors' two MNIST commands (AI-secure/G-PATE README, ad7279a), on ``mnist10``:
+#: 40 x 100 = 4,000 teachers (eps = 1; 40 x 50 = 2,000 at eps = 10), --sigma_thresh and --sigma,
+#: --z_dim, --batch_size 64 (clamped to the rows per teacher: the recipe), --step_size 1e-4 (the
+#: clip), random projection to 10 dimensions, thresh 0.5, Adam 1e-3 / 0.5, at most --epoch 1000
+#: generator steps (one per epoch: a partition holds one batch). The privacy bugs stay off
+#: (their switches: shared_teacher_state, shared_teacher_init, accountant=gnmax).
+PRESETS: dict[str, dict] = {
+    "default": {},
+    "paper-eps1": {"config": "image", "conditional": True, "classes": 10, "teachers": 4000,
+                   "sigma1": 3000.0, "sigma2": 1000.0, "z_dim": 50, "batch": 64, "max_iter": 1000,
+                   "clip": 1e-4, "k_proj": 10, "slot_teachers": 40},
+    "paper-eps10": {"config": "image", "conditional": True, "classes": 10, "teachers": 2000,
+                    "sigma1": 600.0, "sigma2": 100.0, "z_dim": 100, "batch": 64, "max_iter": 1000,
+                    "clip": 1e-4, "k_proj": 10, "slot_teachers": 40},
+}
+
+#: the generator batch of ``recipe=upstream`` when ``batch`` is not given (--batch_size 64)
+UPSTREAM_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,12 @@ class GPateHP:
     teacher_kernels: str = "fast"
     classes: int = 2
     label_input: str = "value"
+    teacher_net: str = "small"
+    teacher_sample: str = "with-replacement"
+    teacher_labels: bool = False
+    slot_teachers: int = 40
+    shared_teacher_state: bool = False
+    shared_teacher_init: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,7 +105,9 @@ class GPateOptions(OptionsObject):
     lr: float = 1e-3
     beta1: float = 0.5
     teacher_steps: int = 1
-    accountant: Literal["gnmax", "gnmax-independent"] = "gnmax"
+    # None: image "gnmax-independent", tabular "gnmax" (the data-dependent stop, upstream's
+    # unsanitised release; kept as the tabular default so its earlier numbers stand)
+    accountant: Literal["gnmax", "gnmax-independent"] | None = None
     projection: Literal["random", "none"] = "random"
     conditional: bool = False
     label_prior: float = 0.5
@@ -93,13 +121,21 @@ class GPateOptions(OptionsObject):
     teacher_kernels: Literal["fast", "reference"] = "fast"
     classes: int = 2
     label_input: Literal["value", "one-hot"] = "value"
+    # image: None is "upstream" (issue 47); "small" is every image run's teacher before it
+    teacher_net: Literal["upstream", "small"] | None = None
+    # image: None is "upstream" (batch clamped to the rows per teacher, the whole partition as
+    # the real batch, per-teacher generated labels); "raudit" the earlier recipe; tabular: raudit
+    recipe: Literal["upstream", "raudit"] | None = None
+    slot_teachers: int = 40  # teachers time-sharing one in-graph slot (the authors' --teachers_batch)
+    shared_teacher_state: bool = False  # upstream bug: one Adam state per slot (:mod:`.slots`)
+    shared_teacher_init: bool = False  # upstream bug: a slot's teachers start equal
 
 
 def check_options(o: GPateOptions, preset: str) -> None:
     """Refuse a preset or an option value gpate cannot run, or one meant for the other
     configuration (or for the conditional mode) than the one chosen."""
-    if preset != "default":
-        raise ConfigError(f"gpate has no preset {preset!r}: its only preset is default "
+    if preset not in PRESETS:
+        raise ConfigError(f"gpate has no preset {preset!r}; its presets: {', '.join(PRESETS)} "
                           "(choose the network family with -o config=tabular|image)")
     for name, value in (("teachers", o.teachers), ("batch", o.batch),
                         ("teacher_batch", o.teacher_batch), ("max_iter", o.max_iter),
@@ -151,6 +187,51 @@ def check_options(o: GPateOptions, preset: str) -> None:
     if (o.classes > 2 or o.label_input == "one-hot") and o.label_prior != 0.5:
         raise ConfigError("label_prior is for the 0/1 label input; with classes > 2 or "
                           "label_input=one-hot the label is uniform over the classes")
+    for name in ("shared_teacher_state", "shared_teacher_init"):
+        if not isinstance(getattr(o, name), bool):
+            raise ConfigError(f"{name} must be true or false, got {getattr(o, name)!r}")
+    positive("slot_teachers", o.slot_teachers, integer=True)
+    if o.accountant not in (None, "gnmax", "gnmax-independent"):
+        raise ConfigError(f"accountant must be gnmax or gnmax-independent, got {o.accountant!r}")
+    if o.teacher_net not in (None, "upstream", "small"):
+        raise ConfigError(f"teacher_net must be upstream or small, got {o.teacher_net!r}")
+    if o.recipe not in (None, "upstream", "raudit"):
+        raise ConfigError(f"recipe must be upstream or raudit, got {o.recipe!r}")
+    if o.config != "image" and (o.teacher_net is not None or o.recipe == "upstream"):
+        raise ConfigError("teacher_net and recipe=upstream are for config=image (the authors' "
+                          "code is image-only)")
+    if teacher_net_of(o) == "upstream" and (o.label_channel or o.teacher_kernels != "fast"):
+        raise ConfigError("label_channel and teacher_kernels are for teacher_net=small (the "
+                          "upstream teacher reads the label at every layer and has one path)")
+    if recipe_of(o) == "upstream" and o.teacher_batch is not None:
+        raise ConfigError("teacher_batch is the generator batch under recipe=upstream (the "
+                          "authors' one batch_size); set batch, or use recipe=raudit")
     if o.z_dim is not None and o.config != "image":
         raise ConfigError("z_dim is for config=image (the tabular generator's z has the "
                           "table's width)")
+
+
+def teacher_net_of(o: GPateOptions) -> str:
+    """The image teacher an options object resolves to (tabular: "small", unused)."""
+    return o.teacher_net or ("upstream" if o.config == "image" else "small")
+
+
+def recipe_of(o: GPateOptions) -> str:
+    """The recipe an options object resolves to: image "upstream" unless asked otherwise."""
+    return o.recipe or ("upstream" if o.config == "image" else "raudit")
+
+
+def accountant_of(o: GPateOptions) -> str:
+    """image: the data-independent accountant unless ``accountant=gnmax`` (the authors'
+    data-dependent stop, released unsanitised: a named switch, off); tabular: "gnmax"."""
+    return o.accountant or ("gnmax-independent" if o.config == "image" else "gnmax")
+
+
+def with_preset(given: GPateOptions | None, preset: str) -> GPateOptions | None:
+    """``given`` (or the defaults) with the preset's values where ``given`` left the default."""
+    values = PRESETS.get(preset, {})
+    if not values:
+        return given
+    base = GPateOptions()
+    o = given if given is not None else base
+    return replace(o, **{k: v for k, v in values.items() if getattr(o, k) == getattr(base, k)})
