@@ -68,6 +68,11 @@ def utility(
     else:
         from raudit.cli.utility_tables import show
         show(result)
+    failed = result.get("failures") or []
+    if failed:  # a failure is recorded (rerun to retry it), never reported as a success
+        typer.echo(f"error: {len(failed)} part(s) of the run failed (rerun to retry); first: "
+                   f"{failed[0]}", err=True)
+        raise typer.Exit(1)
 
 
 def _plain(v):
