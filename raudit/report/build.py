@@ -61,5 +61,36 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
         text = render.html(rep, out, embed=embed) if fmt == "html" else render.markdown(rep)
         write_atomic(page, lambda fh, t=text: fh.write(t.encode("utf-8")))
         pages.append(page)
+    _clear_stale(out, [*pages, *figures, *tables], notice)
     return {"page": pages[0], "pages": pages, "figures": figures, "tables": tables,
             "kind": res.kind, "sections": [s.title for s in report.sections]}
+
+
+#: what a report folder says it wrote, so that the next report into it removes what it
+#: no longer writes (a previous report's figures and tables beside a new page mislead)
+WRITTEN = ".raudit-report.json"
+
+
+def _clear_stale(out: Path, written: list[Path], notice: Callable[[str], None]) -> None:
+    """Remove the files an earlier report wrote into ``out`` that this one did not: those
+    its record lists, and any figures/*.png or tables/*.csv (the report's own folders,
+    also where an older raudit left no record). Other files are never touched."""
+    import json
+
+    record = out / WRITTEN
+    mine = {p.resolve() for p in written}
+    earlier: set[Path] = set()
+    try:
+        earlier = {(out / f).resolve() for f in json.loads(record.read_text())["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no record (a first report, or one by an older raudit)
+    earlier |= {p.resolve() for p in (out / "figures").glob("*.png")}
+    earlier |= {p.resolve() for p in (out / "tables").glob("*.csv")}
+    stale = sorted(p for p in earlier - mine if p.is_file() and p.is_relative_to(out.resolve()))
+    for p in stale:
+        p.unlink(missing_ok=True)
+    if stale:
+        notice(f"removed {len(stale)} file(s) of an earlier report in {out}")
+    text = json.dumps({"files": sorted(p.relative_to(out.resolve()).as_posix() for p in mine)},
+                      indent=1)
+    write_atomic(record, lambda fh: fh.write(text.encode("utf-8")))
