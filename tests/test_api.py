@@ -241,3 +241,40 @@ def test_an_importable_generator_class_and_an_instance(tmp_path):
     r = ra.audit(**{**FAST, "impl": NoisyMean, "options": {"spread": 0.2}}, out=tmp_path / "a")
     assert r.summary["impl"].endswith(":NoisyMean") and r.summary["models_ok"] == 20
     assert _api_error(ra.audit, **{**FAST, "impl": 3}).startswith("impl must be a generator")
+
+
+# ------------------------------------------------------------ checked once, below both
+
+def test_the_audit_command_only_maps_flags():
+    """Issue 44 item 5: the cross-flag rules live in the run layer's threat models, so the
+    command and the API cannot drift apart; the command raises nothing of its own."""
+    from pathlib import Path
+
+    import raudit.cli.audit as command
+    from raudit.audit.transcript import THREAT_MODELS
+    from raudit.runs.audit_settings import THREATS
+
+    source = Path(command.__file__).read_text()
+    assert "ConfigError" not in source and "raise " not in source
+    assert tuple(THREATS) == THREAT_MODELS
+
+
+def test_a_failed_classifier_is_in_the_utility_result_never_green(tmp_path):
+    from raudit import classifiers
+    from raudit.classifiers.base import Classifier
+
+    class Broken:
+        def fit(self, X, y):
+            raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+
+    classifiers.CLASSIFIERS.register("broken-api", Classifier("broken-api", "Broken",
+                                                              lambda s: Broken()))
+    try:
+        r = ra.utility(impl="independent", dataset="breast-cancer", fits=1, samples=1,
+                       classifier="broken-api", setting="B", backend="local", retries=0,
+                       out=tmp_path, quiet=True)
+    finally:
+        classifiers.CLASSIFIERS.unregister("broken-api")
+    assert r.failed == ["independent eps=1: IndexError: index 0 is out of bounds for axis 0 "
+                        "with size 0"]
+    assert "failed: independent eps=1: IndexError" in r.to_html()

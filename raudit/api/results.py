@@ -188,9 +188,12 @@ class UtilityResult:
         return list(self.summary.get("failures") or [])
 
     def to_html(self) -> str:
+        failed = "".join(f'<p style="{_BOX.format(edge="#c22", bg="#fdf2f2")}">failed: '
+                         f"{escape(f)}</p>" for f in self.failed)  # never a green result
         return (f"<div><p><strong>utility of {escape(str(self.summary.get('impl')))} on "
                 f"{escape(str(self.summary.get('dataset')))}</strong> -> {escape(str(self.out))}"
-                f"</p>{self.points.to_html(index=False) if not self.points.empty else ''}</div>")
+                f"</p>{failed}{self.points.to_html(index=False) if not self.points.empty else ''}"
+                "</div>")
 
     def _repr_html_(self) -> str:
         return self.to_html()

@@ -87,7 +87,17 @@ class LineProgress:
 
 
 def _on_terminal() -> bool:
-    return sys.stderr.isatty()
+    """Live bars: on a terminal, and in a Jupyter notebook (rich draws them there as a
+    widget; stderr is no tty) for the Python API."""
+    return sys.stderr.isatty() or _in_notebook()
+
+
+def _in_notebook() -> bool:
+    if "ipykernel" not in sys.modules:  # cheap: no notebook without its kernel loaded
+        return False
+    from rich.console import Console
+
+    return Console().is_jupyter
 
 
 @contextlib.contextmanager

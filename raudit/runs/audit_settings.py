@@ -281,9 +281,8 @@ def prepare(s: AuditSettings) -> AuditPlan:
     if s.one_run and s.data_only:
         raise ConfigError("--one-run trains its one run; a data-only audit "
                           "(--synthetic-in/--synthetic-out) has no canaries")
-    if not s.data_only and threat.name in ("black-box", "white-box") and not s.one_run:
-        from raudit.runs import limits
-        limits.check_audit(req, engine)  # sizes this machine can hold
+    # The sizes this machine can hold are checked by run_audit, before --out is touched
+    # (limits.check_audit, once, with the loaded dataset).
     return AuditPlan(s, req, out, engine, threat, auto_chunk)
 
 
