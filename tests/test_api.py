@@ -209,7 +209,9 @@ def test_import_raudit_stays_cheap_and_help_is_useful():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
-    assert "verdict" in ra.audit.__doc__ and "shadow_models" not in ra.audit.__doc__.split()[0]
+    for fn in (ra.audit, ra.train, ra.utility, ra.inspect, ra.campaign, ra.report):
+        assert "Returns" in fn.__doc__ and fn.__doc__.split()[0][0].isupper(), fn.__name__
+    assert "verdict" in ra.audit.__doc__ and "backend=\"local\"" in ra.audit.__doc__
 
 
 # ---------------------------------------------------------------- a user's own generator

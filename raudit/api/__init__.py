@@ -159,15 +159,13 @@ def utility(*, impl: Any = "paper", dataset: str = "cervical",
     from raudit.api.generator import resolved
     from raudit.runs.utility_settings import UtilitySettings, run
 
-    listed = (lambda v: None if v is None else  # noqa: E731 - one value or several
-              [v] if isinstance(v, (str, int, float, bool)) else list(v))
     with resolved(impl, backend, options) as (name, opts):
         settings = UtilitySettings(
-            impl=name, dataset=dataset, epsilon=listed(epsilon), sweep=listed(sweep),
-            control=control, teachers=listed(teachers), preset=listed(preset),
-            conditional=listed(conditional), delta=delta, lam=lam, max_iter=max_iter,
-            options=opts, label=label, bounds=bounds, fits=fits, samples=samples, seed=seed,
-            classifier=listed(classifier), setting=listed(setting), real_only=real_only,
+            impl=name, dataset=dataset, epsilon=epsilon, sweep=sweep, control=control,
+            teachers=teachers, preset=preset, conditional=conditional, delta=delta, lam=lam,
+            max_iter=max_iter, options=opts, label=label, bounds=bounds, fits=fits,
+            samples=samples, seed=seed, classifier=classifier, setting=setting,
+            real_only=real_only,
             reference=reference, out=out, chunk_size=chunk_size, workers=workers,
             backend=backend, device=device, retries=retries)
         with _phases(quiet) as progress:
@@ -251,7 +249,8 @@ def report(results: str | Path | AuditResult | UtilityResult | CampaignResult, *
 
     from raudit.report.build import build
 
-    folder = getattr(results, "out", results)
+    folder = (results.out if isinstance(results, (AuditResult, UtilityResult, CampaignResult))
+              else results)
     say = (lambda m: None) if quiet else (lambda m: print(f"warning: {m}", file=sys.stderr))
     r = build(Path(folder), Path(out), fmt=fmt, embed=embed, notice=say)
     return ReportResult(Path(r["page"]), list(r["sections"]), [Path(f) for f in r["figures"]],

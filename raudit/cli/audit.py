@@ -1,6 +1,7 @@
 """`raudit audit`: the distinguishing game with thousands of shadow models.
 
-Its options, their checks (every one before ``--out`` is touched) and the run; what it
+Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked there, once,
+before ``--out`` is touched, as for :func:`raudit.api.audit`) and the run; what it
 prints is :mod:`raudit.cli.audit_view`.
 """
 

@@ -106,7 +106,7 @@ class BlackBox(ThreatModel):
         if s.one_run:
             from raudit.runs.one_run import run_one_run_audit
             return run_one_run_audit(plan.req, plan.out, canaries=s.canaries)
-        if s.data_only:
+        if s.synthetic_in is not None and s.synthetic_out is not None:  # data-only
             from raudit.audit.external import run_external
             return run_external(plan.req, Path(s.synthetic_in), Path(s.synthetic_out), plan.out)
         from raudit.runs.audit import run_audit

@@ -20,16 +20,17 @@ SWEEPS = ("eps", "teachers", "presets", "conditional")
 
 @dataclass(frozen=True)
 class UtilitySettings:
-    """``raudit utility``'s flags with their defaults; the list flags take sequences."""
+    """``raudit utility``'s flags with their defaults; a repeatable flag takes one value or
+    a sequence of them."""
 
     impl: str = "paper"
     dataset: str = "cervical"
-    epsilon: Sequence[float] | None = None
-    sweep: Sequence[str] | None = None
+    epsilon: float | Sequence[float] | None = None
+    sweep: str | Sequence[str] | None = None
     control: str | None = None
-    teachers: Sequence[str] | None = None
-    preset: Sequence[str] | None = None
-    conditional: Sequence[str] | None = None
+    teachers: str | int | Sequence[str | int] | None = None
+    preset: str | Sequence[str] | None = None
+    conditional: bool | str | Sequence[bool | str] | None = None
     delta: float | None = None
     lam: float | None = None
     max_iter: int = 10_000
@@ -39,8 +40,8 @@ class UtilitySettings:
     fits: int = 5
     samples: int = 5
     seed: int = 0
-    classifier: Sequence[str] | None = None
-    setting: Sequence[str] | None = None
+    classifier: str | Sequence[str] | None = None
+    setting: str | Sequence[str] | None = None
     real_only: bool = False
     reference: float | None = None
     out: Path | str | None = None
