@@ -60,3 +60,56 @@ def test_a_failing_classifier_fails_the_run_and_reddens_the_report(tmp_path, bro
 def test_one_line_is_the_tracebacks_last_line():
     tb = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad  value\n"
     assert one_line(tb) == "ValueError: bad value" and one_line("plain") == "plain"
+
+
+class _FailsOnce:
+    """Fails its first fit in this process only: one part of a run fails, the rest is ok."""
+
+    calls = 0
+
+    def __init__(self):
+        from sklearn.linear_model import LogisticRegression
+        self.model = LogisticRegression()
+
+    def fit(self, X, y):
+        _FailsOnce.calls += 1
+        if _FailsOnce.calls == 1:
+            raise IndexError("index 0 is out of bounds for axis 0 with size 0")
+        return self.model.fit(X, y)
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+    @property
+    def classes_(self):
+        return self.model.classes_
+
+
+def test_a_campaign_job_with_a_failed_part_is_a_failed_job(tmp_path):
+    """Every fit failing already failed the job; one failed part of it now does too."""
+    from raudit.campaign.run import run_campaign
+    from raudit.engine.driver import EngineConfig
+
+    classifiers.CLASSIFIERS.register("fails-once", Classifier("fails-once", "Fails once",
+                                                              lambda s: _FailsOnce()))
+    config = tmp_path / "c.yaml"
+    config.write_text("""\
+jobs:
+  - name: u
+    kind: utility
+    impl: independent
+    dataset: breast-cancer
+    fits: 1
+    samples: 1
+    classifiers: [fails-once]
+    settings: [A, B]
+""")
+    try:
+        res = run_campaign(config, tmp_path / "out", EngineConfig(backend="local", retries=0))
+    finally:
+        classifiers.CLASSIFIERS.unregister("fails-once")
+    assert res["failed_jobs"] == ["u"]
+    job = res["jobs"]["u"]
+    assert job["status"] == "failed" and job["error"].startswith("1 part(s) failed")
+    assert job["error"].endswith("IndexError: index 0 is out of bounds for axis 0 with size 0")
+    assert job["points"] == 1  # what did run is still reported
