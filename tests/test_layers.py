@@ -21,7 +21,7 @@ ROOT = Path(raudit.__file__).parent
 # Top first. A part may import a part of its own layer (the graph between them must stay
 # acyclic) or of any layer below; never one above.
 LAYERS: list[set[str]] = [
-    {"cli", "campaign"},  # commands and YAML campaigns: compose jobs, never compute
+    {"cli", "api", "campaign"},  # commands, the Python API, YAML campaigns: compose, never compute
     {"runs"},  # jobs, the scheduler, dispatch, run_audit / run_utility / run_inspect
     {"report"},  # reads results folders, writes pages and figures
     {"audit", "utility", "inspect", "crosscheck"},  # games, estimators, benchmarks, checks

@@ -44,7 +44,9 @@ def _fail(job: JobSpec, exc: Exception, key: str | None = None) -> ConfigError:
     msg = " ".join(str(exc).split())
     key = key or _key_of(msg, job.settings)
     where = job.lines.get(key, job.where) if key else job.where
-    return ConfigError(f"{where}: job {job.name}" + (f", key {key!r}" if key else "") + f": {msg}")
+    err = ConfigError(f"{where}: job {job.name}" + (f", key {key!r}" if key else "") + f": {msg}")
+    err.key = key  # type: ignore[attr-defined] - build_all sets it aside to find the next
+    return err
 
 
 def _unknown(job: JobSpec, known: set[str]) -> None:
@@ -145,14 +147,32 @@ def build(job: JobSpec, chunk_size: int | None = None):
         raise _fail(job, exc) from None
 
 
-def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None) -> list:
-    """Every job, or one ConfigError listing every job's error (each with key and line)."""
-    out, errors = [], []
-    for spec in specs:
+def _job_errors(spec: JobSpec, chunk_size: int | None) -> tuple[Any, list[str]]:
+    """The job, or every error of it: each error's key is set aside (its default taken)
+    and the job built again, until it builds or an error names no key of the job."""
+    errors: list[str] = []
+    settings = dict(spec.settings)
+    while True:
         try:
-            out.append(build(spec, (chunk_sizes or {}).get(spec.name)))
+            job = build(dataclasses.replace(spec, settings=settings), chunk_size)
+            return (None if errors else job), errors
         except ConfigError as exc:
             errors.append(str(exc))
+            key = getattr(exc, "key", None)
+            if key not in settings:
+                return None, errors
+            del settings[key]
+
+
+def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None) -> list:
+    """Every job, or one ConfigError listing every error of every job (each with key and
+    line), so one run of ``--dry-run`` shows them all."""
+    out, errors = [], []
+    for spec in specs:
+        job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name))
+        if job is not None:
+            out.append(job)
+        errors += found
     if errors:
         head = f"{len(errors)} error(s) in the campaign:" if len(errors) > 1 else ""
         raise ConfigError((head + "\n  " + "\n  ".join(errors)) if head else errors[0])

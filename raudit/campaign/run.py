@@ -141,6 +141,11 @@ def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[
     for job in pool_jobs:
         if job.name in done.errors:
             results[job.name] = _failed(job, done.errors[job.name], notice)
+        elif done.results[job.name].get("failures"):  # a failed fit or classifier: never ok
+            failed = done.results[job.name]["failures"]
+            results[job.name] = {**_failed(job, RauditError(
+                f"{len(failed)} part(s) failed (rerun to retry); first: {failed[0]}"), notice),
+                **{k: v for k, v in done.results[job.name].items() if k != "status"}}
         else:
             results[job.name] = {"status": "ok", "kind": job.kind, **done.results[job.name]}
             verdict = results[job.name].get("verdict")

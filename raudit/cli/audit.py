@@ -1,6 +1,7 @@
 """`raudit audit`: the distinguishing game with thousands of shadow models.
 
-Its options, their checks (every one before ``--out`` is touched) and the run; what it
+Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked there, once,
+before ``--out`` is touched, as for :func:`raudit.api.audit`) and the run; what it
 prints is :mod:`raudit.cli.audit_view`.
 """
 
@@ -18,10 +19,6 @@ from raudit.cli import options as opt
 from raudit.cli.audit_view import jsonable, show
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
-from raudit.audit.transcript import THREAT_MODELS
-from raudit.errors import ConfigError
-from raudit.generators.exec_adapter import folder_name
-from raudit.generators.kwargs import generator_kwargs
 
 Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
@@ -98,109 +95,23 @@ def audit(
 
     D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
     """
-    from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest
-    from raudit.engine.driver import EngineConfig
-    from raudit.runs.audit import run_audit
+    from raudit.runs.audit_settings import AuditSettings, execute, prepare
 
-    if threat_model not in THREAT_MODELS:
-        raise ConfigError(f"--threat-model must be one of {', '.join(THREAT_MODELS)}, "
-                          f"got {threat_model!r}")
-    sequential = target_width is not None or until_ceiling or shadow_models.strip().lower() == "auto"
-    if sequential_rule is not None:
-        if sequential_rule != "anytime":
-            raise ConfigError(f"--sequential takes anytime, got {sequential_rule!r} (alpha "
-                              "spending: --target-width / --until-ceiling)")
-        if sequential or one_run:
-            raise ConfigError("--sequential anytime is its own stopping rule: drop "
-                              "--target-width / --until-ceiling / -S auto / --one-run")
-    if one_run:
-        if sequential:
-            raise ConfigError("--one-run is one run: it takes no sequential stop (--target-width, "
-                              "--until-ceiling, -S auto)")
-        if canaries < 2:
-            raise ConfigError(f"--canaries must be at least 2, got {canaries}")
-    if threat_model == "white-box":  # every check before --out is touched
-        from raudit.audit.whitebox import check_white_box
-        check_white_box(impl)
-        if synthetic_in is not None or synthetic_out is not None:
-            raise ConfigError("--threat-model white-box reads the trained models; a data-only "
-                              "audit (--synthetic-in/--synthetic-out) has none")
-        if one_run or sequential_rule is not None:
-            raise ConfigError("--threat-model white-box runs the shadow-model game: --one-run and "
-                              "--sequential anytime are not built for it (use black-box)")
-    if threat_model in ("transcript", "active"):  # every check before --out is touched
-        from raudit.audit.active import check_active
-        from raudit.audit.mechanisms import check_one_run_transcript, check_transcript
-        check_active(impl) if threat_model == "active" else check_transcript(impl)
-        if one_run and threat_model == "transcript":
-            check_one_run_transcript(impl)
-        if synthetic_in is not None or synthetic_out is not None:
-            raise ConfigError(f"--threat-model {threat_model} audits the mechanism; a data-only "
-                              "audit (--synthetic-in/--synthetic-out) is black-box")
-        if sequential:
-            raise ConfigError(f"--threat-model {threat_model} runs a fixed number of trials; drop "
-                              "--target-width / --until-ceiling / -S auto")
-    engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
-                          retries=retries)
-    kwargs = generator_kwargs(impl, preset=preset, teachers=teachers, lam=lam,
-                                  max_iter=max_iter, device=None, options=option)
-    if shadow_models.strip().lower() == "auto":
-        shadow_models, until_ceiling = 2000, until_ceiling or target_width is None
-    else:
-        try:
-            shadow_models = int(shadow_models)
-        except ValueError:
-            raise ConfigError(f"--shadow-models takes a number or auto, got {shadow_models!r}") from None
-    auto_chunk = chunk_size.strip().lower() == "auto"
-    if not auto_chunk:
-        try:
-            chunk_size = int(chunk_size)
-        except ValueError:
-            raise ConfigError(f"--chunk-size takes a number or auto, got {chunk_size!r}") from None
-    req = AuditRequest(impl=impl, attack=attack, features=features, dataset=dataset, label=label,
-                       bounds=None if bounds is None else str(bounds), target=target,
-                       options=kwargs, epsilon=epsilon, delta=delta, shadow_models=shadow_models,
-                       seed=seed, synthetic_rows=synthetic_rows, neighbours=neighbours,
-                       chunk_size=DEFAULT_CHUNK if auto_chunk else chunk_size, target_candidates=target_candidates,
-                       target_pairs=target_pairs, target_selection=target_selection,
-                       selection_models=selection_models, samples_per_model=samples_per_model,
-                       target_width=target_width, until_ceiling=until_ceiling,
-                       first_stage=first_stage,
-                       anytime=sequential_rule == "anytime" and threat_model == "black-box",
-                       threat_model=threat_model if threat_model in ("black-box", "white-box")
-                       else "black-box")
-    ds_name = dataset or get_attack(attack).default_dataset
-    if (synthetic_in is None) != (synthetic_out is None):
-        raise ConfigError("a data-only audit needs both --synthetic-in and --synthetic-out")
-    data_only = synthetic_in is not None
-    out = out or Path("runs") / (f"audit-external-{attack}-{Path(ds_name).stem}-s{seed}"
-                                 if data_only else f"audit-{folder_name(impl)}-{attack}-"
-                                 f"{Path(ds_name).stem}-S{shadow_models}-s{seed}"
-                                 + ("" if threat_model == "black-box" else f"-{threat_model}")
-                                 + (f"-onerun{canaries}" if one_run else "")
-                                 + ("-anytime" if sequential_rule else ""))
-    if one_run and data_only:
-        raise ConfigError("--one-run trains its one run; a data-only audit "
-                          "(--synthetic-in/--synthetic-out) has no canaries")
-    if not data_only and threat_model in ("black-box", "white-box") and not one_run:  # sizes
-        from raudit.runs import limits
-        limits.check_audit(req, engine)
+    plan = prepare(AuditSettings(  # every check, once, in the run layer
+        impl=impl, attack=attack, features=features, dataset=dataset, target=target,
+        shadow_models=shadow_models, epsilon=epsilon, delta=delta, teachers=teachers, lam=lam,
+        max_iter=max_iter, preset=preset, options=option, seed=seed,
+        synthetic_rows=synthetic_rows, label=label, bounds=bounds, neighbours=neighbours,
+        target_candidates=target_candidates, target_pairs=target_pairs,
+        target_selection=target_selection, selection_models=selection_models, out=out,
+        chunk_size=chunk_size, workers=workers, backend=backend, device=device, per_gpu=per_gpu,
+        retries=retries, samples_per_model=samples_per_model, target_width=target_width,
+        until_ceiling=until_ceiling, first_stage=first_stage, synthetic_in=synthetic_in,
+        synthetic_out=synthetic_out, threat_model=threat_model, one_run=one_run,
+        canaries=canaries, sequential=sequential_rule))
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
-        if one_run and threat_model == "black-box":
-            from raudit.runs.one_run import run_one_run_audit
-            result = run_one_run_audit(req, out, canaries=canaries)
-        elif threat_model in ("transcript", "active"):
-            from raudit.runs.transcript import run_transcript_audit
-            result = run_transcript_audit(req, out, canaries=canaries if one_run else None,
-                                          anytime=sequential_rule == "anytime",
-                                          level=threat_model)
-        elif data_only:
-            from raudit.audit.external import run_external
-            result = run_external(req, synthetic_in, synthetic_out, out)
-        else:
-            result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk,
-                               estimate=True)  # the total first, before anything trains
+        result = execute(plan, progress, notice=_notice)
     if as_json:
         typer.echo(json.dumps(jsonable(result), indent=2))
     else:

@@ -9,7 +9,6 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import user_errors
-from raudit.errors import ConfigError
 from raudit.inspect.job import STUDY_LAMBDA, STUDY_MAX_ITER, STUDY_TEACHERS
 
 
@@ -39,21 +38,17 @@ def inspect(
     re-accounted, the noise drawn, black-box probes); generators without training events
     get 'not checked' event cells and still get the black-box checks.
     """
-    import torch
-
     from raudit.inspect.job import InspectRequest
     from raudit.inspect.report import runs_json, table_text
-    from raudit.runs.inspect import run_inspect
+    from raudit.runs.inspect import run_inspect_threads
 
-    if threads < 1:
-        raise ConfigError(f"--threads must be at least 1, got {threads}")
     req = InspectRequest(impls=tuple(impl or (() if all_ else ("paper",))), all_=all_,
                          dataset=dataset, label=label, bounds=None if bounds is None else str(bounds),
                          epsilon=epsilon, delta=delta, teachers=teachers, lam=lam,
                          max_iter=max_iter, seed=seed, preset=preset, options=tuple(option or ()),
                          probes=probes)
-    torch.set_num_threads(threads)
-    runs = run_inspect(req, out, notice=None if as_json else (lambda m: typer.echo(m, err=True)))
+    runs = run_inspect_threads(req, out, threads,
+                               notice=None if as_json else (lambda m: typer.echo(m, err=True)))
     if as_json:
         typer.echo(runs_json(runs))
     else:

@@ -48,16 +48,22 @@ class LineProgress:
     passed since the last line; :meth:`close` prints the final count."""
 
     def __init__(self, description: str, total: int | None, *, interval: float | None = None,
-                 write: Callable[[str], None] | None = None):
-        self.description, self.total = description, total
+                 write: Callable[[str], None] | None = None, cap: bool = False):
+        # cap: ``total`` is a ceiling the phase may stop before (training iterations)
+        self.description, self.total, self.cap = description, total, cap
         self.interval = every() if interval is None else interval
         self.write = write or (lambda m: print(m, file=sys.stderr, flush=True))
         self.t0 = self.last = time.monotonic()
         self.done = 0
 
-    def line(self) -> str:
+    def line(self, final: bool = False) -> str:
+        """The progress line; ``final``: the phase has ended, so nothing is "left"."""
         elapsed = time.monotonic() - self.t0
-        if self.total:
+        if final and self.cap and self.total and self.done < self.total:
+            text = f"{self.done:,} (stopped before its cap of {self.total:,})"
+        elif final and self.total:
+            text = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)"
+        elif self.total:
             text = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)"
             if 0 < self.done < self.total:
                 text += f", about {_dur(elapsed * (self.total - self.done) / self.done)} left"
@@ -77,11 +83,21 @@ class LineProgress:
 
     def close(self) -> None:
         if self.done:  # a phase that did something says so once at the end
-            self.write(self.line())
+            self.write(self.line(final=True))
 
 
 def _on_terminal() -> bool:
-    return sys.stderr.isatty()
+    """Live bars: on a terminal, and in a Jupyter notebook (rich draws them there as a
+    widget; stderr is no tty) for the Python API."""
+    return sys.stderr.isatty() or _in_notebook()
+
+
+def _in_notebook() -> bool:
+    if "ipykernel" not in sys.modules:  # cheap: no notebook without its kernel loaded
+        return False
+    from rich.console import Console
+
+    return Console().is_jupyter
 
 
 @contextlib.contextmanager
@@ -92,7 +108,7 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
         yield lambda done: None
         return
     if not _on_terminal():
-        lines = LineProgress(description, total)
+        lines = LineProgress(description, total, cap=True)  # training may stop early
         try:
             yield lines.update
         finally:

@@ -10,24 +10,10 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.cli import options as opt
-from raudit.generators.kwargs import generator_kwargs
 from raudit.cli.errors import user_errors
 from raudit.cli.progress import phase_bars
-from raudit.errors import ConfigError
-from raudit.generators.exec_adapter import folder_name
 
-SWEEPS = ("eps", "teachers", "presets", "conditional")
 L = Optional[list[str]]
-
-
-def _bools(values: list[str]) -> tuple[bool, ...]:
-    out = []
-    for v in values:
-        t = v.strip().lower()
-        if t not in ("true", "false", "yes", "no", "1", "0"):
-            raise ConfigError(f"--conditional takes true or false, got {v!r}")
-        out.append(t in ("true", "yes", "1"))
-    return tuple(out)
 
 
 @user_errors
@@ -65,51 +51,28 @@ def utility(
 
     Prints the per-classifier table (best of F x S, like the study's table 5) and the summary per sweep point (its table 4: the best-of average, mean +- standard error, SRA between A and C, feature-ranking agreement). Writes utility_vs_eps.png when sweeping eps.
     """
-    from raudit.engine.driver import EngineConfig
-    from raudit.runs.utility import run_utility
-    from raudit.utility import plan
-    from raudit.utility.plot import learning_vs_eps, utility_vs_eps
+    from raudit.cli.progress import notice
+    from raudit.runs.utility_settings import UtilitySettings, run
 
-    bad = [s for s in sweep or [] if s not in SWEEPS]
-    if bad:
-        raise ConfigError(f"--sweep takes {', '.join(SWEEPS)}; got {bad}")
-    sweep = set(sweep or [])
-    if "eps" in sweep and epsilon:
-        epsilon = sorted(set(epsilon))
-        if len(epsilon) < 2:
-            raise ConfigError(f"--sweep eps with --epsilon needs at least two values (or no "
-                              f"--epsilon: the study's grid); got {epsilon}")
-    engine = EngineConfig(backend=backend, workers=workers, device=device, retries=retries)
-    kwargs = {} if real_only else generator_kwargs(impl, preset=None, teachers=None, lam=lam,
-                                                       max_iter=None, device=None, options=option)
-    eps = plan.STUDY_EPSILONS if "eps" in sweep and not epsilon else tuple(epsilon or (1.0,))
-    req = plan.UtilityRequest(
-        impl=impl, dataset=dataset, label=label, bounds=None if bounds is None else str(bounds),
-        options=kwargs, epsilons=tuple(float(e) for e in eps), delta=delta,
-        teachers=tuple(f"N/{r}" for r in plan.STUDY_TEACHER_RATIOS) if "teachers" in sweep
-        else tuple(teachers or ()),
-        presets=("default", "paper") if "presets" in sweep else tuple(preset or ("default",)),
-        conditional=(False, True) if "conditional" in sweep else _bools(conditional or []),
-        fits=fits, samples=samples, seed=seed, classifiers=tuple(classifier or ()),
-        settings=tuple(setting or plan.SETTINGS), real_only=real_only, chunk_size=chunk_size,
-        max_iter=max_iter, control=control)
-    name = "real" if real_only else folder_name(impl)
-    out = out or Path("runs") / f"utility-{name}-{Path(dataset).stem}-F{fits}xS{samples}-s{seed}"
-    with phase_bars(quiet=as_json) as progress:
-        from raudit.cli.progress import notice
-        # the total first, on stderr, before anything trains
-        result = run_utility(req, out, engine, progress, reference=reference, notice=notice,
-                             estimate=True)
-    png = None if real_only else utility_vs_eps(result, Path(out) / "utility_vs_eps.png")
-    result["plot"] = None if png is None else str(png)
-    if control and not real_only:
-        curve = learning_vs_eps(result, Path(out) / "learning_vs_eps.png")
-        result["learning_plot"] = None if curve is None else str(curve)
+    settings = UtilitySettings(  # checked once, in the run layer
+        impl=impl, dataset=dataset, epsilon=epsilon, sweep=sweep, control=control,
+        teachers=teachers, preset=preset, conditional=conditional, delta=delta, lam=lam,
+        max_iter=max_iter, options=option, label=label, bounds=bounds, fits=fits,
+        samples=samples, seed=seed, classifier=classifier, setting=setting, real_only=real_only,
+        reference=reference, out=out, chunk_size=chunk_size, workers=workers, backend=backend,
+        device=device, retries=retries)
+    with phase_bars(quiet=as_json) as progress:  # the total first, on stderr
+        result = run(settings, progress, notice=notice)
     if as_json:
         typer.echo(json.dumps(result, indent=2, default=_plain))
     else:
         from raudit.cli.utility_tables import show
         show(result)
+    failed = result.get("failures") or []
+    if failed:  # a failure is recorded (rerun to retry it), never reported as a success
+        typer.echo(f"error: {len(failed)} part(s) of the run failed (rerun to retry); first: "
+                   f"{failed[0]}", err=True)
+        raise typer.Exit(1)
 
 
 def _plain(v):

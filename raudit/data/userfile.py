@@ -85,8 +85,11 @@ def _plain(value: object) -> object:
 def _binary_label(y: pd.Series, path: Path) -> tuple[pd.Series, object]:
     values = list(pd.unique(y))
     if len(values) != 2:
-        raise DataError(f"{path}: label {y.name!r} has {len(values)} distinct value(s) "
-                        f"{values[:5]}; a binary label with both classes present is required")
+        # plain values (numpy 2 prints np.float64(50782.9)), and the way out: --label
+        shown = ", ".join(repr(_plain(v)) for v in values[:5]) + (", ..." if len(values) > 5 else "")
+        raise DataError(f"{path}: label {y.name!r} has {len(values):,} distinct value(s) "
+                        f"({shown}); a binary label with both classes present is required: "
+                        "name the label column with --label COLUMN (default: the last column)")
     try:
         positive = max(values)
     except TypeError:  # mixed types: compare as text

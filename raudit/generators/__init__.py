@@ -69,10 +69,26 @@ def load_class(spec: str) -> type[Generator]:
     try:
         cls = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"cannot load generator plugin {spec!r}: {exc}") from exc
+        raise ConfigError(f"cannot load generator plugin {spec!r}: {exc}"
+                          + _not_on_path(module, exc)) from exc
     if not (isinstance(cls, type) and issubclass(cls, Generator)):
         raise ConfigError(f"{spec!r} is not a subclass of raudit.generators.base.Generator")
     return cls
+
+
+def _not_on_path(module: str, exc: BaseException) -> str:
+    """The way out when the plugin's package lies in the current folder, which Python does
+    not search for a command (`raudit` is a script, not `python -m`)."""
+    import sys
+    from pathlib import Path
+
+    top = module.split(".")[0]
+    here = Path.cwd()
+    if (not isinstance(exc, ModuleNotFoundError) or exc.name != top
+            or str(here) in sys.path or not ((here / top).is_dir() or (here / f"{top}.py").is_file())):
+        return ""
+    return (f"; {top} is in the current folder, which is not on Python's path: run with "
+            "PYTHONPATH=$PWD (Ray's workers inherit it), or pip install -e your package")
 
 
 def get(name: str) -> type[Generator]:

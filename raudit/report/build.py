@@ -55,6 +55,7 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
     _check_out(results, out)
     check_writable(out)
     out.mkdir(parents=True, exist_ok=True)
+    before = _clear_stale(out, notice)  # an earlier report's files: none may stay beside this one
     title = {"campaign": "raudit campaign report", "utility": "raudit utility report",
              "inspect": "raudit inspect report"}.get(res.kind, "raudit audit report")
     report = Report(f"{title}: {results.name}")
@@ -81,5 +82,46 @@ def build(results: Path | str, out: Path | str, fmt: str = "html", embed: bool =
         text = render.html(rep, out, embed=embed) if fmt == "html" else render.markdown(rep)
         write_atomic(page, lambda fh, t=text: fh.write(t.encode("utf-8")))
         pages.append(page)
+    _record(out, before, [*pages, *figures, *tables])
     return {"page": pages[0], "pages": pages, "figures": figures, "tables": tables,
             "kind": res.kind, "sections": [s.title for s in report.sections]}
+
+
+#: what a report folder says it wrote, so that the next report into it removes what it
+#: no longer writes (a previous report's figures and tables beside a new page mislead)
+WRITTEN = ".raudit-report.json"
+
+
+def _files(out: Path) -> set[Path]:
+    return {p for p in out.rglob("*") if p.is_file()}
+
+
+def _clear_stale(out: Path, notice: Callable[[str], None]) -> set[Path]:
+    """Remove the files an earlier report wrote into ``out``: those its record lists, and
+    any figures/*.png or tables/*.csv (the report's own folders, also where an older raudit
+    left no record). Other files are never touched. Runs once the input is checked, before
+    this report writes anything; returns the files left (the user's own)."""
+    import json
+
+    stale: set[Path] = set()
+    try:
+        stale = {out / f for f in json.loads((out / WRITTEN).read_text())["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # no record (a first report, or one by an older raudit)
+    stale |= set((out / "figures").glob("*.png")) | set((out / "tables").glob("*.csv"))
+    gone = [p for p in stale if p.is_file() and p.resolve().is_relative_to(out.resolve())]
+    for p in gone:
+        p.unlink(missing_ok=True)
+    if gone:
+        notice(f"removed {len(gone)} file(s) of an earlier report in {out}")
+    return _files(out)
+
+
+def _record(out: Path, before: set[Path], written: list[Path]) -> None:
+    """Write the record of what this report wrote (what the next one into ``out`` removes)."""
+    import json
+
+    mine = (_files(out) - before) | {p for p in written if p.is_file()}
+    text = json.dumps({"files": sorted(p.relative_to(out).as_posix() for p in mine
+                                       if p.name != WRITTEN)}, indent=1)
+    write_atomic(out / WRITTEN, lambda fh: fh.write(text.encode("utf-8")))

@@ -234,8 +234,10 @@ def section(res: Results, out: Path) -> Section | None:
                           "not a choice among them."))
     for r in results:
         for p in r["points"]:
+            # a point with no result (its fits failed or were refused) is never a green box
             sec.add(Verdict(f"{_name(r, p)} on {r['dataset']}", sentence(
-                r["impl"], r["dataset"], p, r.get("real"), subject=False), False))
+                r["impl"], r["dataset"], p, r.get("real"), subject=False),
+                p.get("status") != "ok"))
     sec.add(Table("Utility per sweep point (the study's table 4)", summary_table(results),
                   "utility_summary.csv", "drop vs A: (A - B) / (A - 0.5)."))
     for ds in sorted({r["dataset"] for r in results}):

@@ -20,7 +20,19 @@ from raudit.inspect.runner import InspectSpec, inspect_generator, skipped_run, t
 from raudit.results.files import check_writable
 from raudit.results.store import ResultStore
 
-__all__ = ["run_inspect", "run_inspect_job"]
+__all__ = ["run_inspect", "run_inspect_job", "run_inspect_threads"]
+
+
+def run_inspect_threads(req: InspectRequest, out: Path | None, threads: int,
+                        notice: Callable[[str], None] | None = None) -> list[dict]:
+    """``raudit inspect`` and :func:`raudit.inspect`: torch on ``threads`` threads, then
+    :func:`run_inspect`."""
+    if threads < 1:
+        raise ConfigError(f"--threads must be at least 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+    return run_inspect(req, None if out is None else Path(out), notice)
 
 
 def run_inspect(req: InspectRequest, out: Path | None = None,

@@ -103,4 +103,5 @@ class UtilityJob(Job):
         return {"impl": "real" if self.req.real_only else self.req.impl,
                 "dataset": self.ds.name, "run_id": self.run_id, "points": len(points),
                 "auroc_B": [p.get("auroc_B") for p in points], "fits_run": self.units,
-                "failed_chunks": self.failed_chunks, "real_auroc": (result.get("real") or {}).get("auroc")}
+                "failed_chunks": self.failed_chunks, "real_auroc": (result.get("real") or {}).get("auroc"),
+                "failures": result.get("failures") or []}

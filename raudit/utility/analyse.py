@@ -11,7 +11,13 @@ Input: the ``utility`` rows of one run (any statuses). Output (JSON-ready)::
                  single_class_share, fit_means}],
      "per_classifier": [{label, classifier, setting, metric, best, mean, se, n}],
      "learning": [{group, rows: [{epsilon, real_mean, real_se, control_mean, control_se,
-                  diff, se, p, fits, ...}], threshold, alpha}]}   # only with a control
+                  diff, se, p, fits, ...}], threshold, alpha}],   # only with a control
+     "failures": ["WHAT: the error's last line"]}   # fits and Setting A runs that failed
+
+A failure is never a result: a point none of whose fits ran has ``status`` "failed" and the
+error's last line as ``reason`` (the stored error keeps the whole traceback), and every
+failed trial without an ok row is listed in ``failures``, which the command turns into a
+non-zero exit.
 
 ``learning`` pairs each point with its coin-flip control (:mod:`raudit.utility.learning`):
 one curve per setting of the axes other than eps, with the learning threshold.
@@ -85,11 +91,34 @@ def _sra(ok: pd.DataFrame, real: dict, names: list[str]) -> tuple[float | None, 
     return number_or_none(headline), number_or_none(mt.mean_se(each)[0])
 
 
+def one_line(error: Any) -> str:
+    """A stored error (a chunk's whole traceback) as the one line a user reads: its last
+    non-empty line, e.g. ``IndexError: index 0 is out of bounds ...``."""
+    lines = [ln.strip() for ln in str(error).splitlines() if ln.strip()]
+    return " ".join(lines[-1].split())[:300] if lines else str(error)
+
+
+def failures(rows: pd.DataFrame, labels: dict | None = None) -> list[str]:
+    """Every failed trial that has no ok row (a rerun that succeeded replaces it), as
+    ``WHAT: error line``, one per distinct (what, error)."""
+    if "error" not in rows or rows.empty:
+        return []
+    done = set(rows.loc[rows["status"] == "ok", "trial_id"].dropna())
+    bad = rows[(rows["status"] == "failed") & ~rows["trial_id"].isin(done)]
+    said = []
+    for _, r in bad.iterrows():
+        what = ("Setting A (real data)" if r["impl"] == "real" else
+                f"{r['impl']} {(labels or {}).get(r.get('config_id'), '')}".strip())
+        said.append(f"{what}: {one_line(r['error'])}")
+    return list(dict.fromkeys(said))
+
+
 def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any]:
     ok = rows[rows["status"] == "ok"]
     real = _real(ok)
     syn = rows[rows["impl"] != "real"]
-    out: dict[str, Any] = {"real": real, "points": [], "per_classifier": []}
+    out: dict[str, Any] = {"real": real, "points": [], "per_classifier": [],
+                           "failures": failures(rows)}
     if syn.empty:
         out["per_classifier"] = [{"label": "real", "classifier": n, "setting": "A", "metric": m,
                                   "best": v[m], "mean": v[m], "se": None, "n": 1}
@@ -101,6 +130,7 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
     points = syn.drop_duplicates("config_id")[["config_id", "impl", *SWEPT, "control"]]
     points = points.sort_values(["epsilon", "preset"], kind="stable")
     labels = point_labels(points)
+    out["failures"] = failures(rows, labels)
     for _, p in points.iterrows():
         cid = p["config_id"]
         all_p = syn[syn["config_id"] == cid]
@@ -114,7 +144,7 @@ def analyse(rows: pd.DataFrame, reference: float | None = None) -> dict[str, Any
         if fits_ok == 0:
             bad = all_p[all_p["status"] != "ok"]
             rec["status"] = str(bad["status"].iloc[0]) if len(bad) else "missing"
-            rec["reason"] = str(bad["error"].iloc[0]) if len(bad) else None
+            rec["reason"] = one_line(bad["error"].iloc[0]) if len(bad) else None
             out["points"].append(rec)
             continue
         rec["status"], rec["reason"] = "ok", None

@@ -136,7 +136,28 @@ def check(req: UtilityRequest):
     if set(y.unique().tolist()) - {0, 1} or y.nunique() < 2:
         raise DataError(f"dataset {ds.name!r}: the utility benchmark needs a binary 0/1 label with "
                         f"both classes in the last column, got values {sorted(y.unique().tolist())[:5]}")
+    check_size(ds)
     return ds
+
+
+#: rows of each class the real training set needs: Setting A fits every classifier on it
+#: (a class of one row leaves LDA a zero within-class scatter: scikit-learn's IndexError),
+#: and Setting C's split is stratified only from two rows of each class on
+MIN_PER_CLASS = 2
+
+
+def check_size(ds) -> None:
+    """Refuse a table too small for the benchmark (issue 48: the 5-row worst case trained
+    for a minute, then every classifier's failure was reported as a success)."""
+    train = ds.train.iloc[:, -1].value_counts()
+    test = ds.test.iloc[:, -1].value_counts() if ds.test is not None else train
+    few = {int(c): int(n) for c, n in train.items() if n < MIN_PER_CLASS}
+    if few or len(test) < 2:
+        where = (f"its training split has {', '.join(f'{n} row(s) of label {c}' for c, n in few.items())}"
+                 if few else "its test split has a single class")
+        raise DataError(f"dataset {ds.name!r} is too small for the utility benchmark: {where} "
+                        f"({len(ds.train)} training rows); each class needs at least "
+                        f"{MIN_PER_CLASS} training rows and a place in the test split")
 
 
 def check_control(req: UtilityRequest) -> None:

@@ -141,3 +141,24 @@ def test_cli_dry_run_plans_and_bad_files_fail_in_one_line(tmp_path):
     res = CliRunner().invoke(app, ["campaign", str(bad), "--dry-run"])
     assert res.exit_code == 2 and "bad.yaml:3: job a, key 'shadow_models'" in res.output
     assert not (tmp_path / "runs").exists()
+
+
+def test_every_error_of_one_job_at_once(tmp_path):
+    """Issue 48: the docs promise every error at once; a job showed only its first."""
+    p = _write(tmp_path, """\
+        name: bad
+        jobs:
+          - name: a
+            impl: paper
+            attack: querybased
+            shadow_models: many
+            colour: red
+            epsilon: 0
+        """)
+    _, specs = cf.load(p)
+    with pytest.raises(ConfigError) as err:
+        pl.build_all(specs)
+    lines = str(err.value).splitlines()
+    assert lines[0] == "3 error(s) in the campaign:"
+    keys = sorted(ln.split("key ")[1].split(":")[0] for ln in lines[1:])
+    assert keys == ["'colour'", "'epsilon'", "'shadow_models'"]

@@ -62,3 +62,14 @@ def test_iteration_bar_off_a_terminal(monkeypatch, capsys):
         tick(33)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("raudit: training paper: 10/33") and "33/33 (100%)" in err[-1]
+
+
+def test_iteration_bar_that_stops_early_says_nothing_is_left(monkeypatch, capsys):
+    """Issue 48: `train` printed "33/10,000 (0%), about 4m25s left" after it finished (the
+    paper stops at its budget long before its iteration cap)."""
+    monkeypatch.setenv("RAUDIT_PROGRESS_EVERY", "3600")
+    monkeypatch.setattr(progress, "_on_terminal", lambda: False)
+    with progress.iteration_bar("training paper", 10_000) as tick:
+        tick(33)
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert "left" not in last and "33 (stopped before its cap of 10,000)" in last

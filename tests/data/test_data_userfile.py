@@ -132,3 +132,19 @@ def test_parsed_once_and_copies_returned(csv, monkeypatch):
     first.train.iloc[:, 0] = -5
     second = data.load(str(csv))
     assert (second.train.age >= 18).all()
+
+
+def test_a_continuous_last_column_names_plain_values_and_suggests_label(tmp_path):
+    """Issue 48: a wrong label column printed `np.float64(50782.9)` and no way out."""
+    from typer.testing import CliRunner
+
+    from raudit.cli.app import app
+
+    csv = tmp_path / "income.csv"
+    csv.write_text("age,label,income\n30,0,50782.9\n40,1,61000.5\n50,0,72000.25\n")
+    r = CliRunner().invoke(app, ["train", "--dataset", str(csv), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    line = r.stderr.strip()
+    assert "\n" not in line and "np.float64" not in line
+    assert "label 'income' has 3 distinct value(s) (50782.9, 61000.5, 72000.25)" in line
+    assert line.endswith("name the label column with --label COLUMN (default: the last column)")
