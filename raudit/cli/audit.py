@@ -18,7 +18,7 @@ from raudit.cli import options as opt
 from raudit.cli.audit_view import jsonable, show
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
-from raudit.audit.transcript import THREAT_MODELS
+from raudit.audit.threat_model import THREAT_MODELS
 from raudit.errors import ConfigError
 from raudit.generators.exec_adapter import folder_name
 from raudit.generators.kwargs import generator_kwargs

@@ -40,7 +40,8 @@ def campaign(
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
-        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_table, plan_view
+        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_view
+        from raudit.runs.job_estimate import plan_table
         from raudit.cli import tables
 
         header, jobs = load_jobs(config, only)

@@ -1,4 +1,4 @@
-"""Ray session and the chunk actors (the only module besides the driver that touches Ray).
+"""Ray session and the chunk actors (Ray itself is started and stopped by :mod:`.ray_start`).
 
 A session is a fresh local Ray instance by default (``num_cpus`` = workers, no
 dashboard), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
@@ -20,7 +20,8 @@ from typing import Any
 
 import ray
 
-from raudit.engine.prestart import await_early, ending, prestart  # noqa: F401 - prestart: re-exported
+from raudit.engine import ray_start
+from raudit.engine.prestart import await_early, ending
 
 # No path of the driver's environment is forwarded: a worker on another machine has
 # other paths. The datasets the driver loaded travel in the object store instead
@@ -90,28 +91,6 @@ class Placement:
 
 _held = {"depth": 0, "started": False}  # see hold()
 
-# What every chunk actor imports before its first chunk (torch ~1 CPU-s, the shipped
-# tables' pandas ~0.3): a local instance's workers import them as Ray starts them, which
-# it does for this driver while ray.init is still finishing, instead of in the actor's
-# __init__ after the driver's placement. A module that fails to import is only logged by
-# Ray (the actor then imports it as before). Not set on a cluster (RAY_ADDRESS): its
-# workers were configured by whoever started it.
-PRELOAD = ("torch", "raudit.data.shipped", "raudit.runs.dispatch")
-
-
-def _init(workers: int | None) -> None:
-    from raudit.engine.raylog import route_to_file
-
-    route_to_file()  # Ray's start-up lines to a file, not the user's terminal
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)
-    else:
-        if PRELOAD:
-            kwargs["_system_config"] = {"preload_python_modules": list(PRELOAD)}
-        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
-
-
 @contextlib.contextmanager
 def session(workers: int | None) -> Iterator[None]:
     """Connect to (or start) Ray for the duration of the block.
@@ -123,7 +102,7 @@ def session(workers: int | None) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    _init(workers)
+    ray_start.init(workers)
     with ending(_end):
         yield
 
@@ -135,26 +114,7 @@ def _end(abandoned: bool) -> None:
     elif _held["depth"]:
         _held["started"] = True
     else:
-        shutdown()
-
-
-def shutdown() -> None:
-    """``ray.shutdown()`` of an instance this process started, less its one-second wait.
-
-    Ray stops its processes one by one, each with SIGTERM and up to a second of grace:
-    the autoscaler monitor (a local instance has nothing to scale) never exits on
-    SIGTERM, so every command paid that whole second at its end (1.0 of 1.1-1.6 s,
-    measured). It is killed first; it holds no state. Connected to a cluster, this
-    process started no monitor and nothing changes.
-    """
-    node = getattr(ray._private.worker, "_global_node", None)
-    for info in (getattr(node, "all_processes", None) or {}).get("monitor", ()):
-        process = getattr(info, "process", None)
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(Exception):
-                process.kill()
-                process.wait(timeout=5)
-    ray.shutdown()
+        ray_start.shutdown()
 
 
 @contextlib.contextmanager
@@ -168,7 +128,7 @@ def hold() -> Iterator[None]:
         _held["depth"] -= 1
         if not _held["depth"] and _held["started"]:
             _held["started"] = False
-            shutdown()
+            ray_start.shutdown()
 
 
 def place(device: str, workers: int | None, per_gpu: int) -> Placement:

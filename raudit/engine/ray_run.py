@@ -35,9 +35,10 @@ def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
         stats.placement = placement.describe()
         if placement.note:
             stats.notes.append(placement.note)
+        from raudit import data
         from raudit.data import shipped
 
-        tables = ray.put(shipped.export())  # once; every actor (and replacement) installs it
+        tables = ray.put(shipped.export(data.load))  # once; every actor (and replacement) installs it
         loop = _Loop(fn, specs, config, act.Pool(placement, tables), stats,
                      lambda spec, result, error: finish(spec, result, error, stats, on_done,
                                                         weight, progress), weight=weight)

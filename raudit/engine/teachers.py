@@ -101,6 +101,6 @@ def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: 
                             train_options={"make_teachers": _spawn_shards(workers, seed, gen.dtype)})[0]
     finally:
         if started:
-            from raudit.engine.actors import shutdown
+            from raudit.engine.ray_start import shutdown
 
             shutdown()

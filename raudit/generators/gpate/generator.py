@@ -39,8 +39,9 @@ are released without smooth sensitivity (the published method does the same).
 
 from __future__ import annotations
 
-from raudit.errors import ConfigError, NoStep  # noqa: F401 - NoStep: importers of gpate
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.errors import ConfigError, NoStep
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
 from raudit.generators.gpate.dpgradagg import AggConfig
