@@ -76,5 +76,5 @@ def user_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             print("interrupted: finished results are kept; rerun the same command to resume",
                   file=sys.stderr)
-            raise typer.Exit(130)
+            raise typer.Exit(130) from None
     return wrapper

@@ -50,7 +50,7 @@ class ChunkActor:
     """Runs ``fn(spec)`` with the slot's device written into the spec, under the driver's
     arithmetic switches (``env``, see :func:`switches`)."""
 
-    def __init__(self, device: str, threads: int, tables: dict | None = None,
+    def __init__(self, device: str, threads: int, tables: dict[Any, Any] | None = None,
                  env: dict[str, str | None] | None = None):
         _apply(env or {})
         import torch
@@ -69,7 +69,7 @@ class ChunkActor:
         """The id of the node this actor runs on (the heartbeat matches it with ray.nodes())."""
         return ray.get_runtime_context().get_node_id()
 
-    def run(self, fn: Callable[[dict], Any], spec: dict) -> Any:
+    def run(self, fn: Callable[[dict[str, Any]], Any], spec: dict[str, Any]) -> Any:
         return fn({**spec, "device": self.device})
 
 
@@ -150,7 +150,7 @@ def place(device: str, workers: int | None, per_gpu: int) -> Placement:
     return Placement(n, "cpu", 1.0, 0.0, note)
 
 
-def start(placement: Placement, count: int | None = None, tables: Any = None) -> list:
+def start(placement: Placement, count: int | None = None, tables: Any = None) -> list[Any]:
     """Create the placement's actors (or ``count`` of its kind); ``tables`` (an object
     ref of :func:`raudit.data.shipped.export`) is installed in each."""
     opts: dict[str, Any] = {"num_cpus": placement.num_cpus}
@@ -160,11 +160,12 @@ def start(placement: Placement, count: int | None = None, tables: Any = None) ->
     from raudit.generators.nn.compiled import switches
 
     env = switches()
-    return [ChunkActor.options(**opts).remote(placement.device, threads, tables, env)
+    return [ChunkActor.options(**opts).remote(  # type: ignore[attr-defined]  # a Ray actor class
+            placement.device, threads, tables, env)
             for _ in range(placement.actors if count is None else count)]
 
 
-def stop(actors: list) -> None:
+def stop(actors: list[Any]) -> None:
     for a in actors:
         if a is not None:
             with contextlib.suppress(Exception):
@@ -181,7 +182,7 @@ class Pool:
 
     def __init__(self, placement: Placement, tables: Any = None):
         self.placement, self.tables = placement, tables
-        self.actors: list = []
+        self.actors: list[Any] = []
         self._where: list[Any] = []  # per slot: the node() ref, then the node id
         self.add(placement.actors)
 
@@ -208,10 +209,11 @@ class Pool:
         if not ready:
             return None
         try:
-            self._where[i] = ray.get(where)
+            node: str = ray.get(where)
         except ray.exceptions.RayError:
             return None
-        return self._where[i]
+        self._where[i] = node
+        return node
 
     def drop(self, i: int) -> None:
         stop([self.actors[i]])

@@ -200,7 +200,7 @@ class BatchedGenerator(Generator):
             dfs = batch.sample([models[i]._index for i in members], n, [seeds[i] for i in members])
             for i, df in zip(members, dfs):
                 out[i] = df
-        return out  # type: ignore[return-value]
+        return out
 
 
     @staticmethod

@@ -72,9 +72,9 @@ class TeacherSource:
     given ready-made. Both default to :class:`LocalTeachers`.
     """
 
-    partition: Callable | None = None
-    make_teachers: Callable | None = None
-    teachers: object | None = None
+    partition: Callable[[CounterRNG, TrainBatch], tuple[torch.Tensor, torch.Tensor]] | None = None
+    make_teachers: Callable[..., Any] | None = None
+    teachers: Any = None  # LocalTeachers, or a stand-in with its step/votes (engine/teachers.py)
 
 
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
@@ -93,14 +93,16 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     returns None where it does not apply, and any iteration it hands back runs eagerly.
     """
     partition, teachers, make_teachers = source.partition, source.teachers, source.make_teachers
+    if teachers is None and partition is None:
+        raise ValueError("train_pate_gan needs ready teachers or a partition to draw them from")
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
     gen = nets.generator.create(rng)
     student = nets.student.create(rng)
-    if teachers is None and make_teachers is not None:
+    if teachers is None and make_teachers is not None and partition is not None:
         parts, sizes = partition(rng, batch)
         teachers = make_teachers(batch, parts, sizes, cfg, nets.teacher)
-    elif teachers is None:
+    elif teachers is None and partition is not None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
@@ -130,7 +132,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         out = fused(active) if fused is not None else None  # RAUDIT_COMPILE=step
-        if out is not None:
+        if fused is not None and out is not None:
             first_rows = fused.emit(it, cfg, out, (acct, observer), first_rows, act_np)
         else:
             for _ in range(cfg.teacher_steps):
@@ -139,6 +141,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 elif isinstance(teachers, LocalTeachers) and nets.block_elements and dev.type == "cpu":
                     made = TeacherFakes(nets, gen, rng, cfg)  # made per block of the teachers' step
                     rows = teachers.step(mlp_grad.Blockwise(cfg.batch, made), upd)
+                    assert made.counter is not None  # the step made every block's fakes
                     rng.counter = made.counter
                 else:  # (M, k*B, d) -> (M*k, B, d), teacher-major
                     fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
@@ -231,13 +234,14 @@ def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Ten
     return (per * w).flatten(1).sum(1).sum()
 
 
-def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: np.ndarray, labels,
+def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: Any, labels,
                     active: np.ndarray) -> GradientVotes:
     """A Confident-GNMax batch as the observed event G-PATE emits (one coordinate, two bins):
     the transcript turns it into a :class:`ConfidentGNMax` release."""
     counts = np.stack([cfg.k - n1, n1], axis=-1)[:, :, None, :]
     choice = np.where(answered, labels.cpu().numpy().astype(np.int64), -1)[..., None]
     c = cfg.confident
+    assert c is not None  # only Confident-GNMax batches come here
     return GradientVotes(it, counts, cfg.k, c.threshold, c.sigma1, c.sigma2,
                          thr_noise.cpu().numpy()[..., None], answered[..., None], choice,
                          active.copy(), active)
