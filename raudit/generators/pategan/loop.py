@@ -24,9 +24,9 @@ from raudit.generators.batch_types import Critic, TrainBatch, Trained
 from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                       TeacherLoss, Votes)
 from raudit.generators.nn import mlp_grad, whole
+from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.nn.optim import Adam
 from raudit.generators.pategan import teachers as teachers_mod
 from raudit.generators.pategan.aggregation import aggregator, confident_votes, soft_target
 from raudit.generators.pategan.pate_nets import (EpsilonTooSmall, LoopConfig, PateNets,
