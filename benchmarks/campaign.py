@@ -240,7 +240,7 @@ def main() -> None:
                     help="1- and 2-worker campaigns this many times each, alternating; the "
                          "speed-up is of the medians")
     ap.add_argument("--preload", choices=["on", "off", "both"], default="on",
-                    help="the workers' preloaded modules (raudit.engine.actors.PRELOAD): as "
+                    help="the workers' preloaded modules (raudit.engine.ray_start.PRELOAD): as "
                          "shipped, none, or both alternately in one run")
     a = ap.parse_args()
     if a.extrapolate:
@@ -258,14 +258,14 @@ def main() -> None:
             engine_overhead([{k: (list(v) if k == "features_vec" else v) for k, v in r.items()}
                              for r in rows.to_dict("records")], tmp / "sleepy", 2)
             return
-        from raudit.engine import actors
+        from raudit.engine import ray_start
 
-        kept = actors.PRELOAD
+        kept = ray_start.PRELOAD
         variants = {"both": ("off", "on"), "on": ("on",), "off": ("off",)}[a.preload]
         walls: dict[tuple, list[float]] = {}
         for r in range(a.rounds):  # alternating, so that a change of load hits every run
             for pre in (variants if r % 2 == 0 else variants[::-1]):
-                actors.PRELOAD = kept if pre == "on" else ()
+                ray_start.PRELOAD = kept if pre == "on" else ()
                 for w in ((1, 2) if r % 2 == 0 else (2, 1)):
                     t0 = time.perf_counter()
                     with ProcessCPU() as cpu:
@@ -275,7 +275,7 @@ def main() -> None:
                     print(f"campaign, {w} worker(s), preload {pre}: {models} models x {a.iters} "
                           f"iterations in {wall:.1f} s ({models / wall * 3600:,.0f} models/hour, "
                           f"Ray start-up and analysis included); {cpu.line(models)}", flush=True)
-        actors.PRELOAD = kept
+        ray_start.PRELOAD = kept
         for pre in variants:
             one, two = statistics.median(walls[(pre, 1)]), statistics.median(walls[(pre, 2)])
             print(f"speed-up 1 -> 2 workers, preload {pre}: {one / two:.2f}x" + (

@@ -1,9 +1,12 @@
 """The import-layer contract: each top-level part of raudit imports only parts on its own
-layer or below (the layer table of /work/shared/STYLE.md), and the graph of imports
-between top-level parts has no cycle.
+layer or below (the layer table of /work/shared/STYLE.md), the graph of imports
+between top-level parts has no cycle, and neither has the graph between modules (so no
+two modules of one folder import each other, directly or round a loop).
 
-Read from the source with ``ast`` (every ``import``, including those inside functions,
-which still couple the modules at run time), so no module is imported to check it.
+Read from the source with ``ast`` (every ``import``, including those inside functions
+and under ``if TYPE_CHECKING``, which still couple the modules), so no module is
+imported to check it. ``from package import name`` is an edge to the submodule
+``package.name`` where that is a module, else to the package's ``__init__``.
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def _module_name(path: Path) -> str:
     return ".".join(bits[:-1] if bits[-1] == "__init__" else bits)
 
 
-def _imports(path: Path) -> set[str]:
-    """Absolute names of the raudit modules ``path`` imports (relative imports resolved)."""
+def _imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
+    """Absolute names of the raudit modules ``path`` imports (relative imports resolved);
+    ``from P import n`` also names ``P.n`` where that is one of ``modules``."""
     name = _module_name(path)
     package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
     out = set()
@@ -58,9 +62,12 @@ def _imports(path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            out.add(target)
-            # `from raudit import data` imports the part `data`
-            out |= {f"{target}.{a.name}" for a in node.names if target == "raudit"}
+            # `from raudit import data` imports the part `data`; `from P import mod`, P.mod
+            subs = {f"{target}.{a.name}" for a in node.names
+                    if target == "raudit" or f"{target}.{a.name}" in modules}
+            out |= subs
+            if len(subs) < len(node.names) or target == "raudit":  # names from P itself
+                out.add(target)
     return {m for m in out if m == "raudit" or m.startswith("raudit.")}
 
 
@@ -73,6 +80,17 @@ def part_graph() -> dict[str, dict[str, list[str]]]:
             dst = _part(target)
             if dst is not None and dst != src:
                 graph[src][dst].append(_module_name(path))
+    return graph
+
+
+def module_graph() -> dict[str, dict[str, list[str]]]:
+    """{importing module: {imported module: [itself]}} between raudit's modules."""
+    paths = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+    modules = frozenset(paths)
+    graph: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for name, path in paths.items():
+        for target in _imports(path, modules) & modules - {name}:
+            graph[name][target].append(name)
     return graph
 
 
@@ -130,6 +148,18 @@ def test_no_upward_imports():
 def test_no_cycles_between_parts():
     found = cycles(part_graph())
     assert not found, f"{len(found)} import cycle(s) between parts: {found}"
+
+
+def test_no_cycles_between_modules():
+    """A cycle between modules (in practice between modules of one folder: the part graph
+    above has none) means the folder was cut in the wrong place: the shared piece belongs
+    in a module of its own, or the base takes its variants as arguments."""
+    graph = module_graph()
+    found = cycles(graph)
+    detail = ["  " + " <-> ".join(group) + ": " + "; ".join(
+        f"{a} -> {', '.join(sorted(set(graph[a]) & set(group)))}" for a in group)
+        for group in found]
+    assert not found, f"{len(found)} import cycle(s) between modules:\n" + "\n".join(detail)
 
 
 @pytest.mark.parametrize("graph, upward, loops", [

@@ -55,7 +55,7 @@ def main() -> None:
     mark("imported cli")
     import ray
 
-    from raudit.engine import actors, ray_run
+    from raudit.engine import ray_run, ray_start
     from raudit.runs import audit as ra
     from raudit.runs import jobs, schedule
 
@@ -88,7 +88,7 @@ def main() -> None:
     wrap(jobs.AuditJob, "_chosen", "choose target")
     wrap(jobs.AuditJob, "finish", "analysis")
     wrap(schedule, "run_chunks", "pool")
-    shutdown = actors.shutdown
+    shutdown = ray_start.shutdown
 
     def _shutdown():
         ray.timeline(filename=timeline)
@@ -96,7 +96,7 @@ def main() -> None:
         shutdown()
         mark("shutdown end")
 
-    actors.shutdown = _shutdown
+    ray_start.shutdown = _shutdown
     mark("run begin")
     try:
         cli.main(["audit", *args, "--json"])

@@ -45,7 +45,9 @@ class ConfidentGNMaxAccountant(Accountant):
         self.rdp = np.zeros((self.models, o.size))
         self.queries = np.zeros(self.models, dtype=np.int64)
         self.answered = np.zeros(self.models, dtype=np.int64)
-        self._memo = None  # the last increments computed (see _increment)
+        # the last increments computed (see _increment)
+        self._memo: tuple[tuple[float, float, float], np.ndarray, np.ndarray, np.ndarray,
+                          np.ndarray] | None = None
 
     @property
     def alpha(self) -> np.ndarray:

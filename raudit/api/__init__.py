@@ -224,7 +224,7 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
                           retries=retries)
     picked = [only] if isinstance(only, str) else (list(only) if only else None)
     if dry_run:
-        from raudit.campaign.dryrun import plan_table
+        from raudit.runs.job_estimate import plan_table
 
         header, jobs = load_jobs(config, picked)
         return CampaignPlan(str(header["name"]), plan_table(jobs, engine))

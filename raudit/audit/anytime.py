@@ -66,7 +66,7 @@ def eps_lower_sequence(correct, *, alpha: float = 0.1, delta: float = 0.0,
     c = np.asarray(correct, dtype=float)
     lam, target = bets(c), math.log(1.0 / alpha)
 
-    def logw(eps0: float, t: int) -> float:
+    def logw(eps0: float, t: int | np.integer) -> float:
         q0 = _q(np.array([eps0]), delta)[0]
         return float(np.sum(np.log1p(lam[: t + 1] * (c[: t + 1] - q0))))
 

@@ -197,6 +197,6 @@ def values_of(row: Mapping[str, Any]) -> dict[str, float | None]:
 def estimate_rows(audit_id: str, values: Mapping[str, float | None], alpha: float
                   ) -> list[dict[str, Any]]:
     """Rows of the long ``estimates`` table: one per estimator that gave a value."""
-    return [{"audit_id": audit_id, "estimator": name, "eps_lo": float(values[name]),
+    return [{"audit_id": audit_id, "estimator": name, "eps_lo": float(v),
              "alpha": float(alpha), "assumption": ESTIMATORS.get(name).assumption}
-            for name in ESTIMATORS.names() if values.get(name) is not None]
+            for name in ESTIMATORS.names() if (v := values.get(name)) is not None]

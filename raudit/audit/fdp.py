@@ -136,7 +136,7 @@ def _choose_mu_threshold(scores, labels, alpha: float):
     "scores" then to the smallest threshold) with the mu bound as the objective,
     vectorised over the candidates."""
     scores, labels = _prepare(scores, labels)
-    best = (-np.inf, None, None)
+    best: tuple[float, float | None, str | None] = (-np.inf, None, None)
     for direction in _DIRECTIONS:
         cand, tp, fn, tn, fp = _scan(_oriented(scores, direction), labels)
         tail = alpha / 4.0

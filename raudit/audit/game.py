@@ -103,8 +103,8 @@ class Game:
         they are not the default, so that the
         ids of audits written before it existed stay the same.
         """
-        extra = ({"synthetic_protocol": self.synthetic_protocol}
-                 if self.synthetic_protocol != "same" else {})
+        extra: dict[str, Any] = ({"synthetic_protocol": self.synthetic_protocol}
+                                 if self.synthetic_protocol != "same" else {})
         if self.samples_per_model != 1:
             extra["samples_per_model"] = self.samples_per_model
         if self.white_box is not None:  # absent for black-box: its ids stay as they were

@@ -19,9 +19,7 @@ from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit import whitebox as wb
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
-from raudit.audit.guard import AuditFailed  # noqa: F401 - part of this module's API
 from raudit.audit.guard import validate_generator
-from raudit.audit.mechanisms import event_trial, mechanism_columns  # noqa: F401 - jobs and tests
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore

@@ -97,7 +97,7 @@ def choose_threshold(val_scores, val_labels, *, delta: float = STUDY_DELTA, alph
     """
     scores, labels = _prepare(val_scores, val_labels)
     fn_est = _estimator(estimator)
-    best = (-np.inf, None, None)
+    best: tuple[float, float | None, str | None] = (-np.inf, None, None)
     for direction in _DIRECTIONS:
         cand, tp, fn, tn, fp = _scan(_oriented(scores, direction), labels)
         if fn_est in (eps_clopper_pearson, eps_jeffreys):  # vectorised

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from raudit import generators, seeds
-from raudit.audit.transcript import ThreatModel
+from raudit.audit.threat_model import ThreatModel
 from raudit.errors import ConfigError
 
 __all__ = ["DENSITY", "CRITIC", "check_white_box", "features", "settings", "threat_model"]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import closed_form_iterations, rate_at  # noqa: F401 - the plan's parts
-from raudit.runs.job_estimate import calibration, plan_table  # noqa: F401 - moved to runs/
 
 def _dur(s: float) -> str:
     if s < 90:

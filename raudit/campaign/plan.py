@@ -45,7 +45,7 @@ def _fail(job: JobSpec, exc: Exception, key: str | None = None) -> ConfigError:
     key = key or _key_of(msg, job.settings)
     where = job.lines.get(key, job.where) if key else job.where
     err = ConfigError(f"{where}: job {job.name}" + (f", key {key!r}" if key else "") + f": {msg}")
-    err.key = key  # type: ignore[attr-defined] - build_all sets it aside to find the next
+    err.key = key  # build_all sets it aside to find the next
     return err
 
 
@@ -136,8 +136,8 @@ def build(job: JobSpec, chunk_size: int | None = None):
             return UtilityJob(job.name, utility_request(job))
         _unknown(job, set(INSPECT_KEYS))
         from raudit.inspect.job import InspectRequest, request_from_settings
-        made = request_from_settings(dict(job.settings))  # validate now, with the job's line
-        fields.check(InspectRequest, dataclasses.asdict(made))
+        req = request_from_settings(dict(job.settings))  # validate now, with the job's line
+        fields.check(InspectRequest, dataclasses.asdict(req))
         return InspectJob(job.name, dict(job.settings), inspect_runner())
     except ConfigError as exc:
         if str(exc).startswith(job.where.split(":")[0] + ":"):

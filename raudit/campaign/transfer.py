@@ -38,6 +38,7 @@ import zipfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
+from collections.abc import Callable
 from typing import Any
 
 from raudit.campaign.run import load_jobs
@@ -192,7 +193,7 @@ def import_campaign(config: Path | str, out: Path | str, src: Path | str) -> dic
         for name, data in blobs.items():
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, lambda fh, d=data: fh.write(d))
+            write_atomic(path, _writer(data))
         for job in (j for j in jobs if j.kind != "inspect"):
             there = ResultStore(tmp, partition=job.partition).manifest()
             if there is not None and there.get("spec_hash") != spec_hash(job.manifest):
@@ -209,3 +210,8 @@ def import_campaign(config: Path | str, out: Path | str, src: Path | str) -> dic
 
 
 __all__ = ["export_campaign", "import_campaign"]
+
+
+def _writer(data: bytes) -> Callable[[Any], Any]:
+    """The body write_atomic runs on its temporary file: ``data`` as it is."""
+    return lambda fh: fh.write(data)

@@ -46,7 +46,8 @@ def campaign(
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
-        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_table, plan_view
+        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_view
+        from raudit.runs.job_estimate import plan_table
         from raudit.cli import tables
 
         header, jobs = load_jobs(config, only)
@@ -69,6 +70,7 @@ def campaign(
                        f"{got['bytes'] / 1e6:.1f} MB to {got['file']}; continue with `raudit "
                        f"campaign {config} --out DIR --import {got['file']}`")
             return
+        assert import_ is not None  # one of the two was given
         got = transfer.import_campaign(config, out, import_)
         _notice(f"imported {len(got['jobs'])} job(s) ({got['files']} file(s)) into {out}; "
                 "continuing the campaign")

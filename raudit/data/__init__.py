@@ -10,8 +10,8 @@ stratified on the label with ``random_state=seed`` (13 by default).
 
 from raudit.data.cache import cache_dir, data_dir
 from raudit.data.dataset import ColumnMeta, Dataset, infer_columns
-from raudit.data.install import import_file
-from raudit.data.registry import clear_cache, info, load, names, require_binary, source
+from raudit.data.registry import (clear_cache, import_file, info, load, names, require_binary,
+                                  source)
 from raudit.data.sources import DataFile, Source
 
 __all__ = [

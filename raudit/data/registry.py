@@ -1,4 +1,5 @@
-"""The dataset registry (a :class:`raudit.registry.Registry` of readers), and ``load``/``info``.
+"""The dataset registry (a :class:`raudit.registry.Registry` of readers), ``load``/``info``,
+and ``import_file`` (a user's copy of a registered dataset's file, into the cache).
 
 Every registered dataset is cleaned as the reproduction study did, has an
 all-numeric table with its binary 0/1 label last, and is split 80/20 stratified
@@ -10,16 +11,19 @@ an existing file is loaded as a user table (see :mod:`raudit.data.userfile`).
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from raudit.data import builtin, cache, fetch, readers, shipped, sources, userfile
+from raudit.data import builtin, cache, fetch, lzw, readers, shipped, sources, userfile
+from raudit.data.cache import matches, sha256_of
+from raudit.data.install import store
 from raudit.data.dataset import ColumnMeta, Dataset
-from raudit.data.sources import Source
+from raudit.data.sources import DataFile, Source
 from raudit.data.tables import DEFAULT_SEED, Cleaned, check_seed, columns_of, make_dataset
-from raudit.errors import ConfigError, DataError, UnknownNameError
+from raudit.errors import ChecksumError, ConfigError, DataError, UnknownNameError
 from raudit.registry import Registry
 
 
@@ -177,3 +181,71 @@ def clear_cache() -> None:
     _table.cache_clear()
     userfile.clear_cache()
     shipped.clear()
+
+
+def _stem(name: str) -> str:
+    """A file name without .gz/.Z, with '-' and '.' treated alike (mirrors differ)."""
+    for suffix in (".gz", ".Z"):
+        name = name.removesuffix(suffix)
+    return name.replace("-", ".")
+
+
+def import_file(path: str | Path, name: str | None = None) -> Path:
+    """Copy a user-supplied file into the cache after checking its checksum.
+
+    With ``name``, the file must be one of that dataset's files: matched by hash,
+    else by file name (a pinned file whose hash differs raises ChecksumError; an
+    unpinned one is stored as given). Without ``name``, the file's hash must match
+    a pinned file of some dataset. Returns the cached path.
+    """
+    src = Path(path).expanduser()
+    if not src.is_file():
+        raise DataError(f"no such file: {src}")
+    if name is not None and name not in DATASETS:
+        raise UnknownNameError("dataset", name, DATASETS.names())
+    sources = [DATASETS.get(n).source for n in ([name] if name else DATASETS.names())]
+    candidates = [f for s in sources for f in (*s.files, *s.fallback)]
+    for f in candidates:
+        if f.pinned and matches(src, f):
+            return store(src, f, origin=str(src))
+    if zipfile.is_zipfile(src):
+        raise DataError(f"{src} is a zip archive; extract the dataset's file from it and import that")
+    if name is None:
+        raise DataError(f"{src} matches no known dataset file by checksum; "
+                        "pass --name NAME to say which dataset it belongs to")
+    intended = candidates if len(candidates) == 1 else [
+        f for f in candidates if _stem(Path(f.relpath).name) == _stem(src.name)]
+    if not intended:
+        expected = ", ".join(Path(f.relpath).name for f in candidates) or "no files (built in)"
+        raise DataError(f"{src.name} is not a file of dataset {name!r}; expected one of: {expected}")
+    if intended[0].pinned:
+        raise ChecksumError(
+            f"checksum mismatch for {src}: sha256 {sha256_of(src)}, expected "
+            f"{intended[0].sha256 or intended[0].raw_sha256} ({intended[0].relpath}); "
+            "import the original, unmodified file"
+        )
+    _check_parses(src, name, intended[0])
+    return store(src, intended[0], origin=str(src))
+
+
+def _check_parses(src: Path, name: str, file: DataFile) -> None:
+    """No hash vouches for an unpinned file: it must at least parse as the dataset's file,
+    by the dataset's own reader (any bytes were accepted, and a later load failed, or
+    trained on them). The reader gets ``src`` in the place of each of its files (the
+    unpinned ones, credit's and the full isolet's, share their format)."""
+    entry = DATASETS.get(name)
+    count = len(entry.source.files) if file in entry.source.files else 1
+    with open(src, "rb") as fh:
+        if fh.read(2) == lzw.MAGIC:
+            return  # .Z content: decompressed on store; parsed at its first load
+    try:
+        cleaned = entry.read([src] * count)
+    except DataError as exc:
+        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name}: "
+                        f"{exc}") from None
+    except Exception as exc:  # a reader's failure on foreign bytes
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name} "
+                        f"({type(exc).__name__}: {first[:200]})") from None
+    if cleaned.frame.empty:
+        raise DataError(f"{src} holds no rows of dataset {name!r}")

@@ -11,6 +11,7 @@ run on other data than the driver planned with.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +38,12 @@ def lookup(k: Key) -> Dataset | None:
     return None if ds is None else copy.deepcopy(ds)
 
 
-def export() -> dict[Key, Dataset]:
+def export(load: Callable[..., Dataset]) -> dict[Key, Dataset]:
     """Every dataset this process loaded and every one shipped to it (to pass on).
 
-    Loaded ones are loaded again (parsing is cached): callers may have modified the
-    frames they were given, and the workers must get the table as read."""
-    from raudit.data.registry import load
-
+    Loaded ones are loaded again with ``load`` (:func:`raudit.data.load`; parsing is
+    cached): callers may have modified the frames they were given, and the workers must
+    get the table as read."""
     return {**_installed, **{k: load(k[0], label=k[1], bounds=k[2], seed=k[3])
                              for k in sorted(_loaded - set(_installed), key=str)}}
 

@@ -1,4 +1,4 @@
-"""Ray session and the chunk actors (the only module besides the driver that touches Ray).
+"""Ray session and the chunk actors (Ray itself is started and stopped by :mod:`.ray_start`).
 
 A session is a fresh local Ray instance by default (``num_cpus`` = workers, no
 dashboard), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
@@ -22,7 +22,8 @@ from typing import Any
 
 import ray
 
-from raudit.engine.prestart import await_early, ending, prestart  # noqa: F401 - prestart: re-exported
+from raudit.engine import ray_start
+from raudit.engine.prestart import await_early, ending
 from raudit.errors import on_sigterm
 
 # No path of the driver's environment is forwarded: a worker on another machine has
@@ -52,7 +53,7 @@ class ChunkActor:
     """Runs ``fn(spec)`` with the slot's device written into the spec, under the driver's
     arithmetic switches (``env``, see :func:`switches`)."""
 
-    def __init__(self, device: str, threads: int, tables: dict | None = None,
+    def __init__(self, device: str, threads: int, tables: dict[Any, Any] | None = None,
                  env: dict[str, str | None] | None = None):
         _apply(env or {})
         import torch
@@ -71,7 +72,7 @@ class ChunkActor:
         """The id of the node this actor runs on (the heartbeat matches it with ray.nodes())."""
         return ray.get_runtime_context().get_node_id()
 
-    def run(self, fn: Callable[[dict], Any], spec: dict) -> Any:
+    def run(self, fn: Callable[[dict[str, Any]], Any], spec: dict[str, Any]) -> Any:
         return fn({**spec, "device": self.device})
 
 
@@ -93,28 +94,6 @@ class Placement:
 
 _held = {"depth": 0, "started": False}  # see hold()
 
-# What every chunk actor imports before its first chunk (torch ~1 CPU-s, the shipped
-# tables' pandas ~0.3): a local instance's workers import them as Ray starts them, which
-# it does for this driver while ray.init is still finishing, instead of in the actor's
-# __init__ after the driver's placement. A module that fails to import is only logged by
-# Ray (the actor then imports it as before). Not set on a cluster (RAY_ADDRESS): its
-# workers were configured by whoever started it.
-PRELOAD = ("torch", "raudit.data.shipped", "raudit.runs.dispatch")
-
-
-def _init(workers: int | None) -> None:
-    from raudit.engine.raylog import route_to_file
-
-    route_to_file()  # Ray's start-up lines to a file, not the user's terminal
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-    if os.environ.get("RAY_ADDRESS"):
-        ray.init(address=os.environ["RAY_ADDRESS"], **kwargs)
-    else:
-        if PRELOAD:
-            kwargs["_system_config"] = {"preload_python_modules": list(PRELOAD)}
-        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
-
-
 @contextlib.contextmanager
 def session(workers: int | None) -> Iterator[None]:
     """Connect to (or start) Ray for the duration of the block.
@@ -127,7 +106,7 @@ def session(workers: int | None) -> Iterator[None]:
         _own_sigterm()
         yield
         return
-    _init(workers)
+    ray_start.init(workers)
     _own_sigterm()
     with ending(_end):
         yield
@@ -149,26 +128,7 @@ def _end(abandoned: bool) -> None:
     elif _held["depth"]:
         _held["started"] = True
     else:
-        shutdown()
-
-
-def shutdown() -> None:
-    """``ray.shutdown()`` of an instance this process started, less its one-second wait.
-
-    Ray stops its processes one by one, each with SIGTERM and up to a second of grace:
-    the autoscaler monitor (a local instance has nothing to scale) never exits on
-    SIGTERM, so every command paid that whole second at its end (1.0 of 1.1-1.6 s,
-    measured). It is killed first; it holds no state. Connected to a cluster, this
-    process started no monitor and nothing changes.
-    """
-    node = getattr(ray._private.worker, "_global_node", None)
-    for info in (getattr(node, "all_processes", None) or {}).get("monitor", ()):
-        process = getattr(info, "process", None)
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(Exception):
-                process.kill()
-                process.wait(timeout=5)
-    ray.shutdown()
+        ray_start.shutdown()
 
 
 @contextlib.contextmanager
@@ -182,7 +142,7 @@ def hold() -> Iterator[None]:
         _held["depth"] -= 1
         if not _held["depth"] and _held["started"]:
             _held["started"] = False
-            shutdown()
+            ray_start.shutdown()
 
 
 def place(device: str, workers: int | None, per_gpu: int) -> Placement:
@@ -204,7 +164,7 @@ def place(device: str, workers: int | None, per_gpu: int) -> Placement:
     return Placement(n, "cpu", 1.0, 0.0, note)
 
 
-def start(placement: Placement, count: int | None = None, tables: Any = None) -> list:
+def start(placement: Placement, count: int | None = None, tables: Any = None) -> list[Any]:
     """Create the placement's actors (or ``count`` of its kind); ``tables`` (an object
     ref of :func:`raudit.data.shipped.export`) is installed in each."""
     opts: dict[str, Any] = {"num_cpus": placement.num_cpus}
@@ -214,11 +174,12 @@ def start(placement: Placement, count: int | None = None, tables: Any = None) ->
     from raudit.generators.nn.compiled import switches
 
     env = switches()
-    return [ChunkActor.options(**opts).remote(placement.device, threads, tables, env)
+    return [ChunkActor.options(**opts).remote(  # type: ignore[attr-defined]  # a Ray actor class
+            placement.device, threads, tables, env)
             for _ in range(placement.actors if count is None else count)]
 
 
-def stop(actors: list) -> None:
+def stop(actors: list[Any]) -> None:
     for a in actors:
         if a is not None:
             with contextlib.suppress(Exception):
@@ -235,7 +196,7 @@ class Pool:
 
     def __init__(self, placement: Placement, tables: Any = None):
         self.placement, self.tables = placement, tables
-        self.actors: list = []
+        self.actors: list[Any] = []
         self._where: list[Any] = []  # per slot: the node() ref, then the node id
         self.add(placement.actors)
 
@@ -262,10 +223,11 @@ class Pool:
         if not ready:
             return None
         try:
-            self._where[i] = ray.get(where)
+            node: str = ray.get(where)
         except ray.exceptions.RayError:
             return None
-        return self._where[i]
+        self._where[i] = node
+        return node
 
     def drop(self, i: int) -> None:
         stop([self.actors[i]])

@@ -39,8 +39,11 @@ from raudit.registry import Registry
 
 DEVICES = ("auto", "cpu", "cuda")
 
-Fn = Callable[[dict], Any]
-OnDone = Callable[[dict, Any, "str | None"], None]
+Spec = dict[str, Any]
+Fn = Callable[[Spec], Any]
+OnDone = Callable[[Spec, Any, "str | None"], Any]  # may return follow-up specs (a list)
+Weight = Callable[[Mapping[str, Any]], int]
+Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True)
@@ -93,9 +96,8 @@ class Backend(Protocol):
     help: str  # what --backend NAME means, one phrase (the CLI's help is made of these)
     in_process: bool  # chunks run one at a time in this process (--workers does not apply)
 
-    def run(self, fn: Fn, specs: list[dict], on_done: OnDone, config: EngineConfig,
-            weight: Callable[[Mapping], int], progress: Callable[[int], None],
-            stats: RunStats) -> None: ...
+    def run(self, fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig,
+            weight: Weight, progress: Progress, stats: RunStats) -> None: ...
 
     def session(self) -> ContextManager[None]: ...  # shared start-up of several runs
 
@@ -110,8 +112,9 @@ class LocalBackend:
     help = "in-process, one chunk at a time: for debugging, tests and machines without Ray"
     in_process = True
 
-    def run(self, *args) -> None:
-        _run_local(*args)
+    def run(self, fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig,
+            weight: Weight, progress: Progress, stats: RunStats) -> None:
+        _run_local(fn, specs, on_done, config, weight, progress, stats)
 
     def session(self) -> ContextManager[None]:
         return contextlib.nullcontext()
@@ -130,8 +133,9 @@ class RayBackend:
     help = "Ray actors, one per CPU or GPU share; RAY_ADDRESS joins a cluster"
     in_process = False
 
-    def run(self, *args) -> None:
-        _run_ray(*args)
+    def run(self, fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig,
+            weight: Weight, progress: Progress, stats: RunStats) -> None:
+        _run_ray(fn, specs, on_done, config, weight, progress, stats)
 
     def session(self) -> ContextManager[None]:
         from raudit.engine import actors
@@ -179,22 +183,23 @@ def prestart(config: EngineConfig) -> ContextManager[None]:
     return BACKENDS.get(config.backend).prestart(config.workers)
 
 
-def run_chunks(fn: Fn, specs: Iterable[Mapping], *, on_done: OnDone,
+def run_chunks(fn: Fn, specs: Iterable[Mapping[str, Any]], *, on_done: OnDone,
                config: EngineConfig = EngineConfig(),
-               weight: Callable[[Mapping], int] = lambda spec: 1,
-               progress: Callable[[int], None] | None = None) -> RunStats:
+               weight: Weight = lambda spec: 1,
+               progress: Progress | None = None) -> RunStats:
     """Run ``fn`` on every spec (see the module docstring); returns :class:`RunStats`."""
-    specs = [dict(s) for s in specs]
+    todo = [dict(s) for s in specs]
     stats = RunStats()
     t0 = time.perf_counter()
-    if specs:
-        BACKENDS.get(config.backend).run(fn, specs, on_done, config, weight,
+    if todo:
+        BACKENDS.get(config.backend).run(fn, todo, on_done, config, weight,
                                          progress or (lambda n: None), stats)
     stats.wall_s = time.perf_counter() - t0
     return stats
 
 
-def _finish(spec, result, error, stats, on_done, weight, progress) -> list[dict]:
+def _finish(spec: Spec, result: Any, error: str | None, stats: RunStats, on_done: OnDone,
+            weight: Weight, progress: Progress) -> list[Spec]:
     """Record a finished chunk; returns the follow-up specs ``on_done`` asked for."""
     stats.chunks += 1
     if error is None:
@@ -218,7 +223,8 @@ def _local_device(device: str) -> str:
     return "cpu"
 
 
-def _run_local(fn, specs, on_done, config, weight, progress, stats) -> None:
+def _run_local(fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig, weight: Weight,
+               progress: Progress, stats: RunStats) -> None:
     import torch
 
     device = _local_device(config.device)
@@ -234,7 +240,8 @@ def _run_local(fn, specs, on_done, config, weight, progress, stats) -> None:
         torch.set_num_threads(threads)
 
 
-def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> None:
+def _local_loop(fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig,
+                weight: Weight, progress: Progress, stats: RunStats, device: str) -> None:
     if config.device == "cuda" and device == "cpu":
         stats.notes.append("CUDA is not available: running on CPU")
     queue = deque(specs)
@@ -251,7 +258,8 @@ def _local_loop(fn, specs, on_done, config, weight, progress, stats, device) -> 
         queue.extend(_finish(spec, result, error, stats, on_done, weight, progress))
 
 
-def _run_ray(fn, specs, on_done, config, weight, progress, stats) -> None:
+def _run_ray(fn: Fn, specs: list[Spec], on_done: OnDone, config: EngineConfig, weight: Weight,
+             progress: Progress, stats: RunStats) -> None:
     from raudit.engine import ray_run
 
     ray_run.run(fn, specs, on_done, config, weight, progress, stats, _finish)

@@ -19,6 +19,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import ray
 
@@ -53,8 +54,8 @@ class Snapshot:
     slots: int
 
 
-def _nodes(timeout: float) -> list[dict]:
-    box: list = []
+def _nodes(timeout: float) -> list[dict[str, Any]]:
+    box: list[Any] = []
 
     def ask() -> None:
         try:
@@ -70,7 +71,8 @@ def _nodes(timeout: float) -> list[dict]:
                              f"the cluster is gone or unreachable; {RESUME} once it is back")
         err.abandon_ray = True
         raise err
-    return box[0]
+    nodes: list[dict[str, Any]] = box[0]
+    return nodes
 
 
 def _own_node_lost(why: str) -> RunInterrupted:

@@ -48,9 +48,9 @@ def prestart(workers: int | None) -> Iterator[None]:
 
     def start() -> None:
         try:
-            from raudit.engine import actors  # imports Ray, here rather than in the caller
+            from raudit.engine import ray_start  # imports Ray, here rather than in the caller
 
-            actors._init(workers)
+            ray_start.init(workers)
         except BaseException as exc:  # noqa: BLE001 - re-raised by the session that waits
             box["error"] = exc
         finally:
@@ -67,9 +67,9 @@ def prestart(workers: int | None) -> Iterator[None]:
         box["ready"].wait()
         try:
             if "error" not in box and _initialised() and not abandoned:
-                from raudit.engine import actors
+                from raudit.engine import ray_start
 
-                actors.shutdown()
+                ray_start.shutdown()
         finally:
             _early.clear()
             box["end"].set()

@@ -18,7 +18,9 @@ from __future__ import annotations
 import sys
 import time
 from collections import defaultdict, deque
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import ray
 
@@ -28,16 +30,68 @@ from raudit.engine.prestart import ending
 from raudit.engine.raylog import death_cause, lost_line, oom_kills
 
 
-def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
-    """Run every spec on a fresh pool; ``finish`` is the driver's per-chunk bookkeeping."""
+class Config(Protocol):
+    """What the loop reads of :class:`raudit.engine.driver.EngineConfig`."""
+
+    @property
+    def workers(self) -> int | None: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def per_gpu(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
+    @property
+    def retries(self) -> int: ...
+
+
+class Stats(Protocol):
+    """What the loop writes of :class:`raudit.engine.driver.RunStats`."""
+
+    placement: str
+    notes: list[str]
+    attempts: int
+
+
+Fn = Callable[[dict[str, Any]], Any]
+Weight = Callable[[Mapping[str, Any]], int]
+# (spec, result, error) -> the follow-up specs the caller asked for
+Finish = Callable[[dict[str, Any], Any, "str | None"], Iterable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A chunk waiting to run: its spec, how often it raised, how many actors it lost."""
+
+    spec: dict[str, Any]
+    errors: int = 0
+    deaths: int = 0
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A chunk submitted to slot ``slot``'s ``actor`` (the actor of that submission: a
+    slot may hold a fresh actor by the time the chunk's result comes back)."""
+
+    attempt: Attempt
+    slot: int
+    actor: Any
+
+
+def run(fn: Fn, specs: list[dict[str, Any]], on_done: Callable[..., Any], config: Config,
+        weight: Weight, progress: Callable[[int], None], stats: Stats,
+        finish: Callable[..., list[dict[str, Any]]]) -> None:
+    """Run every spec on a fresh pool; ``finish`` is the driver's per-chunk bookkeeping
+    (its arguments after the chunk's are ``stats, on_done, weight, progress``)."""
     with act.session(config.workers):
         placement = act.place(config.device, config.workers, config.per_gpu)
         stats.placement = placement.describe()
         if placement.note:
             stats.notes.append(placement.note)
+        from raudit import data
         from raudit.data import shipped
 
-        tables = ray.put(shipped.export())  # once; every actor (and replacement) installs it
+        tables = ray.put(shipped.export(data.load))  # once; every actor (and replacement) installs it
         loop = _Loop(fn, specs, config, act.Pool(placement, tables), stats,
                      lambda spec, result, error: finish(spec, result, error, stats, on_done,
                                                         weight, progress), weight=weight)
@@ -45,11 +99,12 @@ def run(fn, specs, on_done, config, weight, progress, stats, finish) -> None:
 
 
 class _Loop:
-    def __init__(self, fn, specs, config, pool, stats, finish, weight=lambda spec: 1):
+    def __init__(self, fn: Fn, specs: list[dict[str, Any]], config: Config, pool: act.Pool,
+                 stats: Stats, finish: Finish, weight: Weight = lambda spec: 1):
         self.fn, self.config, self.pool, self.stats, self.finish = fn, config, pool, stats, finish
         self.weight = weight
-        self.queue = deque((spec, 0, 0) for spec in specs)  # (spec, errors, deaths)
-        self.in_flight: dict[Any, tuple[dict, int, int, int, Any]] = {}  # ref -> (..., slot, actor)
+        self.queue: deque[Attempt] = deque(Attempt(spec) for spec in specs)
+        self.in_flight: dict[Any, InFlight] = {}  # by the chunk's object ref
         self.load: dict[int, int] = defaultdict(int)
         self.watch = health.Watch()
         self.beat = health.heartbeat_s()
@@ -89,54 +144,56 @@ class _Loop:
             i = min(live, key=lambda j: self.load[j])
             if self.load[i] >= self.config.depth:
                 return
-            spec, errors, deaths = self.queue.popleft()
+            attempt = self.queue.popleft()
             actor = self.pool.actors[i]
-            self.in_flight[actor.run.remote(self.fn, spec)] = (spec, errors, deaths, i, actor)
+            self.in_flight[actor.run.remote(self.fn, attempt.spec)] = InFlight(attempt, i, actor)
             self.load[i] += 1
             self.stats.attempts += 1
 
-    def _done(self, ref) -> None:
-        spec, errors, deaths, i, actor = self.in_flight.pop(ref)
+    def _done(self, ref: Any) -> None:
+        flight = self.in_flight.pop(ref)
+        attempt, i = flight.attempt, flight.slot
         self.load[i] -= 1
         try:
             result = ray.get(ref)
         except ray.exceptions.RayActorError as exc:
             # The process died: every chunk it held goes back, a fresh actor takes the
             # slot if a node has room for it.
-            self._requeue(spec, errors, deaths, exc)
-            if self.pool.actors[i] is actor:
+            self._requeue(attempt, exc)
+            if self.pool.actors[i] is flight.actor:
                 self._lose(i, f"an actor died ({type(exc).__name__})", death_cause(exc, self.oom_before),
-                           [spec])
+                           [attempt.spec])
                 self._refill()
             return
         except ray.exceptions.RayError as exc:  # the chunk raised
-            if errors < self.config.retries:
-                self.queue.appendleft((spec, errors + 1, deaths))
+            if attempt.errors < self.config.retries:
+                self.queue.appendleft(Attempt(attempt.spec, attempt.errors + 1, attempt.deaths))
             else:
-                self._report(spec, None, describe(exc))
+                self._report(attempt.spec, None, describe(exc))
             return
-        self._report(spec, result, None)
+        self._report(attempt.spec, result, None)
 
-    def _report(self, spec, result, error) -> None:
-        self.queue.extend((s, 0, 0) for s in self.finish(spec, result, error))
+    def _report(self, spec: dict[str, Any], result: Any, error: str | None) -> None:
+        self.queue.extend(Attempt(s) for s in self.finish(spec, result, error))
 
-    def _requeue(self, spec, errors, deaths, exc) -> None:
-        if deaths < self.config.retries + 2:
-            self.queue.appendleft((spec, errors, deaths + 1))
+    def _requeue(self, attempt: Attempt, exc: BaseException) -> None:
+        if attempt.deaths < self.config.retries + 2:
+            self.queue.appendleft(Attempt(attempt.spec, attempt.errors, attempt.deaths + 1))
         else:
-            self._report(spec, None, describe(exc))
+            self._report(attempt.spec, None, describe(exc))
 
-    def _lose(self, i: int, why: str, said: str | None = None, held=()) -> None:
+    def _lose(self, i: int, why: str, said: str | None = None,
+              held: Iterable[dict[str, Any]] = ()) -> None:
         """Empty slot ``i``; its chunks still in flight go back to the queue. One raudit
         line says so on stderr (``said``: the cause in words; ``held``: chunks of the
         slot already requeued), as Ray's own lines go to its log file."""
         lost = list(held)
-        for ref, (spec, errors, deaths, slot, _) in list(self.in_flight.items()):
-            if slot == i:
+        for ref, flight in list(self.in_flight.items()):
+            if flight.slot == i:
                 del self.in_flight[ref]
                 self.load[i] -= 1
-                lost.append(spec)
-                self._requeue(spec, errors, deaths, RuntimeError(why))
+                lost.append(flight.attempt.spec)
+                self._requeue(flight.attempt, RuntimeError(why))
         self.pool.drop(i)
         self.stats.notes.append(f"{why}; its chunks were resubmitted")
         if lost:

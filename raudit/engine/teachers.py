@@ -14,12 +14,22 @@ gives the same model as local training, up to float summation order.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import ray
 import torch
 
+from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
+from raudit.generators.base import Generator
+from raudit.generators.batch_types import TrainBatch
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.events import Observer
+from raudit.generators.nn.stacked import MLP
+from raudit.generators.pategan.pate_nets import LoopConfig
 from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
 
 
@@ -27,7 +37,7 @@ class TeacherShard:
     """Teachers ``first .. first+k-1`` of one model, with their rows only."""
 
     def __init__(self, x: np.ndarray, parts: np.ndarray, sizes: np.ndarray, rows: np.ndarray,
-                 seed: int, first: int, net, training: TeacherTraining, dtype: str):
+                 seed: int, first: int, net: MLP, training: TeacherTraining, dtype: str):
         torch.set_num_threads(1)
         dt = getattr(torch, dtype)
         self.rows = torch.as_tensor(rows)  # shard-local row -> global row id
@@ -48,7 +58,7 @@ class TeacherShard:
 class RayTeachers:
     """Driver-side stand-in for LocalTeachers whose teachers are Ray actors."""
 
-    def __init__(self, actors: list):
+    def __init__(self, actors: list[Any]):
         self.actors = actors
 
     def step(self, fake: torch.Tensor, active: torch.Tensor | None) -> torch.Tensor:
@@ -62,8 +72,10 @@ class RayTeachers:
         return torch.as_tensor(sum(ray.get([a.votes.remote(ref) for a in self.actors])))
 
 
-def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
-    def make(batch, parts, sizes, cfg, net):
+def _spawn_shards(workers: int, seed: int, dtype: torch.dtype
+                  ) -> Callable[[TrainBatch, torch.Tensor, torch.Tensor, LoopConfig, MLP], RayTeachers]:
+    def make(batch: TrainBatch, parts: torch.Tensor, sizes: torch.Tensor, cfg: LoopConfig,
+             net: MLP) -> RayTeachers:
         k = parts.shape[1]
         if workers > k:
             raise ConfigError(f"--workers {workers} is more than the {k} teachers; use at most {k}")
@@ -82,8 +94,10 @@ def _spawn_shards(workers: int, seed: int, dtype: torch.dtype):
     return make
 
 
-def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: int = 2,
-                         progress=None, observer=None):
+def fit_teacher_parallel(gen: BatchedGenerator, table: pd.DataFrame, *, epsilon: float,
+                         delta: float | None, seed: int, columns: Sequence[ColumnMeta] | None,
+                         workers: int = 2, progress: Callable[[int], None] | None = None,
+                         observer: Observer | None = None) -> Generator:
     """Fit ``gen`` on ``table`` with its teachers on ``workers`` Ray actors."""
     if not gen.describe().teachers_on_ray:
         raise ConfigError(f"{gen.name} has no teacher ensemble to spread; --parallel teachers "
@@ -101,6 +115,6 @@ def fit_teacher_parallel(gen, table, *, epsilon, delta, seed, columns, workers: 
                             train_options={"make_teachers": _spawn_shards(workers, seed, gen.dtype)})[0]
     finally:
         if started:
-            from raudit.engine.actors import shutdown
+            from raudit.engine.ray_start import shutdown
 
             shutdown()

@@ -1,8 +1,7 @@
 """The plain types the batched engine passes around: a model's :class:`Encoder`, the
 :class:`TrainBatch` a generator's ``train`` receives, what it returns (:class:`Trained`,
 its :class:`Critic` and :class:`WhiteBoxView`), and :class:`FittedBatch`, the trained
-models that sample. Split from :mod:`raudit.generators.batched` (the base class), which
-re-exports them.
+models that sample. The base class that uses them is :mod:`raudit.generators.batched`.
 """
 
 from __future__ import annotations

@@ -28,10 +28,7 @@ from raudit.generators.base import Generator, check_privacy, check_table
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import Observer
 from raudit.generators.nn.device import pick_device
-
-
-from raudit.generators.batch_types import (  # noqa: F401 - importers read them here
-    Critic, Encoder, FittedBatch, TrainBatch, Trained, WhiteBoxView)
+from raudit.generators.batch_types import Encoder, FittedBatch, TrainBatch, Trained, WhiteBoxView
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -203,7 +200,7 @@ class BatchedGenerator(Generator):
             dfs = batch.sample([models[i]._index for i in members], n, [seeds[i] for i in members])
             for i, df in zip(members, dfs):
                 out[i] = df
-        return out  # type: ignore[return-value]
+        return out
 
 
     @staticmethod

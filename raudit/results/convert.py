@@ -70,7 +70,7 @@ def _column(values: pd.Series, name: str, type_: pa.DataType) -> pa.Array:
         raise SchemaError(f"column {name!r} does not convert to {type_}: {exc}") from exc
 
 
-def to_arrow(table: str, rows: Sequence[Mapping] | pd.DataFrame) -> pa.Table:
+def to_arrow(table: str, rows: Sequence[Mapping[str, Any]] | pd.DataFrame) -> pa.Table:
     """Validate rows against the table's schema and convert them.
 
     Unknown columns raise :class:`SchemaError` naming them; missing columns are

@@ -96,8 +96,9 @@ class EventSink:
         return path
 
 
-def _list(a, dtype) -> list:
-    return np.asarray(a).astype(dtype).ravel().tolist()
+def _list(a: Any, dtype: Any) -> list[Any]:
+    out: list[Any] = np.asarray(a).astype(dtype).ravel().tolist()
+    return out
 
 
 def _payload(event: Event, m: int) -> dict[str, Any]:

@@ -16,8 +16,10 @@ import os
 import socket
 import sys
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO, Generic, Protocol, TypeVar
 
 from raudit.errors import ConfigError, RunInterrupted
 
@@ -83,13 +85,13 @@ _WHAT_TO_DO = {errno.ENOSPC: "free disk space (or move --out to a larger disk)",
 
 def write_error(path: Path, exc: OSError) -> RunInterrupted:
     """One line for an OSError while writing ``path``: what failed and what to do."""
-    todo = _WHAT_TO_DO.get(exc.errno, "fix the cause")
+    todo = _WHAT_TO_DO.get(exc.errno or 0, "fix the cause")
     return RunInterrupted(
         f"cannot write {path}: {exc.strerror or exc} (errno {exc.errno}); {todo}, then rerun "
         "the same command: everything written before is kept and the run resumes")
 
 
-def write_atomic(path: Path, write) -> None:
+def write_atomic(path: Path, write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write(file)`` on a hidden temp file next to ``path``, then rename it in.
 
     An OSError (a full disk, a lost mount) leaves the old content and no temp file, and is
@@ -111,14 +113,22 @@ def write_atomic(path: Path, write) -> None:
     fsync_dir(path.parent)
 
 
-class FolderLock:
+class _Rooted(Protocol):
+    @property
+    def root(self) -> Path: ...
+
+
+S = TypeVar("S", bound=_Rooted)
+
+
+class FolderLock(Generic[S]):
     """``flock`` on ``root/.lock``; the file names the holder for the error message."""
 
-    def __init__(self, store):
+    def __init__(self, store: S):
         self.store = store
-        self.fh = None
+        self.fh: IO[str] | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> S:
         import fcntl
 
         root = self.store.root
@@ -141,7 +151,7 @@ class FolderLock:
         self.fh = fh
         return self.store
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         import fcntl
 
         if self.fh is not None:

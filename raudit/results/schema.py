@@ -129,7 +129,7 @@ SUMMARY: dict[str, pa.DataType] = {
     "looks": _I64,
     "stop_reason": _STR,
     # version 11 (tight audits, issue 29): the threat model and the mechanism's true eps
-    "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.transcript.THREAT_MODELS)
+    "threat_model": _STR,  # "black-box" | "transcript" (raudit.audit.threat_model.THREAT_MODELS)
     "eps_true": _F64,  # eps of the mechanism as implemented (raudit.accountants.true_curve)
     "eps_true_method": _STR,  # pld | pure-dp | rdp-data-dependent | none
     "eps_true_source": _STR,  # where its events came from (e.g. a dry run of the schedule)

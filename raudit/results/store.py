@@ -33,7 +33,7 @@ import os
 import socket
 import sys
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,8 @@ def _notice(message: str) -> None:
 class ResultStore:
     """Result tables under ``root`` (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path | str, *, notice=_notice, partition: str | None = None):
+    def __init__(self, root: Path | str, *, notice: Callable[[str], None] = _notice,
+                 partition: str | None = None):
         self.root = Path(root)
         # A campaign's job writes into one hive partition of each table
         # (``root/<table>/job=<name>/``), so that ``pd.read_parquet(root / table)`` reads
@@ -203,7 +204,8 @@ class ResultStore:
     def manifest(self) -> dict[str, Any] | None:
         """The manifest's contents, or None if the folder has none yet."""
         try:
-            return json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            return manifest
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:

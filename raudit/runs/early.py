@@ -29,6 +29,7 @@ from typing import Any
 
 from raudit.audit import runner as ar
 from raudit.audit.game import trials
+from raudit.audit.mechanisms import event_trial
 
 
 # At most this many bytes of synthetic tables held per job (8 bytes a value): the chunks
@@ -59,7 +60,7 @@ class EarlyChunks:
         rows = max(game.synthetic_rows, len(job.ds.train)) * job.ds.train.shape[1]
         held = max(1, HELD_BYTES // max(1, 8 * rows * m))
         self.count = min(engine.depth * engine.planned_workers(), -(-len(ins) // m), held)
-        keep = ar.event_trial(game, {"in": ins}) is not None  # the first in-world model's
+        keep = event_trial(game, {"in": ins}) is not None  # the first in-world model's
         out = []
         for k in range(self.count):
             chunk = {"audit_id": "early", "early_index": k, "game": game.spec(), "world": "in",

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from raudit import generators
 from raudit.runs import calibrate as cb
-from raudit.runs.calibrate import explicit_iterations  # noqa: F401 - importers read it here
+from raudit.runs.calibrate import explicit_iterations
 from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run

@@ -24,8 +24,8 @@ from __future__ import annotations
 from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations,
-                                  explicit_iterations, rate_at)
+from raudit.runs.estimate import LONG_S, cb_duration, closed_form_iterations, rate_at
+from raudit.runs.calibrate import explicit_iterations
 
 CAL_M = 8
 

@@ -28,6 +28,7 @@ from raudit.audit import summary
 from raudit.audit import targets as tg
 from raudit.audit.game import trials
 from raudit.audit.guard import Estimator, probe
+from raudit.audit.mechanisms import event_trial
 from raudit.results import ResultStore, spec_hash
 from raudit.runs.early import EarlyChunks
 
@@ -151,7 +152,7 @@ class AuditJob(Job):
             self._expected = 0
             return self._next_stage()
         self.per_world = {w: trials(self.game, world=w) for w in ("out", "in")}
-        events_of = ar.event_trial(self.game, self.per_world)
+        events_of = event_trial(self.game, self.per_world)
         early = self.early.game_chunks(self, events_of)  # already trained or training
         skip = {t["trial_id"] for c in early for t in c["trials"]}
         chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
@@ -215,7 +216,7 @@ class AuditJob(Job):
             self.per_world = {w: trials(self.game, world=w, count=s) for w in ("out", "in")}
             chunks = ar.chunk_specs(self.game, self.audit_id, self.per_world,
                                     self.store.done_ids(), self.req.chunk_size,
-                                    ar.event_trial(self.game, self.per_world))
+                                    event_trial(self.game, self.per_world))
             if chunks:
                 self._stage_pending = len(chunks)
                 if self.verbose:

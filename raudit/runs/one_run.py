@@ -17,8 +17,9 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit import summary
+from raudit.audit.mechanisms import mechanism_columns
 from raudit.audit.one_run_bb import check_canaries, one_run_black_box
-from raudit.audit.transcript import ThreatModel
+from raudit.audit.threat_model import ThreatModel
 from raudit.audit.verdict import tightness, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -64,7 +65,7 @@ def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -
     row.update(canaries=int(canaries), eps_one_run=float(one["eps_lo"]),
                one_run_guesses=int(one["r"]), one_run_correct=int(one["v"]), shadow_models=0,
                features="dcr-difference", synthetic_rows=one["synthetic_rows"],
-               synthetic_protocol="same", first_error=None, **ar.mechanism_columns(game))
+               synthetic_protocol="same", first_error=None, **mechanism_columns(game))
     row["verdict"] = (f"one-run audit of {canaries} canaries on the synthetic data: "
                       + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
                          "no guess count beat chance, ")

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from raudit.errors import ConfigError
 
@@ -107,7 +107,10 @@ def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
     with (bar or _no_bar)(f"training {impl} on {ds.name}", total) as tick:
         if s.parallel == "teachers":
             from raudit.engine.teachers import fit_teacher_parallel
-            gen = fit_teacher_parallel(gen, ds.train, epsilon=s.epsilon, delta=delta,
+            from raudit.generators.batched import BatchedGenerator
+
+            # any generator without teachers on Ray is refused inside, with its name
+            gen = fit_teacher_parallel(cast(BatchedGenerator, gen), ds.train, epsilon=s.epsilon, delta=delta,
                                        seed=fit_seed, columns=ds.columns, workers=s.workers,
                                        progress=tick, observer=sink)
         elif hasattr(gen, "fit_many"):

@@ -1,7 +1,7 @@
 """``run_transcript_audit``: ``raudit audit --threat-model transcript``.
 
 The attacker sees every noisy vote histogram the teachers release, with the worst-case
-neighbours of :class:`raudit.audit.transcript.ThreatModel`; a trial is the mechanism
+neighbours of :class:`raudit.audit.threat_model.ThreatModel`; a trial is the mechanism
 only (:mod:`raudit.audit.mechanisms`: a dry run of the generator's vote schedule at
 the budget), drawn from the likelihood ratio's exact distribution, so
 ``--shadow-models`` trials per world cost seconds. The existing estimators
@@ -28,7 +28,8 @@ from raudit.audit.dpsgd import FixedConfidentReleases
 from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, has_dry_run,
                                      schedule_eps_true, schedule_of)
 from raudit.audit.run_schedule import schedule_from_run
-from raudit.audit.transcript import ThreatModel, mu_equivalent
+from raudit.audit.threat_model import ThreatModel
+from raudit.audit.transcript import mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash

@@ -24,7 +24,6 @@ from raudit.runs import limits
 from raudit.runs.schedule import Progress, quiet, schedule
 from raudit.runs.utility_job import UtilityJob
 from raudit.utility import plan
-from raudit.utility import runner as ur
 from raudit.utility.plan import UtilityRequest
 
 __all__ = ["run_utility"]

@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from raudit.audit import runner as ar
-from raudit.audit.guard import Estimator
+from raudit.audit.guard import AuditFailed, Estimator
 from raudit.results import ResultStore, spec_hash
 from raudit.runs.jobs import Job, weight, wrap
 from raudit.utility import analyse as uan
@@ -96,7 +95,7 @@ class UtilityJob(Job):
         rows = self.rows()
         # a campaign reports a job whose every fit failed; `raudit utility` shows the table
         if self.partition and not rows.empty and not (rows["status"] == "ok").any():
-            raise ar.AuditFailed(f"every fit of {self.name} failed; first error: "
+            raise AuditFailed(f"every fit of {self.name} failed; first error: "
                                  f"{str(rows['error'].dropna().iloc[0]).strip().splitlines()[-1]}")
         result = self.analysis = uan.analyse(rows, reference=self.reference)
         points = result.get("points") or []

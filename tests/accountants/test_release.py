@@ -12,7 +12,7 @@ import pytest
 from raudit.accountants.gnmax import rdp_confident_gnmax
 from raudit.accountants.release import (GnssPlan, ls_gnmax_two, ls_threshold_table, ls_total_two,
                                         rdp_dd_two, release_eps)
-from raudit.accountants.smooth import (ls_confident_total, ls_gnmax, ls_threshold, rdp_gnss,
+from raudit.accountants.smooth import (ls_confident_total, ls_gnmax, ls_threshold,
                                        smooth_sensitivity)
 from raudit.errors import ConfigError
 

@@ -11,7 +11,8 @@ from scipy import stats
 from raudit.audit.active import canary_releases, check_active, coordinate_llr, one_run_active
 from raudit.audit.gdp_fit import mu_fit, mu_fit_loss
 from raudit.audit.known import max_overshoots
-from raudit.audit.transcript import THREAT_MODELS, ThreatModel, VoteMechanism
+from raudit.audit.threat_model import THREAT_MODELS, ThreatModel
+from raudit.audit.transcript import VoteMechanism
 from raudit.errors import ConfigError
 
 ALPHA = 0.1

@@ -15,7 +15,8 @@ from scipy import stats
 from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.fdp import eps_from_mu
 from raudit.audit.mechanisms import Schedule, schedule_eps_true, schedule_of
-from raudit.audit.transcript import ThreatModel, one_run_transcript, transcript_audit
+from raudit.audit.threat_model import ThreatModel
+from raudit.audit.transcript import one_run_transcript, transcript_audit
 from raudit.errors import ConfigError
 
 DELTA = 1e-5

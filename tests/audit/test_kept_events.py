@@ -13,7 +13,8 @@ import pytest
 
 from raudit.audit import chunk
 from raudit.audit.game import trials
-from raudit.audit.runner import AuditRequest, chunk_specs, event_trial, mechanism_columns, prepare
+from raudit.audit.runner import AuditRequest, chunk_specs, prepare
+from raudit.audit.mechanisms import event_trial, mechanism_columns
 from raudit.data.dataset import infer_columns
 from raudit.generators.events import EventLog
 from raudit.generators.transcript import ModelEvents, run_eps_true

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from raudit.audit.transcript import ThreatModel, VoteMechanism, mu_equivalent, transcript_audit
+from raudit.audit.threat_model import ThreatModel
+from raudit.audit.transcript import VoteMechanism, mu_equivalent, transcript_audit
 from raudit.errors import ConfigError
 
 

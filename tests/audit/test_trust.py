@@ -13,7 +13,8 @@ import pytest
 from raudit.audit import analyse as an
 from raudit.audit import runner
 from raudit.audit.chunk import run_chunk
-from raudit.audit.runner import AuditFailed, AuditRequest
+from raudit.audit.guard import AuditFailed
+from raudit.audit.runner import AuditRequest
 from raudit.audit.verdict import no_signal, verdict
 from raudit.engine.driver import EngineConfig
 from raudit.errors import ConfigError

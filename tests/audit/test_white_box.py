@@ -104,7 +104,7 @@ def test_white_box_features_do_not_depend_on_the_chunking():
 def test_density_features_see_the_target_among_the_samples():
     """Hand-made samples: the features are the distances the docstring names."""
     from raudit.attacks import AttackContext
-    from raudit.generators.batched import WhiteBoxView
+    from raudit.generators.batch_types import WhiteBoxView
 
     ref = pd.DataFrame({"a": [0.0, 0.0, 10.0], "b": [0.0, 1.0, 0.0]})
     ctx = AttackContext.build(ref, pd.Series({"a": 10.0, "b": 1.0}))

@@ -12,6 +12,8 @@ from raudit.campaign.run import load_jobs
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
 from raudit.runs import chunk_cache, reference
+from raudit.runs.estimate import closed_form_iterations, rate_at
+from raudit.runs.job_estimate import plan_table
 
 LOCAL = EngineConfig(backend="local")
 
@@ -37,14 +39,14 @@ def test_cached_rates_skip_the_calibration(tmp_path, monkeypatch):
         measured.append(impl)
         return real(impl, *a, **kw)
     monkeypatch.setattr(cb, "fit_rate", spy)
-    rows = {r["job"]: r for r in dryrun.plan_table(jobs, LOCAL)}
+    rows = {r["job"]: r for r in plan_table(jobs, LOCAL)}
     assert measured == ["dpgan"]  # only the set-up missing from the cache
     assert rows["wc-paper"]["rate"] == "cached" and rows["wc-dpgan"]["rate"] == "measured now"
     # paper: closed-form iterations, the cached rate at M = 10 (between 8 and 32)
     p = rows["wc-paper"]
-    assert p["iterations_per_model"] == dryrun.closed_form_iterations(
+    assert p["iterations_per_model"] == closed_form_iterations(
         "paper", dict(paper.game.options), 5, 3, 1.0, paper.game.delta)
-    rate = dryrun.rate_at({8: 400.0, 32: 1600.0}, 10)
+    rate = rate_at({8: 400.0, 32: 1600.0}, 10)
     assert p["wall_s"] == pytest.approx(p["models"] * p["iterations_per_model"] / rate)
 
 
@@ -63,7 +65,7 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(Generator, "fit_many", no_training)
     study = Path(__file__).parents[2] / "configs" / "study-audit.yaml"
     jobs = load_jobs(study)[1]
-    rows = dryrun.plan_table(jobs, LOCAL)
+    rows = plan_table(jobs, LOCAL)
     assert len(rows) == 12 and {r["rate"] for r in rows} == {"reference"}
     by = {r["job"]: r for r in rows}
     # synthcity on cervical stops by its own eps rule: the reference's calibration saw where
@@ -73,7 +75,7 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
     impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(
         next(j for j in jobs if j.name == "cervical-smartnoise"))
     n_rows, n_cols = data.load(dataset).train.shape
-    assert by["cervical-smartnoise"]["iterations_per_model"] == dryrun.closed_form_iterations(
+    assert by["cervical-smartnoise"]["iterations_per_model"] == closed_form_iterations(
         impl, opts, n_rows, n_cols, eps, delta)
     assert by["cervical-original"]["at_most"]
     assert by["cervical-original"]["iterations_per_model"] == 1000
@@ -108,11 +110,11 @@ def test_a_sweep_counts_each_point_at_its_own_iterations(tmp_path, monkeypatch):
     job = load_jobs(cfg)[1][0]
     chunk_cache.store(chunk_cache.key(cb.job_fit(job), "cpu"), {8: 400.0})
     n_rows, n_cols = job.ds.train.shape
-    each = [dryrun.closed_form_iterations("paper", c["options"], n_rows, n_cols,
+    each = [closed_form_iterations("paper", c["options"], n_rows, n_cols,
                                           c["epsilon"], c["delta"])
             for c, reason in plan.configs(job.req, job.ds) if reason is None]
     assert len(each) == 2 and each[0] < 100 < each[1]  # the closed form differs per point
-    row = dryrun.plan_table([job], LOCAL)[0]
+    row = plan_table([job], LOCAL)[0]
     assert row["model_iterations"] == 3 * sum(each)
     assert row["iterations_range"] == (each[0], each[1]) and not row["at_most"]
     assert row["wall_s"] == pytest.approx(3 * sum(each) / 400.0)

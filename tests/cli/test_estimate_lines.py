@@ -251,7 +251,7 @@ def test_a_difference_lost_in_the_clock_noise_counts_all_as_iterations(monkeypat
 
 
 def test_explicit_iterations_is_where_the_run_stops():
-    from raudit.runs.estimate import explicit_iterations
+    from raudit.runs.calibrate import explicit_iterations
 
     assert explicit_iterations({"max_iter": 10_000, "iterations": 1000}) == 1000
     assert explicit_iterations({"max_iter": 50, "iterations": 1000}) == 50

@@ -8,7 +8,7 @@ import types
 import pandas as pd
 import pytest
 
-from raudit.audit.runner import mechanism_columns
+from raudit.audit.mechanisms import mechanism_columns
 from raudit.results.schema import SCHEMA_VERSION
 from test_audit_cli import FAST, _refused, _run  # the audit CLI's test helpers
 

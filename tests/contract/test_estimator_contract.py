@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from raudit.audit import analyse as an
+from raudit.audit.thresholds import threshold_counts
 from raudit.audit.estimators import (ASSUMPTIONS, ESTIMATORS, Evidence, best, column_of,
                                      estimate, estimate_rows, values_of)
 
@@ -28,7 +28,7 @@ def evidence(seed: int = 0, n: int = 200, shift: float = 2.0, multi=lambda: {}) 
         return 1.0 / (1.0 + np.exp(-rng.normal(shift * labels, 1.0))), labels
 
     val, test = split(), split()
-    out = an.threshold_counts(*val, *test, delta=DELTA, alpha=ALPHA)
+    out = threshold_counts(*val, *test, delta=DELTA, alpha=ALPHA)
     return Evidence(val, test, (out["tp"], out["fn"], out["tn"], out["fp"]), DELTA, ALPHA, multi)
 
 

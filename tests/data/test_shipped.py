@@ -14,7 +14,7 @@ def test_a_worker_loads_the_shipped_table_without_the_file(tmp_path):
     pd.DataFrame({"a": [1, 2, 3, 4, 5, 6] * 5, "y": [0, 1] * 15}).to_csv(csv, index=False)
     ds = data.load(str(csv), label="y")
     ds.train.iloc[0, 0] = 99  # a caller's edit is not what gets shipped
-    tables = shipped.export()
+    tables = shipped.export(data.load)
     assert list(tables) == [(str(csv), "y", None, 13)]
     csv.unlink()  # the worker has no such file
     data.clear_cache()
@@ -29,7 +29,7 @@ def test_a_worker_loads_the_shipped_table_without_the_file(tmp_path):
 
 def test_builtin_tables_round_trip():
     ds = data.load("worst-case")
-    tables = shipped.export()
+    tables = shipped.export(data.load)
     data.clear_cache()
     shipped.install(tables)
     pd.testing.assert_frame_equal(data.load("worst-case").train, ds.train)

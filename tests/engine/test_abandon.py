@@ -12,7 +12,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from raudit.engine import actors, prestart, ray_run  # noqa: E402
+from raudit.engine import actors, prestart, ray_run, ray_start  # noqa: E402
 from raudit.engine.prestart import ending  # noqa: E402
 from raudit.errors import RunInterrupted  # noqa: E402
 
@@ -48,8 +48,8 @@ def fake_start(monkeypatch):
     if ray.is_initialized():
         pytest.skip("needs no Ray instance in this process")
     stops: list[str] = []
-    monkeypatch.setattr(actors, "_init", lambda workers: None)
-    monkeypatch.setattr(actors, "shutdown", lambda: stops.append("shutdown"))
+    monkeypatch.setattr(ray_start, "init", lambda workers: None)
+    monkeypatch.setattr(ray_start, "shutdown", lambda: stops.append("shutdown"))
     monkeypatch.setitem(actors._held, "depth", 0)
     monkeypatch.setitem(actors._held, "started", False)
     return stops
@@ -86,7 +86,7 @@ def test_a_prestart_stops_ray_unless_the_error_abandoned_it(monkeypatch, fake_st
     handler = signal.getsignal(signal.SIGTERM)  # prestart installs its own in the main thread
     try:
         with pytest.raises(RunInterrupted):
-            with actors.prestart(1):
+            with prestart.prestart(1):
                 prestart.await_early()  # the thread's start (a no-op here) is done
                 monkeypatch.setattr(ray, "is_initialized", lambda: True)  # as if it had started
                 raise _lost() if abandon else RunInterrupted("disk full")

@@ -13,6 +13,7 @@ ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 from raudit.engine import actors  # noqa: E402
+from raudit.engine.prestart import prestart  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +49,7 @@ def test_the_caller_imports_no_ray_to_prestart_it():
 
 def test_a_session_inside_uses_the_instance_started_early(monkeypatch):
     calls = _count_inits(monkeypatch)
-    with actors.prestart(1):
+    with prestart(1):
         with actors.session(1):
             assert ray.is_initialized()
             assert ray.get(ray.put(41)) + 1 == 42
@@ -62,7 +63,7 @@ def test_a_session_inside_uses_the_instance_started_early(monkeypatch):
 def test_a_block_that_fails_before_any_session_stops_ray(monkeypatch):
     calls = _count_inits(monkeypatch)
     with pytest.raises(RuntimeError, match="the probe failed"):
-        with actors.prestart(1):
+        with prestart(1):
             raise RuntimeError("the probe failed")
     assert calls == ["local"]  # it had started
     assert not ray.is_initialized()

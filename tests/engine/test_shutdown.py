@@ -66,7 +66,7 @@ def test_no_ray_process_outlives_the_command(how, tmp_path):
     import sys
     import time
 
-    from raudit.engine.actors import PRELOAD
+    from raudit.engine.ray_start import PRELOAD
 
     assert PRELOAD  # what this guards: the workers that preload are Ray's own, fate-shared
     if os.environ.get("RAY_ADDRESS"):

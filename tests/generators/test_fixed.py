@@ -13,7 +13,7 @@ from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Vot
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
 from raudit.generators.pategan.fixed import plan
-from raudit.generators.pategan.teachers import iid_partition
+from raudit.generators.pategan.partitions import iid_partition
 
 Fixed = generators.get("fixed")
 

@@ -10,8 +10,8 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan import fixed_grad
 from raudit.generators.pategan import teachers as teachers_mod
 from raudit.generators.pategan.fixed_nets import JointCritic
-from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, iid_partition,
-                                                teacher_rng)
+from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
+from raudit.generators.pategan.partitions import iid_partition
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

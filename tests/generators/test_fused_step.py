@@ -17,7 +17,7 @@ from raudit import generators
 from raudit.generators.nn import compiled
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan import fused_step
-from raudit.generators.pategan.loop import LoopConfig
+from raudit.generators.pategan.pate_nets import LoopConfig
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "regression"))
 from pinned_cases import table  # noqa: E402

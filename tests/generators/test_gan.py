@@ -7,7 +7,7 @@ import torch
 
 from raudit import generators
 from raudit.errors import ConfigError
-from raudit.generators.batched import TrainBatch
+from raudit.generators.batch_types import TrainBatch
 from raudit.generators.gan.vanilla import label_marginal
 
 Gan = generators.get("gan")

@@ -119,7 +119,7 @@ def test_image_configuration_trains_a_tiny_mnist_shaped_table():
 
 
 def test_a_run_that_cannot_step_says_so_before_training_and_names_eps_and_size():
-    from raudit.generators.gpate.generator import NoStep
+    from raudit.errors import NoStep
 
     gen = generators.get("gpate")()  # tabular: 120 rows -> 8 teachers, sigma1 = 6
     hp = gen.resolve(120, 4)

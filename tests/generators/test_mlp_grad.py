@@ -139,14 +139,14 @@ def test_halves_made_per_block_give_the_whole_halves_bits(monkeypatch):
 
 def test_smartnoise_fakes_made_per_block_train_to_the_same_bits(monkeypatch):
     # batch 64: the teachers' gradient in blocks of one model, each block's fakes generated
-    # there (loop.TeacherFakes), against autograd on the whole round's fakes
-    from raudit.generators.pategan import loop
+    # there (pate_nets.TeacherFakes), against autograd on the whole round's fakes
+    from raudit.generators.pategan import pate_nets
     rng = np.random.default_rng(4)
     df = pd.DataFrame(rng.normal(size=(400, 11)), columns=list("abcdefghijk"))
     df["label"] = (rng.random(400) < 0.5).astype(int)
     kw = dict(teachers=3, batch=64, max_iter=3, latent_dim=8)
     blocks, teachers = [], []
-    real_call, real_votes = loop.TeacherFakes.__call__, teachers_mod.LocalTeachers.votes
+    real_call, real_votes = pate_nets.TeacherFakes.__call__, teachers_mod.LocalTeachers.votes
 
     def spy(self, lo, hi):
         blocks.append((lo, hi))
@@ -163,7 +163,7 @@ def test_smartnoise_fakes_made_per_block_train_to_the_same_bits(monkeypatch):
         return torch.cat([fitted[0]._batch.trained.generator.flat.detach().flatten(),
                           *(t.flatten() for t in teachers)])
 
-    monkeypatch.setattr(loop.TeacherFakes, "__call__", spy)
+    monkeypatch.setattr(pate_nets.TeacherFakes, "__call__", spy)
     monkeypatch.setattr(teachers_mod.LocalTeachers, "votes", votes)
     monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", 3 * 64)
     monkeypatch.setattr(teachers_mod, "HAND_GRAD", True)

@@ -13,7 +13,7 @@ from raudit.errors import ConfigError, DataError
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.smartnoise import encoding as sne
-from raudit.generators.pategan.loop import EpsilonTooSmall
+from raudit.generators.pategan.pate_nets import EpsilonTooSmall
 
 SmartNoise = generators.get("smartnoise")
 

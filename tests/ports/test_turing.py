@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from scipy.stats import norm
 
 from raudit import generators
@@ -14,7 +13,7 @@ from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.turing.port import TuringEncoder, TuringPateGan
-from raudit.generators.pategan.wgan_gp import label_noise_sigma, noisy_labels
+from raudit.generators.pategan.label_noise import label_noise_sigma, noisy_labels
 
 Turing = generators.get("turing")
 

@@ -13,7 +13,6 @@ import torch
 from scipy import stats
 
 from raudit.engine.driver import EngineConfig
-from raudit.errors import ConfigError
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.aggregation import aggregator

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from raudit.generators.batched import Critic, Trained
+from raudit.generators.batch_types import Critic, Trained
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 

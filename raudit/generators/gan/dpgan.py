@@ -32,7 +32,8 @@ import torch
 
 from raudit.accountants import GaussianStep, create
 from raudit.errors import ConfigError
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
 from raudit.generators.gan.common import (critic_of, finish, gather_rows, paper_discriminator,

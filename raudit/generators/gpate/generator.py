@@ -54,8 +54,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from raudit.errors import ConfigError, NoStep  # noqa: F401 - NoStep: importers of gpate
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.errors import ConfigError, NoStep
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
 from raudit.generators.gpate.dpgradagg import AggConfig

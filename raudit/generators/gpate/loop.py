@@ -25,7 +25,7 @@ import torch
 from raudit.accountants import create
 from raudit.accountants.events import ConfidentGNMax
 from raudit.accountants.gnmax import eps_from_rdp, rdp_gnmax_independent, rdp_threshold_independent
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.events import AccountantStep, GradientVotes, Observer, TeacherBatch
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
@@ -33,9 +33,9 @@ from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation, 
 from raudit.generators.nn import whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.loop import draw_z
-from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, shuffled_partition,
-                                                teacher_rng)
+from raudit.generators.pategan.pate_nets import draw_z
+from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
+from raudit.generators.pategan.partitions import shuffled_partition
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -85,7 +86,7 @@ def _add_is_baddbmm(xs: tuple, ws: tuple, dtype: torch.dtype) -> bool:
 
 def _forward(v: dict[str, torch.Tensor], x: torch.Tensor, layers: int) -> tuple[list, torch.Tensor]:
     """Logits (G, B, 1) and, per hidden layer, (its input, its output)."""
-    saved = []
+    saved: list[tuple[torch.Tensor, torch.Tensor | None]] = []
     for i in range(layers - 1):
         h = hidden_(x, v[f"w{i}"], v[f"b{i}"])
         # in place, one tensor fewer per layer: the backward needs only where the input was
@@ -173,7 +174,7 @@ def rows_of(x) -> int:
 
 
 @torch.no_grad()
-def bce_grad(net: MLP, p: Stacked, halves: list[tuple[torch.Tensor, float, torch.Tensor | float]],
+def bce_grad(net: MLP, p: Stacked, halves: list[tuple[Any, torch.Tensor | float, torch.Tensor | float]],
              *, align: int | None = None) -> torch.Tensor:
     """The (G, P) gradient of the sum over ``halves`` of BCE losses of ``net`` with logits.
 

@@ -8,6 +8,8 @@ port can reproduce whether it used lambda or 1/lambda.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from raudit.generators.nn.rng import CounterRNG
@@ -94,3 +96,31 @@ def aggregator(noise: str, aggregation: str, control: str | None = None):
             raise ValueError(f"unknown control {control!r}; known: {', '.join(CONTROLS)}")
         return COIN_AGGREGATIONS[aggregation]
     return (GAUSSIAN_AGGREGATIONS if noise == "gaussian" else AGGREGATIONS)[aggregation]
+
+
+@dataclass(frozen=True)
+class ConfidentVotes:
+    """Confident-GNMax (Papernot et al. 2018), the vote mechanism of ``fixed``'s data-dependent
+    runs: threshold T and the two noise scales."""
+
+    threshold: float
+    sigma1: float
+    sigma2: float
+
+
+def confident_votes(n1: torch.Tensor, k: int, rng: CounterRNG, spec: ConfidentVotes,
+                    control: str | None = None):
+    """(labels (M, B), GNMax noise (M, B, 2), threshold noise (M, B), answered (M, B)).
+
+    ``control="coin"``: every query answered with a fair coin (no data-dependent choice of
+    which fakes the student sees); the same number of draws as the real rule, so a control
+    fit keeps its real fit's other draws."""
+    thr_noise = rng.normal(n1.shape[1], std=spec.sigma1).to(torch.float64)
+    if control is not None:
+        labels, noise = coin_two(n1, k, rng, spec.sigma2)
+        return labels, noise, thr_noise, torch.ones_like(labels)
+    n1f = n1.to(torch.float64)
+    answered = torch.maximum(n1f, k - n1f) + thr_noise >= spec.threshold
+    noise = rng.normal(n1.shape[1], 2, std=spec.sigma2).to(torch.float64)
+    labels = n1f + noise[..., 1] > (k - n1f) + noise[..., 0]
+    return labels, noise, thr_noise, answered

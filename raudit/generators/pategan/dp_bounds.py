@@ -37,13 +37,12 @@ import pandas as pd
 import torch
 
 from raudit.data.dataset import ColumnMeta
-from raudit.generators.batched import Encoder
+from raudit.generators.batch_types import Encoder
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.noise_calibration import NoNoise, bounds_noise, calibrate
+from raudit.generators.pategan.noise_calibration import bounds_noise
 
-# NoNoise, bounds_noise, calibrate: re-exported, fixed and fixed_dd import them from here
-__all__ = ["DPBoundsEncoder", "DPBoundsFitting", "NoNoise", "SeededEncoder", "bin_edges",
-           "bounds_noise", "calibrate", "noisy_bounds", "private_columns", "schema_bounded", "trim"]
+__all__ = ["DPBoundsEncoder", "DPBoundsFitting", "SeededEncoder", "bin_edges", "noisy_bounds",
+           "private_columns", "schema_bounded", "trim"]
 
 RANGE_BITS = 20  # bins cover |x| < 2^20; larger values land in the outermost bins
 THRESHOLD_SIGMAS = 3.0

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
-from raudit.generators.batched import Encoder
+from raudit.generators.batch_types import Encoder
 
 
 @dataclass

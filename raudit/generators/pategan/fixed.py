@@ -59,18 +59,21 @@ from typing import Literal
 
 from raudit.accountants import GaussianStep, GNMaxAnswer, create
 from raudit.errors import ConfigError
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.labelled import public_label
 from raudit.generators.pategan import fixed_sign
 from raudit.generators.pategan.aggregation import CONTROLS
-from raudit.generators.pategan.dp_bounds import DPBoundsFitting, calibrate
+from raudit.generators.pategan.dp_bounds import DPBoundsFitting
+from raudit.generators.pategan.noise_calibration import calibrate
 from raudit.generators.pategan.fixed_dd import train_dd
 from raudit.generators.pategan.fixed_nets import ARCHS, LabelledNets, critics, offset
-from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
-                                            train_pate_gan)
+from raudit.generators.pategan import fused_step
+from raudit.generators.pategan.pate_nets import LoopConfig, PateNets
+from raudit.generators.pategan.loop import TeacherSource, to_trained, train_pate_gan
 from raudit.generators.pategan.options import choice, positive
-from raudit.generators.pategan.teachers import iid_partition
+from raudit.generators.pategan.partitions import iid_partition
 
 
 @functools.lru_cache(maxsize=256)
@@ -277,7 +280,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(lambda rng, bt: _kept(drawn, iid_partition(
                 rng, bt.rows, bt.x.shape[1], k))),
-            accountant=acct)
+            accountant=acct, fast_step=fused_step.prepare)
         trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
         notes = [{}] * batch.models
         if sign:

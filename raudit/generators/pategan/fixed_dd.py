@@ -40,26 +40,20 @@ import torch
 
 from raudit.accountants.confident import ConfidentGNMaxAccountant
 from raudit.accountants.gnmax import DEFAULT_ORDERS, logq_gnmax, rdp_gnmax
-from raudit.accountants.release import GnssPlan
+from raudit.accountants.release import GnssPlan, release_eps
 from raudit.errors import ConfigError
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.aggregation import coin_two
-from raudit.generators.pategan.dp_bounds import bounds_noise
+from raudit.generators.pategan import fused_step
+from raudit.generators.pategan.aggregation import ConfidentVotes
+from raudit.generators.pategan.noise_calibration import bounds_noise
+from raudit.generators.pategan.loop import TeacherSource, to_trained, train_pate_gan
+from raudit.generators.pategan.partitions import iid_partition
+from raudit.generators.pategan.pate_nets import LoopConfig
 
-__all__ = ["ConfidentVotes", "DDPlan", "EPS_OVER", "RecordingGNMax", "plan_dd", "confident_votes",
-           "bounds_rdp", "train_dd"]
+__all__ = ["DDPlan", "EPS_OVER", "RecordingGNMax", "plan_dd", "bounds_rdp", "train_dd"]
 
 
 SIGMA2_MIN = 0.25  # the fallback sigma2 / sigma1 (module docstring)
-
-
-@dataclass(frozen=True)
-class ConfidentVotes:
-    """The vote mechanism the loop runs: threshold T and the two noise scales."""
-
-    threshold: float
-    sigma1: float
-    sigma2: float
 
 
 @dataclass(frozen=True)
@@ -125,24 +119,6 @@ def plan_dd(epsilon: float, delta: float, queries: int, k: int, dp_columns: int,
                   GnssPlan(order, beta_order / order, sigma_s), z_bounds, eps)
 
 
-def confident_votes(n1: torch.Tensor, k: int, rng: CounterRNG, spec: ConfidentVotes,
-                    control: str | None = None):
-    """(labels (M, B), GNMax noise (M, B, 2), threshold noise (M, B), answered (M, B)).
-
-    ``control="coin"``: every query answered with a fair coin (no data-dependent choice of
-    which fakes the student sees); the same number of draws as the real rule, so a control
-    fit keeps its real fit's other draws."""
-    thr_noise = rng.normal(n1.shape[1], std=spec.sigma1).to(torch.float64)
-    if control is not None:
-        labels, noise = coin_two(n1, k, rng, spec.sigma2)
-        return labels, noise, thr_noise, torch.ones_like(labels)
-    n1f = n1.to(torch.float64)
-    answered = torch.maximum(n1f, k - n1f) + thr_noise >= spec.threshold
-    noise = rng.normal(n1.shape[1], 2, std=spec.sigma2).to(torch.float64)
-    labels = n1f + noise[..., 1] > (k - n1f) + noise[..., 0]
-    return labels, noise, thr_noise, answered
-
-
 class RecordingGNMax(ConfidentGNMaxAccountant):
     """The data-dependent GNMax accountant that also keeps the two-class votes it charged:
     the release needs every query's histogram, not only the running RDP."""
@@ -177,12 +153,6 @@ EPS_OVER = ("the data-dependent eps is released as measured, with smooth-sensiti
 def train_dd(gen, batch, hp, *, epsilon, delta, observer, progress, control):
     """``fixed``'s training with ``analysis=data-dependent`` (module docstring): the loop with
     Confident-GNMax votes, then the smooth-sensitivity release of the run's eps."""
-    # imported here: the loop imports :func:`confident_votes` from this module
-    from raudit.accountants.release import release_eps
-    from raudit.generators.pategan.loop import (LoopConfig, TeacherSource, to_trained,
-                                                train_pate_gan)
-    from raudit.generators.pategan.teachers import iid_partition
-
     k, b, iters = hp
     o = gen.options
     deltas = np.broadcast_to(np.asarray(delta, dtype=np.float64), (batch.models,))
@@ -205,7 +175,8 @@ def train_dd(gen, batch, hp, *, epsilon, delta, observer, progress, control):
     params, it, _, student = train_pate_gan(
         batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
         progress=progress, accountant=acct,
-        source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)))
+        source=TeacherSource(lambda rng, bt: iid_partition(rng, bt.rows, bt.x.shape[1], k)),
+        fast_step=fused_step.prepare)
     z = CounterRNG(batch.seeds, purpose="gnss-release", device="cpu",
                    dtype=torch.float64).normal(1)[:, 0].numpy()
     counts, answered = acct.votes()

@@ -123,7 +123,7 @@ def teacher_grad(net: MLP, p: Stacked, real: tuple, fake: tuple, k: int,
     v = {n: t.detach() for n, t in p.views().items()}
     layers = len(net.activations)
     grads = []
-    for (x, weight), target, first in ((real, 1.0, None), (fake, 0.0, first)):
+    for (x, weight), target, first in ((real, 1.0, None), (fake, 0.0, first)):  # noqa: B020 - built once, from the argument
         saved, logits, x_last = _forward(net, v, x, first, k)
         g = (whole.sigmoid(logits) - target) * weight  # same bits in any chunk (nn/whole.py)
         grads.append(_backward(v, saved, x_last, g, layers, None if first is None else

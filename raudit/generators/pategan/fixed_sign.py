@@ -56,7 +56,7 @@ import torch
 
 from raudit.accountants import GNMaxAnswer
 from raudit.errors import ConfigError
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.events import Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked

@@ -39,6 +39,7 @@ from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.aggregation import AGGREGATIONS
+from raudit.generators.pategan.pate_nets import PateNets, draw_z, vote_event
 from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
 
 _COMPILED: dict[tuple, object] = {}
@@ -127,7 +128,6 @@ def net_key(net) -> tuple | None:
 
 def supported(cfg, nets, teachers, device: torch.device) -> bool:
     """Whether the fused step runs this set-up (module docstring); else the eager loop."""
-    from raudit.generators.pategan.loop import PateNets
     # the teachers and the student take ``shared=`` and ``logits=``: plain MLPs only
     plain = (all(type(n).__call__ is MLP.__call__ for n in (nets.student, nets.teacher))
              and net_key(nets.generator) is not None)
@@ -146,7 +146,6 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
     (g_p, g_m, g_v, g_t, s_p, s_m, s_v, s_t, t_p, t_m, t_v, t_t, base, t_base, active) = state
     keys, t_keys, table, ids, parts, sizes = data
     cfg, nets, k, mdl = plan.cfg, plan.nets, plan.k, plan.models
-    from raudit.generators.pategan.loop import draw_z
     rng, trng = StepRNG(keys, base, plan.dtype), StepRNG(t_keys, t_base, plan.dtype)
     act_t = active.repeat_interleave(k)
     gen = nets.generator
@@ -253,6 +252,10 @@ class FusedStep:
         t.rng.counter += int(t_draws)
         return rows, n1, noise, labels
 
+    def emit(self, it: int, cfg, out: tuple, sinks: tuple, first_rows, act_np: np.ndarray):
+        """:func:`emit` for this run's teachers (the loop's :class:`~.loop.FastStep`)."""
+        return emit(it, cfg, out, sinks, self.teachers, first_rows, act_np)
+
 
 def prepare(cfg, nets, teachers, gen: Stacked, student: Stacked, g_opt, s_opt,
             rng: CounterRNG) -> FusedStep | None:
@@ -271,7 +274,6 @@ def emit(it: int, cfg, out: tuple, sinks: tuple, teachers: LocalTeachers, first_
     order, from the step's records ``out``; returns the first teacher batch (TeacherLoss's
     rows). The teachers' losses are read after the step: only the teacher rounds, which
     come first, move the teachers."""
-    from raudit.generators.pategan.loop import vote_event
     acct, observer = sinks
     rows, n1, noise, labels = out
     if observer is not None:

@@ -14,24 +14,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from raudit.accountants import Accountant, ConfidentGNMax, GNMaxAnswer, PateVote, create
-from raudit.generators.batched import Critic, TrainBatch, Trained
+from raudit.accountants import Accountant, create
+from raudit.generators.batch_types import Critic, TrainBatch, Trained
 from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                       TeacherLoss, Votes)
 from raudit.generators.nn import mlp_grad, whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan import fused_step
 from raudit.generators.pategan import teachers as teachers_mod
-from raudit.generators.pategan.aggregation import aggregator, soft_target
-from raudit.generators.pategan.fixed_dd import confident_votes
-from raudit.generators.pategan.pate_nets import (  # noqa: F401 - also read here by importers
-    EpsilonTooSmall, LoopConfig, PateNets, TeacherFakes, draw_z, fakes)
+from raudit.generators.pategan.aggregation import aggregator, confident_votes, soft_target
+from raudit.generators.pategan.pate_nets import (EpsilonTooSmall, LoopConfig, PateNets,
+                                                 TeacherFakes, draw_z, fakes, vote_event)
 from raudit.generators.pategan.teachers import (LocalTeachers, TeacherTraining, bce_logits,
                                                 teacher_rng)
 
@@ -44,16 +43,23 @@ def make_accountant(cfg: LoopConfig, models: int) -> Accountant:
     return create(cfg.accountant, models=models, lam=cfg.lam, orders=cfg.orders, k=cfg.k)
 
 
-def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray, answered=None):
-    """The privacy event of one batch of votes: every query is charged (Confident-GNMax:
-    the check on every query, GNMax on the answered ones)."""
-    if cfg.confident is not None:
-        c = cfg.confident
-        return ConfidentGNMax(np.stack([cfg.k - n1, n1], axis=-1), answered, c.threshold,
-                              c.sigma1, c.sigma2, mask=active)
-    if cfg.noise == "gaussian":
-        return GNMaxAnswer(cfg.noise_scale, count=int(n1.shape[1]), mask=active)
-    return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
+class FastStep(Protocol):
+    """A whole iteration in one call, bound to one run (``RAUDIT_COMPILE=step``:
+    :class:`raudit.generators.pategan.fused_step.FusedStep`); the loop takes it as a
+    strategy and imports no variant."""
+
+    def __call__(self, active: torch.Tensor) -> tuple | None:
+        """Take the iteration in place, returning its records; None: the eager loop takes it."""
+
+    def emit(self, it: int, cfg: LoopConfig, out: tuple, sinks: tuple, first_rows: Any,
+             act_np: np.ndarray) -> Any:
+        """Hand the records to (accountant, observer) as the eager loop would; returns the
+        first teacher batch."""
+
+
+# (cfg, nets, teachers, generator, student, their Adams, rng) -> the run's step, or None
+FastStepFactory = Callable[[LoopConfig, PateNets, Any, Stacked, Stacked, Adam, Adam, CounterRNG],
+                           "FastStep | None"]
 
 
 @dataclass(frozen=True)
@@ -66,15 +72,16 @@ class TeacherSource:
     given ready-made. Both default to :class:`LocalTeachers`.
     """
 
-    partition: Callable | None = None
-    make_teachers: Callable | None = None
-    teachers: object | None = None
+    partition: Callable[[CounterRNG, TrainBatch], tuple[torch.Tensor, torch.Tensor]] | None = None
+    make_teachers: Callable[..., Any] | None = None
+    teachers: Any = None  # LocalTeachers, or a stand-in with its step/votes (engine/teachers.py)
 
 
 def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilon: float,
                    delta: float | np.ndarray, observer: Observer | None = None,
                    progress: Callable[[int], None] | None = None,
                    source: TeacherSource = TeacherSource(), accountant: Accountant | None = None,
+                   fast_step: FastStepFactory | None = None,
                    ) -> tuple[Stacked, list[int], list[float], Stacked]:
     """Train every model of ``batch``; returns generator params, iterations, eps_hat and
     the student's params (kept for the white-box threat model only).
@@ -82,24 +89,28 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     ``source`` says how the teachers are drawn and built (:class:`TeacherSource`).
     ``delta`` may hold one value per model. ``accountant`` may come already charged
     (``fixed`` charges its DP bounds before training); by default a fresh one of
-    ``cfg.accountant``.
+    ``cfg.accountant``. ``fast_step`` may take whole iterations (:class:`FastStep`); it
+    returns None where it does not apply, and any iteration it hands back runs eagerly.
     """
     partition, teachers, make_teachers = source.partition, source.teachers, source.make_teachers
+    if teachers is None and partition is None:
+        raise ValueError("train_pate_gan needs ready teachers or a partition to draw them from")
     m, dev = batch.models, batch.x.device
     rng = CounterRNG(batch.seeds, purpose="pategan", device=dev, dtype=batch.x.dtype)
     gen = nets.generator.create(rng)
     student = nets.student.create(rng)
-    if teachers is None and make_teachers is not None:
+    if teachers is None and make_teachers is not None and partition is not None:
         parts, sizes = partition(rng, batch)
         teachers = make_teachers(batch, parts, sizes, cfg, nets.teacher)
-    elif teachers is None:
+    elif teachers is None and partition is not None:
         parts, sizes = partition(rng, batch)
         trng = teacher_rng(batch.seeds, cfg.k, device=dev, dtype=batch.x.dtype)
         teachers = LocalTeachers(nets.teacher, trng, batch.x, parts, sizes, TeacherTraining(
             cfg.batch, cfg.teacher_rate, sample=cfg.teacher_sample, update=cfg.teacher_update,
             partial_batch=cfg.partial_batch))
     g_opt, s_opt = Adam(gen, lr=cfg.lr), Adam(student, lr=cfg.lr)
-    fused = fused_step.prepare(cfg, nets, teachers, gen, student, g_opt, s_opt, rng)
+    fused = None if fast_step is None else fast_step(cfg, nets, teachers, gen, student, g_opt,
+                                                     s_opt, rng)
     # The loop only emits votes and asks for eps; the accountant does the math.
     acct = make_accountant(cfg, m) if accountant is None else accountant
     aggregate = aggregator(cfg.noise, cfg.aggregation, cfg.control)
@@ -121,8 +132,8 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
         act_np = active.cpu().numpy().copy()  # events keep it: never a view of the live mask
         upd = None if act_np.all() else active  # masked optimiser steps only when needed
         out = fused(active) if fused is not None else None  # RAUDIT_COMPILE=step
-        if out is not None:
-            first_rows = fused_step.emit(it, cfg, out, (acct, observer), teachers, first_rows, act_np)
+        if fused is not None and out is not None:
+            first_rows = fused.emit(it, cfg, out, (acct, observer), first_rows, act_np)
         else:
             for _ in range(cfg.teacher_steps):
                 if cfg.teacher_fakes != "per-teacher":
@@ -130,6 +141,7 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 elif isinstance(teachers, LocalTeachers) and nets.block_elements and dev.type == "cpu":
                     made = TeacherFakes(nets, gen, rng, cfg)  # made per block of the teachers' step
                     rows = teachers.step(mlp_grad.Blockwise(cfg.batch, made), upd)
+                    assert made.counter is not None  # the step made every block's fakes
                     rng.counter = made.counter
                 else:  # (M, k*B, d) -> (M*k, B, d), teacher-major
                     fake = fakes(nets, gen, rng, cfg, cfg.k * cfg.batch).reshape(m * cfg.k, cfg.batch, -1)
@@ -222,13 +234,14 @@ def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Ten
     return (per * w).flatten(1).sum(1).sum()
 
 
-def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: np.ndarray, labels,
+def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: Any, labels,
                     active: np.ndarray) -> GradientVotes:
     """A Confident-GNMax batch as the observed event G-PATE emits (one coordinate, two bins):
     the transcript turns it into a :class:`ConfidentGNMax` release."""
     counts = np.stack([cfg.k - n1, n1], axis=-1)[:, :, None, :]
     choice = np.where(answered, labels.cpu().numpy().astype(np.int64), -1)[..., None]
     c = cfg.confident
+    assert c is not None  # only Confident-GNMax batches come here
     return GradientVotes(it, counts, cfg.k, c.threshold, c.sigma1, c.sigma2,
                          thr_noise.cpu().numpy()[..., None], answered[..., None], choice,
                          active.copy(), active)

@@ -26,16 +26,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
-                                            train_pate_gan)
+from raudit.generators.pategan import fused_step
+from raudit.generators.pategan.pate_nets import LoopConfig, PateNets
+from raudit.generators.pategan.loop import TeacherSource, to_trained, train_pate_gan
 from raudit.generators.pategan.options import (PateHP, check_pate_options, pate_schedule,
                                                positive)
-from raudit.generators.pategan.teachers import shuffled_partition
+from raudit.generators.pategan.partitions import shuffled_partition
 
 
 @dataclass(frozen=True)
@@ -109,5 +111,6 @@ class PaperPateGan(BatchedGenerator):
         gen, iters, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(
-                lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k), make_teachers))
+                lambda rng, b: shuffled_partition(rng, b.rows, b.x.shape[1], cfg.k), make_teachers),
+            fast_step=fused_step.prepare)
         return to_trained(gen, nets, cfg, iters, eps_hat, z_sample="uniform", student=student)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from raudit.generators.nn.rng import CounterRNG
 
@@ -97,3 +98,18 @@ def lowest_first(keys: torch.Tensor, b: int) -> torch.Tensor:
         if bool((vals[:, 1:] > vals[:, :-1]).all()):
             return idx[:, :b]
     return torch.argsort(keys, dim=1, stable=True)[:, :b]
+
+
+def gather_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """x (M, N, d) at rows (M, B) -> (M, B, d)."""
+    m, n, d = x.shape
+    flat = (rows + (torch.arange(m, device=rows.device) * n)[:, None]).reshape(-1)
+    return F.embedding(flat, x.reshape(m * n, d)).view(m, -1, d)
+
+
+def lowest_valid(keys: torch.Tensor, valid: torch.Tensor, b: int) -> torch.Tensor:
+    """Positions of the b smallest keys among the first valid[m] columns: the first b
+    entries of a random permutation, i.e. np.random.permutation(n)[:b]."""
+    cols = torch.arange(keys.shape[1], device=keys.device)[None, :]
+    keys = torch.where(cols < valid[:, None], keys, keys + 2.0)
+    return torch.topk(keys, b, dim=1, largest=False).indices

@@ -1,17 +1,21 @@
 """What the PATE-GAN loop (:mod:`.loop`) trains with, besides the teachers: its
-configuration (:class:`LoopConfig`), the three networks (:class:`PateNets`, which the ports
-override), the latent draws and the fake batches the teachers and the votes see.
+configuration (:class:`LoopConfig`) and the privacy event its votes release
+(:func:`vote_event`), the three networks (:class:`PateNets`, which the ports override),
+the latent draws and the fake batches the teachers and the votes see.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
+from raudit.accountants import ConfidentGNMax, GNMaxAnswer, PateVote
 from raudit.errors import ConfigError
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
+from raudit.generators.pategan.aggregation import ConfidentVotes
 
 
 class EpsilonTooSmall(ConfigError):
@@ -44,7 +48,7 @@ class LoopConfig:
     noise: str = "laplace"  # laplace (PATE moments accountants) | gaussian (GNMax, dp_accounting)
     student_batch: int | None = None  # queries per student round (None: ``batch``)
     control: str | None = None  # "coin": labels are fair coins (the utility's data-free control)
-    confident: object | None = None  # fixed_dd.ConfidentVotes: Confident-GNMax instead of ``noise``
+    confident: ConfidentVotes | None = None  # Confident-GNMax instead of ``noise``
     teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
     student_balance: bool = False  # weight the student's loss so both released labels count equally
     soft_labels: bool = False  # GNMax only: the student's target is the noisy vote share (aggregation.soft_target)
@@ -53,6 +57,18 @@ class LoopConfig:
     def teacher_rate(self) -> float:
         """The teachers' Adam lr: ``teacher_lr``, else ``lr`` (local and Ray teachers alike)."""
         return self.lr if self.teacher_lr is None else self.teacher_lr
+
+
+def vote_event(cfg: LoopConfig, n1: np.ndarray, active: np.ndarray, answered=None):
+    """The privacy event of one batch of votes: every query is charged (Confident-GNMax:
+    the check on every query, GNMax on the answered ones)."""
+    if cfg.confident is not None:
+        c = cfg.confident
+        return ConfidentGNMax(np.stack([cfg.k - n1, n1], axis=-1), answered, c.threshold,
+                              c.sigma1, c.sigma2, mask=active)
+    if cfg.noise == "gaussian":
+        return GNMaxAnswer(cfg.noise_scale, count=int(n1.shape[1]), mask=active)
+    return PateVote(n1, cfg.k, "laplace", cfg.noise_scale, cfg.aggregation, active)
 
 
 def draw_z(rng: CounterRNG, kind: str, n: int, dim: int) -> torch.Tensor:

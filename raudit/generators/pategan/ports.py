@@ -27,14 +27,16 @@ import torch
 
 from raudit.accountants import VARIANTS
 from raudit.errors import ConfigError
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
-from raudit.generators.pategan.loop import (LoopConfig, PateNets, TeacherSource, to_trained,
-                                            train_pate_gan)
+from raudit.generators.pategan import fused_step
+from raudit.generators.pategan.pate_nets import LoopConfig, PateNets
+from raudit.generators.pategan.loop import TeacherSource, to_trained, train_pate_gan
 from raudit.generators.pategan.options import (PateHP, check_pate_options, choice, pate_schedule,
                                                positive)
-from raudit.generators.pategan.teachers import partition_from_order
+from raudit.generators.pategan.partitions import partition_from_order
 from raudit.privacy import rule_deltas
 
 
@@ -108,7 +110,7 @@ class PortPateGan(BatchedGenerator):
         gen, iters, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon - preprocessor_spent, delta=delta, observer=observer,
             progress=progress, source=TeacherSource(lambda rng, b: self.partition(rng, b, cfg.k),
-                                                    make_teachers))
+                                                    make_teachers), fast_step=fused_step.prepare)
         trained = to_trained(gen, nets, cfg, iters, eps_hat, z_sample=self.options["generation_noise"],
                              student=student)
         deltas = np.broadcast_to(np.asarray(delta, dtype=float), (batch.models,))

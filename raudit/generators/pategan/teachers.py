@@ -20,9 +20,7 @@ from raudit.generators.nn.gathered import gathered_linear1
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
-from raudit.generators.pategan.partitions import (  # noqa: F401 - also read here by importers
-    contiguous_partition, distinct_rows, iid_partition, lowest_first, partition_from_order,
-    shuffled_partition, split_sizes)
+from raudit.generators.pategan.partitions import distinct_rows, lowest_first
 
 
 # the teachers' (and the PATE loop's student's) gradient by hand where it is autograd's to

@@ -20,64 +20,26 @@ sample's own gradient and parameter gradients never mix models.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from raudit.errors import ConfigError
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import LabelNoise, Observer, TeacherBatch
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan import wgan_step
-from raudit.generators.pategan.loop import draw_z
+from raudit.generators.pategan.label_noise import label_noise_sigma, noisy_labels
 from raudit.generators.pategan.options import check_preset, choice, positive, teachers_for
-from raudit.generators.pategan.teachers import shuffled_partition
-
-
-def label_noise_sigma(epsilon: float, delta: float, rule: str) -> float:
-    """Standard deviation of the label noise.
-
-    ``"xor"`` (original): sqrt(2 ln(1.25 * (10 ^ d))) / eps where ``^`` is Python's
-    bitwise XOR and d = int(-log10(delta)) is the integer the study's harness
-    passes (delta = 10^-5 -> 10 ^ 5 = 15 -> 2.421/eps).
-    ``"power"`` (turing): sqrt(2 ln(1.25 * 10**delta)) / eps, a power where a
-    division was meant (delta = 10^-5 -> 0.668/eps).
-    ``"correct"``: the Gaussian mechanism's sqrt(2 ln(1.25 / delta)) / eps (4.845/eps).
-    """
-    if rule == "xor":
-        arg = 1.25 * (10 ^ int(-math.log10(delta)))
-    elif rule == "power":
-        arg = 1.25 * 10 ** delta
-    elif rule == "correct":
-        arg = 1.25 / delta
-    else:
-        raise ConfigError(f"unknown sigma rule {rule!r}; use xor, power or correct")
-    inner = 2.0 * math.log(arg) if arg > 0 else -math.inf
-    if not inner > 0:  # e.g. xor with delta = 1e-10: 10 ^ 10 = 0 and the log is -inf
-        raise ConfigError(f"the {rule!r} sigma rule gives no usable noise for delta={delta} "
-                          f"(sqrt(2 ln {arg:g})); pick another delta or delta_bug='correct'")
-    return math.sqrt(inner) / epsilon
-
-
-def noisy_labels(rng: CounterRNG, batch: int, sigma: float, noise: str = "gaussian", *,
-                 with_noise: bool = False):
-    """(M, 2B) 0/1 labels: B real then B fake, each flipped by noise and the 0.5 threshold
-    (and the (M, 2B) noise drawn, for the LabelNoise event, when ``with_noise``)."""
-    base = torch.cat([torch.ones(batch), torch.zeros(batch)]).to(rng.device, torch.float64)
-    if noise == "gaussian":
-        z = rng.normal(2 * batch, std=sigma).to(torch.float64)
-    else:  # "laplace": the same scale as a Laplace noise (what reprosyn's property name claims)
-        z = rng.laplace(2 * batch, scale=sigma)
-    labels = ((base + z) > 0.5).to(rng.dtype)
-    return (labels, z) if with_noise else labels
+from raudit.generators.pategan.partitions import gather_rows, lowest_valid, shuffled_partition
+from raudit.generators.pategan.pate_nets import draw_z
 
 
 @dataclass(frozen=True)
@@ -122,21 +84,6 @@ class WganNets:
         return torch.cat([self.generator(g, torch.cat([z, y], dim=-1)), y], dim=-1)
 
 
-def gather_rows(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """x (M, N, d) at rows (M, B) -> (M, B, d)."""
-    m, n, d = x.shape
-    flat = (rows + (torch.arange(m, device=rows.device) * n)[:, None]).reshape(-1)
-    return F.embedding(flat, x.reshape(m * n, d)).view(m, -1, d)
-
-
-def _lowest(keys: torch.Tensor, valid: torch.Tensor, b: int) -> torch.Tensor:
-    """Positions of the b smallest keys among the first valid[m] columns: the first b
-    entries of a random permutation, i.e. np.random.permutation(n)[:b]."""
-    cols = torch.arange(keys.shape[1], device=keys.device)[None, :]
-    keys = torch.where(cols < valid[:, None], keys, keys + 2.0)
-    return torch.topk(keys, b, dim=1, largest=False).indices
-
-
 class RowSampler:
     """Which rows a critic (or conditional generator) step reads, without replacement."""
 
@@ -148,9 +95,9 @@ class RowSampler:
 
     def draw(self, rng: CounterRNG, step: int | None) -> torch.Tensor:
         if self.parts is None or step is None:
-            return _lowest(rng.open_uniform(self.n_max), self.rows, self.b)
+            return lowest_valid(rng.open_uniform(self.n_max), self.rows, self.b)
         part, size = self.parts[:, step], self.sizes[:, step]
-        return torch.gather(part, 1, _lowest(rng.open_uniform(part.shape[1]), size, self.b))
+        return torch.gather(part, 1, lowest_valid(rng.open_uniform(part.shape[1]), size, self.b))
 
 
 def critic_loss(nets: WganNets, d: Stacked, real: torch.Tensor, fake: torch.Tensor,

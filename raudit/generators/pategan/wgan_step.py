@@ -19,6 +19,9 @@ from raudit.generators.nn import compiled
 from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.fused_step import StepRNG, run_compiled
+from raudit.generators.pategan.label_noise import noisy_labels
+from raudit.generators.pategan.partitions import gather_rows, lowest_valid
+from raudit.generators.pategan.pate_nets import draw_z
 
 
 class Plan:
@@ -45,8 +48,6 @@ def _critic_loss(plan: Plan, flat, real, fake, labels, e):
 
 
 def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
-    from raudit.generators.pategan.loop import draw_z
-    from raudit.generators.pategan.wgan_gp import _lowest, gather_rows, noisy_labels
     d_p, d_m, d_v, d_t, g_p, g_m, g_v, g_t, base = state
     keys, x, valid, parts, sizes = data
     hp, nets = plan.hp, plan.nets
@@ -58,10 +59,10 @@ def _iteration(plan: Plan, state: tuple, data: tuple) -> tuple:
     for t in range(hp.teachers):
         z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
         if parts is None:
-            rows = _lowest(rng.open_uniform(x.shape[1]), valid, hp.batch)
+            rows = lowest_valid(rng.open_uniform(x.shape[1]), valid, hp.batch)
         else:
             part, size = parts[:, t], sizes[:, t]
-            rows = torch.gather(part, 1, _lowest(rng.open_uniform(part.shape[1]), size, hp.batch))
+            rows = torch.gather(part, 1, lowest_valid(rng.open_uniform(part.shape[1]), size, hp.batch))
         real = gather_rows(x, rows)
         fake = nets.generate(gen, z, None)
         labels, drawn = noisy_labels(rng, hp.batch, plan.sigma, hp.noise, with_noise=True)

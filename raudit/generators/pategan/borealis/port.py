@@ -61,7 +61,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.borealis.options import BorealisOptions
 from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.loop import PateNets
+from raudit.generators.pategan.pate_nets import PateNets
 from raudit.generators.pategan.ports import PortPateGan
 
 

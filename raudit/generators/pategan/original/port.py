@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
-from raudit.generators.batched import Encoder
+from raudit.generators.batch_types import Encoder
 from raudit.generators.pategan.original.options import OriginalOptions
 from raudit.generators.pategan.wgan_gp import WganGpGenerator
 

@@ -42,7 +42,7 @@ import torch
 
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
-from raudit.generators.batched import Encoder
+from raudit.generators.batch_types import Encoder
 from raudit.generators.nn.rng import CounterRNG
 
 INFER_ROWS, ORDINAL_LIMIT, BINS = 1000, 150, 64

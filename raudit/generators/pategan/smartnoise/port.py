@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
-from raudit.generators.pategan.loop import PateNets
+from raudit.generators.pategan.pate_nets import PateNets
 from raudit.generators.pategan.ports import PortPateGan
 from raudit.generators.pategan.smartnoise.encoding import SeedBook, SmartNoiseEncoder, column_plan
 from raudit.generators.pategan.smartnoise.nets import BLOCK_ELEMENTS, ResidualGenerator, discriminator

@@ -29,7 +29,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import BayesianGaussianMixture
 
-from raudit.generators.batched import Encoder
+from raudit.generators.batch_types import Encoder
 
 CATEGORICAL_LIMIT = 10
 

@@ -58,7 +58,8 @@ from __future__ import annotations
 from raudit.accountants import VARIANTS
 from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import CAPABILITIES
 from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.generators.batched import TrainBatch, Trained
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -21,7 +21,7 @@ from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.cond import CondSampler, sample_conditional
 from raudit.generators.pategan.refit import QueryAccountant, RefitTeachers, account_iteration
 from raudit.generators.pategan.synthcity.nets import DropoutCritic, SkipGenerator
-from raudit.generators.pategan.wgan_gp import gather_rows
+from raudit.generators.pategan.partitions import gather_rows
 from raudit.privacy import STUDY_DELTA
 
 

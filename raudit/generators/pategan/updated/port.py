@@ -61,7 +61,8 @@ import numpy as np
 import torch
 
 from raudit.accountants import VARIANTS
-from raudit.generators.batched import BatchedGenerator, TrainBatch, Trained
+from raudit.generators.batched import BatchedGenerator
+from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
@@ -70,9 +71,9 @@ from raudit.generators.pategan.encoding import MinMaxEncoder
 from raudit.generators.pategan.options import check_pate_options, choice, pate_schedule, positive
 from raudit.generators.pategan.refit import (CAPABILITIES, QueryAccountant, RefitTeachers,
                                             account_iteration)
-from raudit.generators.pategan.teachers import partition_from_order
+from raudit.generators.pategan.partitions import partition_from_order
 from raudit.generators.pategan.updated.options import UpdatedOptions
-from raudit.generators.pategan.wgan_gp import gather_rows
+from raudit.generators.pategan.partitions import gather_rows
 
 
 @dataclass(frozen=True)
