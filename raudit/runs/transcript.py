@@ -25,8 +25,8 @@ from raudit.audit import summary
 from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.dpsgd import FixedConfidentReleases
-from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, has_dry_run,
-                                     schedule_eps_true, schedule_of)
+from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, dry_runs,
+                                     has_dry_run, schedule_eps_true, schedule_of)
 from raudit.audit.run_schedule import schedule_from_run
 from raudit.audit.transcript import ThreatModel, mu_equivalent
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
@@ -62,8 +62,10 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if canaries is not None and canaries > len(ds.train):
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
-    if canaries is not None and level == "transcript" and req.impl == "fixed" and \
-            not has_dry_run(req.impl, game.options):  # its one line, before the training run
+    # a generator whose options turn its dry run off releases Confident-GNMax votes
+    # (fixed's data-dependent analysis): their one line, before the training run
+    if canaries is not None and level == "transcript" and dry_runs(req.impl) and \
+            not has_dry_run(req.impl, game.options):
         FixedConfidentReleases(1.0, 1, 1.0, 0).per_canary(canaries)
     if level == "active" or has_dry_run(req.impl, game.options):  # no training
         sched = schedule_of(req.impl, game.options, game.epsilon, game.delta, table=ds.train,

@@ -71,11 +71,13 @@ def test_threat_model_bad_inputs(tmp_path, args, needles):
 
 
 def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
-    def game(impl, eps):
-        return types.SimpleNamespace(impl=impl, options={}, epsilon=eps, delta=1e-5)
+    def game(impl, eps, **options):
+        return types.SimpleNamespace(impl=impl, options=options, epsilon=eps, delta=1e-5,
+                                     dataset="breast-cancer", label=None, bounds=None)
 
-    # docs/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
-    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.50776, abs=1e-4)
+    # docs/tight-audits.md section 2: paper 0.51 and fixed 0.91 at eps 1 (paper's 33
+    # iterations of 320 queries, the last past eps: tests/audit/test_eps_true_golden.py)
+    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.51184, abs=1e-4)
     assert mechanism_columns(game("fixed", 1.0))["eps_true"] == pytest.approx(0.91491, abs=1e-4)
     cols = mechanism_columns(game("paper", 1.0))
     assert cols["threat_model"] == "black-box" and "dry run" in cols["eps_true_source"]
@@ -83,12 +85,9 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     assert mechanism_columns(game("identity", 1.0))["eps_true_source"] is None
     upd = mechanism_columns(game("updated", 1.0))  # votes, but no dry-run schedule
     assert upd["eps_true"] is None and "depend on training" in upd["eps_true_source"]
-    capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
-    cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
-    assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
-    dd = types.SimpleNamespace(impl="fixed", options={"analysis": "data-dependent"}, epsilon=1.0,
-                               delta=1e-5)
-    cols = mechanism_columns(dd)  # the answered set depends on the votes: no dry run
+    cols = mechanism_columns(game("paper", 1.0, max_iter=3))  # the cap's releases
+    assert cols["eps_true"] < 0.2 and "stopped by max_iter 3" in cols["eps_true_source"]
+    cols = mechanism_columns(game("fixed", 1.0, analysis="data-dependent"))  # the answered set depends on the votes: no dry run
     assert cols["eps_true"] is None and "analysis=data-dependent" in cols["eps_true_source"]
 
 
