@@ -79,7 +79,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
     capabilities = Capabilities(device=True, progress=True, critic=True,
                                 events=("teacher_batch", "accountant_step"),
-                                privacy_events=("GaussianStep",))
+                                privacy_events=("GaussianStep",), releases=("gaussian",))
 
     Options = DpganOptions
 

@@ -139,7 +139,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                                 events=("teacher_batch", "votes", "gradient_votes",
                                         "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep", "ConfidentGNMax"),
-                                controls=CONTROLS)
+                                controls=CONTROLS, releases=("gaussian",))
 
     Options = FixedOptions
 

@@ -62,7 +62,8 @@ class PaperPateGan(BatchedGenerator):
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
-                                privacy_events=("PateVote",), controls=CONTROLS)
+                                privacy_events=("PateVote",), controls=CONTROLS,
+                                releases=("laplace",))
 
     Options = PaperOptions
 
