@@ -90,6 +90,14 @@ def emits_privacy_events(impl: str) -> bool:
     return bool(generators.get(impl).capabilities.privacy_events)
 
 
+def releases_of(impl: str) -> str | None:
+    """The noise kinds ``impl``'s mechanism releases, comma-separated (its declared
+    :attr:`~raudit.generators.capabilities.Capabilities.releases`), or None."""
+    if impl.startswith("exec:") or impl not in generators.names():
+        return None
+    return ",".join(generators.get(impl).capabilities.releases) or None
+
+
 def _emits_votes(impl: str) -> bool:
     """Noisy votes (the ports) or G-PATE's gradient votes: one run's events give them."""
     events = generators.get(impl).capabilities.events
@@ -159,7 +167,8 @@ def mechanism_columns(game: Game, kept: pd.DataFrame | None = None) -> dict[str,
     that carries ``eps_true``, see :func:`event_trial`); else it is left empty."""
     cols: dict[str, Any] = {"threat_model": "white-box" if getattr(game, "white_box", None)
                             else "black-box", "eps_true": None,
-                            "eps_true_method": None, "eps_true_source": None}
+                            "eps_true_method": None, "eps_true_source": None,
+                            "mechanism_releases": releases_of(game.impl)}
     why = None
     if dry_runs(game.impl) and game.delta:
         try:

@@ -201,8 +201,11 @@ def audit(
         else:
             result = run_audit(req, out, engine, progress, notice=_notice, auto_chunk=auto_chunk,
                                estimate=True)  # the total first, before anything trains
-    if as_json:
-        typer.echo(json.dumps(jsonable(result), indent=2))
+    if as_json:  # the full values stay in "estimates"; "estimates_shown" is the table's block
+        from raudit.audit.estimators import estimate_lines, values_of
+
+        shown = dict(estimate_lines(result, values_of(result)))
+        typer.echo(json.dumps(jsonable({**result, "estimates_shown": shown}), indent=2))
     else:
         show(result)
 

@@ -29,6 +29,7 @@ from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript,
                                      has_dry_run, schedule_eps_true, schedule_of)
 from raudit.audit.run_schedule import schedule_from_run
 from raudit.audit.transcript import ThreatModel, mu_equivalent
+from raudit.audit.estimators import known_false
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -129,7 +130,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                "gradient-transcript" if kind == "dp-sgd" else "vote-transcript",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
-               eps_true_method=true.method, eps_true_source=sched.source)
+               eps_true_method=true.method, eps_true_source=sched.source,
+               mechanism_releases=sched.mechanism.noise)
     if any_:
         row.update(eps_anytime=any_["eps_anytime"], looks=any_["looks"],
                    stop_reason=any_["stop_reason"], models_ok=n)
@@ -145,6 +147,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     fit = _fit_clause(result.get("mu_fit"), true.eps, game.delta)
+    if fit and known_false("gdp_fit", (sched.mechanism.noise,)):
+        fit = None  # a Laplace mechanism's trade-off is not Gaussian: no mu to compare
     if fit:  # the tight number beside the assumption-free one, its assumption named
         row["verdict_line"] += f"; GDP fit {fit}"
     values = summary.estimates_of(result)

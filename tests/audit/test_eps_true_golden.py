@@ -9,7 +9,7 @@ Where a number was once wrong, the test says so: ``updated`` and ``synthcity`` c
 every vote as two Laplace releases (their events lacked the threshold aggregation),
 and the dry-run schedule of ``paper`` ignored the preset's ``max_iter`` (worst case,
 eps 4: 148,656 queries planned, 100,000 run) and the last iteration past eps
-(breast-cancer, eps 1: 10,560 queries, not 10,507).
+(breast-cancer, eps 1: 10,560 queries, not 10,406).
 """
 
 from __future__ import annotations
@@ -62,10 +62,10 @@ def test_paper_at_eps_4_on_the_worst_case_stops_at_its_iteration_cap():
 
 def test_paper_at_eps_1_on_breast_cancer_pays_its_last_iteration_past_eps():
     # batch 64 x 5 student steps = 320 queries an iteration; eps_hat (closed form) first
-    # reaches 1 after 10,507 queries, inside the 33rd iteration, which runs whole
+    # reaches 1 after 10,406 queries, inside the 33rd iteration, which runs whole
     cols = summary_eps_true("paper", "breast-cancer", 1.0)
     assert cols["eps_true"] == pytest.approx(laplace_pld_eps(1000.0, 2 * 33 * 320), rel=REL)
-    assert cols["eps_true"] == pytest.approx(0.5118, abs=1e-4)  # was 0.5078 (10,507 queries)
+    assert cols["eps_true"] == pytest.approx(0.5118, abs=1e-4)  # was 0.5078 (10,406 queries)
 
 
 def test_a_capped_paper_run_releases_what_its_cap_lets_through():
