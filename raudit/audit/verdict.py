@@ -145,7 +145,7 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     elif math.isinf(true):
         mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
     else:
-        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 4.04e+07, not 8 digits
+        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 2.02e+07, not 8 digits
         mech = f"mechanism {shown}" + (": the accountant under-counts" if true > eps else "")
     # an audit above eps_true measures a leak the mechanism's events do not carry (e.g.
     # smartnoise's bounds="data" pre-pass): say so, or "mechanism 0.00" reads as a contradiction
