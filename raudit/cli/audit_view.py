@@ -94,6 +94,10 @@ def show(r: dict) -> None:
     if r.get("looks") and r.get("eps_anytime") is None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
+    if r.get("feature_view"):
+        t.add_row("white-box features", f"{r['feature_view']} (of black-box, white-box and "
+                  "union: the largest bound on the validation split; the test split is not "
+                  "read to choose)")
     if r.get("first_error"):
         t.add_row("first error", r["first_error"])
     rows_txt = ("each world its own training size (the study's protocol)"

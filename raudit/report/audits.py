@@ -95,6 +95,11 @@ def rebuild(shadow: pd.DataFrame, row) -> dict | str:
     parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
     if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
         return "some split has no finished shadow model of one world"
+    view = row.get("feature_view")
+    if isinstance(view, str) and view:  # a white-box audit analysed the view it chose
+        from raudit.audit.whitebox import views
+
+        parts = {k: an.restrict(p, views(row["impl"])[view]) for k, p in parts.items()}
     seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
     flip = row.get("direction") == "inverted"

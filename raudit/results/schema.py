@@ -38,7 +38,8 @@ SCHEMA_VERSION = 13  # 2: shadow target..device, summary eps_jeffreys..models_pe
 # 11: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
 #     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
 # 12: shadow eps_true, eps_true_method, eps_true_source (one kept model's events, issue 29)
-# 13: summary mechanism_releases (the noise the generator declares: which estimates hold)
+# 13: summary mechanism_releases (the noise the generator declares: which estimates hold),
+#     feature_view (the white-box audit's features, chosen on validation)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -144,6 +145,7 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 13: the noise kinds the generator's mechanism releases, comma-separated
     # (Capabilities.releases: laplace, gaussian, randomized-response; null: none declared)
     "mechanism_releases": _STR,
+    "feature_view": _STR,  # white-box: "black-box" | "white-box" | "union" (null: black-box)
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;
