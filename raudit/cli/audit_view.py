@@ -58,8 +58,10 @@ def show(r: dict) -> None:
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
                   "the worlds (the attack found no signal)")
     else:  # a tail threshold with a bound above 0 is the best one, not "no signal"
-        tail = " (in a tail: the bound comes from the few trials beyond it)" \
-            if tail_threshold(r) else ""
+        bound = any((r.get(k) or 0) > 0 for k in ("eps_cp", "eps_curve"))
+        tail = "" if not tail_threshold(r) else (
+            " (in a tail: the bound comes from the few trials beyond it)" if bound else
+            " (in a tail: every test model on one side, yet the test AUC shows signal)")
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
                   f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'}){tail}")
     if r["eps_max"] is not None and r["eps_max"] == 0:  # the ceiling itself is 0
