@@ -33,10 +33,13 @@ import numpy as np
 from raudit.errors import ConfigError
 
 __all__ = ["ConfidentGNMax", "GNMaxAnswer", "GNMaxThreshold", "GaussianStep", "LabelNoise", "PateVote",
-           "PrivacyEvent", "NOISE_KINDS", "AGGREGATIONS"]
+           "PrivacyEvent", "NOISE_KINDS", "AGGREGATIONS", "RELEASES_PER_QUERY"]
 
 NOISE_KINDS = ("laplace", "gaussian")
 AGGREGATIONS = ("argmax", "threshold")
+# Noisy draws one query of a PATE vote releases: the noisy histogram of the two classes
+# (argmax: a noise per class) or n1 plus one noise (threshold at k/2).
+RELEASES_PER_QUERY = {"argmax": 2, "threshold": 1}
 
 
 def _positive(name: str, value: float) -> None:
@@ -88,6 +91,11 @@ class PateVote:
     @property
     def models(self) -> int:
         return self.n1.shape[0]
+
+    @property
+    def releases(self) -> int:
+        """Noisy draws each model's queries released (one or two per query)."""
+        return RELEASES_PER_QUERY[self.aggregation] * int(self.n1.shape[1])
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,7 @@ def releases(events, *, model: int = 0, sensitivity: int = 1) -> tuple[Counter, 
         if not _on(e, model):
             continue
         if isinstance(e, PateVote):
-            per_query = 2 if e.aggregation == "argmax" else 1
-            out[(e.noise, float(e.scale) / sensitivity, 1.0)] += per_query * e.n1.shape[1]
+            out[(e.noise, float(e.scale) / sensitivity, 1.0)] += e.releases
         elif isinstance(e, GaussianStep):
             out[("gaussian", float(e.noise_multiplier), float(e.sampling_rate))] += int(e.count)
         elif isinstance(e, ConfidentGNMax):

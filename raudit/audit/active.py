@@ -43,15 +43,15 @@ __all__ = ["canary_releases", "check_active", "coordinate_llr", "one_run_active"
 
 def check_active(impl: str) -> None:
     """Raise a one-line ConfigError unless ``impl``'s mechanism runs without training."""
-    from raudit.audit.mechanisms import VOTE_SCHEDULES as SCHEDULES  # dpgan's is DP-SGD
+    from raudit.audit.mechanisms import dry_run_votes  # dpgan's dry run is DP-SGD
 
     if impl.startswith("exec:"):
         raise ConfigError(f"--threat-model active runs the generator's mechanism on the "
                           f"auditor's queries; {impl!r} runs in its own process, so raudit "
                           "cannot reach its mechanism")
-    if impl not in SCHEDULES:
+    if not dry_run_votes(impl):
         raise ConfigError(f"--threat-model active needs a mechanism that runs without "
-                          f"training (a dry-run vote schedule): {', '.join(SCHEDULES)}; "
+                          f"training (a dry-run vote schedule, e.g. paper or fixed); "
                           f"{impl!r} has none")
 
 

@@ -82,12 +82,48 @@ def _two_classes(labels: np.ndarray) -> bool:
     return 0 < int(labels.sum()) < len(labels)
 
 
+def restrict(df: pd.DataFrame, cols: slice) -> pd.DataFrame:
+    """Shadow rows with only the feature columns ``cols`` of every vector (and of every
+    extra sample's vector)."""
+    out = df.assign(features_vec=[np.asarray(v, dtype=float)[cols] for v in df["features_vec"]])
+    if "features_extra" in df:
+        out["features_extra"] = [None if e is None else [np.asarray(v, dtype=float)[cols]
+                                                         for v in e] for e in df["features_extra"]]
+    return out
+
+
+def choose_view(parts: Mapping[str, pd.DataFrame], views: Mapping[str, slice], seed: int, *,
+                delta: float, alpha: float) -> str:
+    """The feature view (e.g. the white-box audit's black-box vector, its white-box extras
+    or their union) whose attack, fitted on the train split, gives the largest CP bound
+    on the VALIDATION split at the threshold chosen there (ties: the larger validation
+    AUC, then the first view). The test split is never read, so the bound on it keeps its
+    confidence, and an attacker who sees more never reports less than the black-box view
+    in expectation: extra features that dilute a small training split are dropped."""
+    from raudit.audit.epsilon import eps_clopper_pearson
+
+    best_key, chosen = None, next(iter(views))
+    for name, cols in views.items():
+        sub = {k: restrict(parts[k], cols) for k in ("train", "val")}
+        val = attack_scores(sub["train"], {"val": sub["val"]},
+                            derive_seed(seed, seeds.ATTACK) % 2**32)["val"]
+        counts = threshold_counts(*val, *val, delta=delta, alpha=alpha)
+        cp = eps_clopper_pearson(counts["tp"], counts["fn"], counts["tn"], counts["fp"],
+                                 delta=delta, alpha=alpha)
+        key = (cp, abs(counts["auc"] - 0.5) if counts["auc"] == counts["auc"] else 0.0)
+        if best_key is None or key > best_key:
+            best_key, chosen = key, name
+    return chosen
+
+
 def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: float | None,
-            alpha: float = 0.1) -> dict[str, Any]:
+            alpha: float = 0.1, views: Mapping[str, slice] | None = None) -> dict[str, Any]:
     """The bounds of one audit from its shadow rows (``trial_ids``: the audit's trials).
 
     Returns audit_bound's keys plus models_ok and missing; NaN bounds when a split
-    lacks a world (too many failed models).
+    lacks a world (too many failed models). ``views``: named column slices of the feature
+    vector; the one chosen on the validation split (:func:`choose_view`) is analysed and
+    named in ``feature_view``.
     """
     df = ok_rows(shadow, trial_ids)
     parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
@@ -98,6 +134,10 @@ def analyse(shadow: pd.DataFrame, *, trial_ids: set[str], seed: int, delta: floa
         out.update({"direction": None, "saturated": False, "tp": None, "fn": None,
                     "tn": None, "fp": None})
         return out
+    if views:
+        view = choose_view(parts, views, seed, delta=delta or 0.0, alpha=alpha)
+        parts = {k: restrict(p, views[view]) for k, p in parts.items()}
+        out["feature_view"] = view
     scored = attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]},
                            derive_seed(seed, seeds.ATTACK) % 2**32)
     out.update(bounds(scored["val"], scored["test"], delta=delta or 0.0, alpha=alpha,

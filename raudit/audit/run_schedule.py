@@ -12,7 +12,8 @@ import numpy as np
 
 from raudit import generators
 from raudit.audit.dpsgd import FixedConfidentReleases, GaussianReleases
-from raudit.audit.mechanisms import Schedule, check_transcript, schedule_eps_true
+from raudit.audit.mechanisms import (Schedule, check_transcript, confident_gnmax_only,
+                                     schedule_eps_true)
 from raudit.audit.transcript import VoteMechanism
 from raudit.errors import ConfigError
 
@@ -25,6 +26,7 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
     every vote, charged or not), and that run's eps_true. For generators whose schedule
     depends on training (the ports). All votes must share one noise kind and scale;
     the record's sensitivity (teachers it reached) divides the scale."""
+    from raudit.accountants.events import ConfidentGNMax
     from raudit.accountants.true_curve import releases
     from raudit.generators.events import EventLog
     from raudit.generators.transcript import privacy_events, run_eps_true
@@ -35,13 +37,13 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
     gen.fit(table, epsilon=float(epsilon), delta=float(delta), seed=int(seed), columns=columns,
             observer=log)
     tr = privacy_events(log.events)
-    if impl == "gpate":
+    if confident_gnmax_only(impl):  # G-PATE's gradient votes
         sched = _gpate_schedule(tr, seed)  # eps_true of the audited releases (pld, mu-GDP)
         charged = float(gen.summary().get("eps_hat", float("nan")))
         sched = Schedule(sched.mechanism, f"{sched.source}; gpate charged {charged:.4g} "
                          "(its data-dependent RDP)")
         return sched, schedule_eps_true(sched, delta)
-    if impl == "fixed":  # only its data-dependent analysis comes here (has_dry_run)
+    if any(isinstance(e, ConfidentGNMax) for e in tr.events):  # fixed's data-dependent run
         sched = _fixed_dd_schedule(tr, seed, gen.summary())
         return sched, schedule_eps_true(sched, delta)
     sens = tr.sensitivity[0] if tr.sensitivity else 1

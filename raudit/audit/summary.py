@@ -35,7 +35,13 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     check_models(store, ids, len(ids))
     shadow = store.read("shadow")
     if result is None:
-        result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta)
+        views = None
+        if game.white_box is not None:  # it chooses its features on validation
+            from raudit.audit.whitebox import views as white_box_views
+
+            views = white_box_views(game.impl)
+        result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta,
+                            views=views)
     else:
         game = dataclasses.replace(game, shadow_models=int(result["models_per_world"]))
     rate = units / wall_s * 3600 if units and wall_s > 0 else None
@@ -44,6 +50,7 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     row = an.summary_row(game.spec(), result, audit_id=audit_id, target_label=label,
                          models_per_hour=rate)
     row["synthetic_protocol"] = game.synthetic_protocol
+    row["feature_view"] = result.get("feature_view")
     if "looks" in result:
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
     if "eps_anytime" in result:

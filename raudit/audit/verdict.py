@@ -11,21 +11,53 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from statistics import NormalDist
 from typing import Any
 
 from raudit.results.convert import number
 
 ALPHA = 0.1  # the audit's alpha (raudit.audit.analyse.analyse's default)
-_NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold separates nothing
+_NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold sits in a tail
 
 
-def no_signal(row: Mapping[str, Any]) -> bool:
-    """True when the chosen threshold calls (almost) every model the same world."""
+def tail_threshold(row: Mapping[str, Any]) -> bool:
+    """True when the chosen threshold calls (almost) every test model the same world.
+
+    Alone this is no evidence of "no signal": a threshold in a tail can be the best one
+    (a transcript audit's likelihood-ratio test at 200,000 trials picks TPR 0.26 %, FPR
+    0.09 % and gets CP 0.80 of eps_true 1.06; issue 49)."""
     tpr, fpr = number(row.get("tpr")), number(row.get("fpr"))
     if math.isnan(tpr) or math.isnan(fpr):
         return False
     return (tpr >= 1 - _NO_SIGNAL and fpr >= 1 - _NO_SIGNAL) or (
         tpr <= _NO_SIGNAL and fpr <= _NO_SIGNAL)
+
+
+def auc_is_real(row: Mapping[str, Any], alpha: float = ALPHA) -> bool:
+    """Whether the test split shows the attack's AUC differs from 1/2 at level ``alpha``
+    (two-sided: a threshold's direction is chosen on validation): the normal approximation
+    of the Mann-Whitney statistic under "no signal", Var(AUC) = (n0 + n1 + 1) / (12 n0 n1),
+    with n1 = tp + fn and n0 = tn + fp the test models of each world."""
+    auc = number(row.get("auc"))
+    counts = [number(row.get(k)) for k in ("tp", "fn", "tn", "fp")]
+    if math.isnan(auc) or any(math.isnan(c) for c in counts):
+        return False
+    n1, n0 = counts[0] + counts[1], counts[2] + counts[3]
+    if n1 < 1 or n0 < 1:
+        return False
+    sd = math.sqrt((n0 + n1 + 1) / (12.0 * n0 * n1))
+    return abs(auc - 0.5) / sd > NormalDist().inv_cdf(1 - alpha / 2)
+
+
+def no_signal(row: Mapping[str, Any]) -> bool:
+    """True only when no threshold has signal: the chosen one sits in a tail, neither
+    bound (CP at that threshold, the curve over every threshold) is above 0, and the
+    test split does not show the AUC is real (:func:`auc_is_real`)."""
+    if not tail_threshold(row):
+        return False
+    if any(number(row.get(k)) > 0 for k in ("eps_cp", "eps_curve")):
+        return False
+    return not auc_is_real(row)
 
 
 def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
@@ -62,8 +94,15 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
     ceiling_txt = (f"with this many shadow models the audit could not have shown more than "
                    f"eps_max = {ceiling:.2f}")
     if lo <= 0:
-        signal = ("the attack found no signal (AUC {:.2f})".format(auc) if no_signal(row)
-                  or abs(auc - 0.5) < 0.05 else f"the attack's AUC is {auc:.2f}")
+        if auc_is_real(row, alpha):  # never "no signal" beside an AUC the test shows is real
+            signal = (f"the attack's test AUC {auc:.2f} is real (it differs from 0.5 at "
+                      f"{conf}) but the threshold chosen on the validation split did not carry "
+                      "over to a bound on the test split; more shadow models (a larger "
+                      "validation split) may turn it into one")
+        elif no_signal(row) or abs(auc - 0.5) < 0.05:
+            signal = f"the attack found no signal (AUC {auc:.2f})"
+        else:
+            signal = f"the attack's AUC is {auc:.2f}"
         return f"no violation detected of claimed eps = {eps:g}: {signal}; {ceiling_txt}"
     return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}, within the "
             f"claim: no violation detected; {ceiling_txt}")
@@ -106,7 +145,7 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     elif math.isinf(true):
         mech = "mechanism unbounded (no DP mechanism bounds a record's influence)"
     else:
-        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 4.04e+07, not 8 digits
+        shown = f"{true:.2f}" if true < 1e4 else f"{true:.3g}"  # updated's 2.02e+07, not 8 digits
         mech = f"mechanism {shown}" + (": the accountant under-counts" if true > eps else "")
     # an audit above eps_true measures a leak the mechanism's events do not carry (e.g.
     # smartnoise's bounds="data" pre-pass): say so, or "mechanism 0.00" reads as a contradiction

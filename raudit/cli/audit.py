@@ -112,8 +112,11 @@ def audit(
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         result = execute(plan, progress, notice=_notice)
-    if as_json:
-        typer.echo(json.dumps(jsonable(result), indent=2))
+    if as_json:  # the full values stay in "estimates"; "estimates_shown" is the table's block
+        from raudit.audit.estimators import estimate_lines, values_of
+
+        shown = dict(estimate_lines(result, values_of(result)))
+        typer.echo(json.dumps(jsonable({**result, "estimates_shown": shown}), indent=2))
     else:
         show(result)
 

@@ -26,12 +26,25 @@ def _fmt(x, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def claimed(r: dict) -> str:
+    """The claim as the generator makes it: a pure-DP generator (``default_delta`` None)
+    claims delta 0; the bounds still use the audit's delta (a pure-DP mechanism is
+    (eps, delta)-DP for every delta), which the line names."""
+    from raudit import generators
+
+    impl = r.get("impl") or ""
+    if impl in generators.names() and generators.get(impl).default_delta is None:
+        return (f"{r['epsilon']:g} (pure DP, delta 0; the bounds are computed at delta "
+                f"{fmt_delta(r['delta'])})")
+    return f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})"
+
+
 def show(r: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from raudit.audit.estimators import ESTIMATORS, values_of
-    from raudit.audit.verdict import no_signal
+    from raudit.audit.estimators import ESTIMATORS, bound_names, estimate_lines, values_of
+    from raudit.audit.verdict import no_signal, tail_threshold
 
     t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
               show_header=False, title_justify="left")
@@ -39,30 +52,37 @@ def show(r: dict) -> None:
     t.add_column()
     t.add_row("dataset / target", f"{r['dataset']} / {r['target']}")
     t.add_row("threat model", r.get("threat_model") or "black-box")
-    t.add_row("epsilon (claimed)", f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})")
+    t.add_row("epsilon (claimed)", claimed(r))
     t.add_row("AUC (test)", _fmt(r["auc"]))
     if no_signal(r):
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])}: no threshold separates "
                   "the worlds (the attack found no signal)")
-    else:
+    else:  # a tail threshold with a bound above 0 is the best one, not "no signal"
+        bound = any((r.get(k) or 0) > 0 for k in ("eps_cp", "eps_curve"))
+        tail = "" if not tail_threshold(r) else (
+            " (in a tail: the bound comes from the few trials beyond it)" if bound else
+            " (in a tail: every test model on one side, yet the test AUC shows signal)")
         t.add_row("TPR / FPR", f"{_fmt(r['tpr'])} / {_fmt(r['fpr'])} at threshold "
-                  f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'})")
+                  f"{_fmt(r['threshold'])} ({r['direction'] or 'n/a'}){tail}")
     if r["eps_max"] is not None and r["eps_max"] == 0:  # the ceiling itself is 0
         sat = " [yellow]too few test models to certify any eps > 0: raise --shadow-models[/yellow]"
     elif r["saturated"]:
         sat = " [red]SATURATED: at the ceiling, more models could show more[/red]"
     else:
         sat = ""
-    # every registered estimator (raudit.audit.estimators), CP first with the ceiling
+    # the bounds (raudit.audit.estimators: valid for any mechanism), CP first with the
+    # ceiling; then the estimates apart, each under its assumption
     values = values_of(r)
     t.add_row(ESTIMATORS.get("cp").label, f"{_fmt(values['cp'])}  of max {_fmt(r['eps_max'])}{sat}")
-    for name in ESTIMATORS.names():
-        est = ESTIMATORS.get(name)
+    for name in bound_names():
         if name != "cp" and values[name] is not None:
-            t.add_row(est.label, _fmt(values[name]) + ("" if est.assumption == "none" else
-                                                        f"  (assumes {est.assumption})"))
-    if r.get("mu_gdp") is not None:
-        t.add_row("GDP", f"mu >= {_fmt(r['mu_gdp'])} (eps_emp GDP reads it as eps)")
+            t.add_row(ESTIMATORS.get(name).label, _fmt(values[name]))
+    rows = estimate_lines(r, values)
+    if rows:
+        t.add_row("estimates", "not bounds: each holds only under its assumption; never in "
+                  "the verdict")
+        for label, text in rows:
+            t.add_row(f"  {label}", text)
     missing = f" [yellow]({r['missing']} missing)[/yellow]" if r["missing"] else ""
     if r.get("eps_anytime") is not None:
         t.add_row("anytime", f"eps >= {_fmt(r['eps_anytime'])} after {r['models_ok']} trials, "
@@ -76,6 +96,10 @@ def show(r: dict) -> None:
     if r.get("looks") and r.get("eps_anytime") is None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
+    if r.get("feature_view"):
+        t.add_row("white-box features", f"{r['feature_view']} (of black-box, white-box and "
+                  "union: the largest bound on the validation split; the test split is not "
+                  "read to choose)")
     if r.get("first_error"):
         t.add_row("first error", r["first_error"])
     rows_txt = ("each world its own training size (the study's protocol)"

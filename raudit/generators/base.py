@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -31,6 +31,9 @@ from raudit.errors import ConfigError, DataError
 from raudit.generators.capabilities import Capabilities, options_of
 from raudit.generators.events import Observer
 from raudit.privacy import STUDY_DELTA
+
+if TYPE_CHECKING:
+    from raudit.generators.mechanism import DryRun
 
 
 #: The largest epsilon taken. Far above any private setting (1e6 already makes PATE's votes
@@ -138,6 +141,19 @@ class Generator(ABC):
         resolve = getattr(self, "resolve", None)
         if callable(resolve):
             resolve(len(data), data.shape[1])
+
+    def mechanism(self, table: pd.DataFrame, *, epsilon: float, delta: float,
+                  columns: Sequence[ColumnMeta] | None = None) -> "DryRun | None":
+        """The releases one model makes when fitted on ``table`` at (epsilon, delta),
+        without training (:mod:`raudit.generators.mechanism`), or None where they depend
+        on training (one run's events give them). Raises a one-line ConfigError for an
+        option the dry run does not model. The default: None."""
+        return None
+
+    def has_dry_run(self) -> bool:
+        """Whether :meth:`mechanism` gives the releases without a table's records (only
+        its shape and column bounds): the options alone decide."""
+        return False
 
     @abstractmethod
     def _fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None, seed: int,

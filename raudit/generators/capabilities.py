@@ -129,6 +129,11 @@ class Capabilities:
     notes: tuple[str, ...] = ()  # known issues a reader of its eps must know (shown by inspect)
     controls: tuple[str, ...] = ()  # data-free controls ``train`` takes as ``control=`` (coin)
     critic: bool = False  # the trained student/discriminator is reachable (white-box audits)
+    # The noise its privacy mechanism releases ("laplace", "gaussian",
+    # "randomized-response"; () where none or unknown): an estimate that assumes a Gaussian
+    # trade-off curve (GDP) is known false for a Laplace or randomized-response mechanism,
+    # so the audit's table does not show it there (raudit.audit.estimators.shown).
+    releases: tuple[str, ...] = ()
     # ``-M auto``'s chunk size where a set-up is not chunk-invariant
     # (:meth:`Generator.chunk_dependence`): fixed, so no machine-dependent choice changes a
     # result; the default chunk size, or a generator's best where batching does not pay

@@ -24,6 +24,7 @@ import pandas as pd
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import DataError
 from raudit.generators.base import Generator
+from raudit.generators.capabilities import Capabilities
 from raudit.generators.events import Observer
 
 
@@ -138,6 +139,7 @@ class RandomizedResponseGenerator(Generator):
     name = "randomized-response"
     description = "debug: per-row randomized response on 0/1 columns (eps-DP, known eps)"
     default_delta = None
+    capabilities = Capabilities(releases=("randomized-response",))
 
     def _fit(self, data: pd.DataFrame, *, epsilon: float, delta: float | None, seed: int,
              columns: tuple[ColumnMeta, ...] | None, observer: Observer | None) -> None:

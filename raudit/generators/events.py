@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
+from raudit.accountants.events import RELEASES_PER_QUERY
+
 if TYPE_CHECKING:  # torch is only needed by the loops that build TeacherLoss
     import torch
 
@@ -42,8 +44,15 @@ class Votes:
     labels: np.ndarray  # (M, B) the labels released to the student
     charged: np.ndarray  # (M,) bool: whether the accountant was charged for them
     active: np.ndarray  # (M,) bool
-    aggregation: str = "argmax"  # argmax (one noise per class) | threshold (one noise at k/2)
+    # How many noisy draws each query released: "argmax" one noise per class (two),
+    # "threshold" one noise on n1 compared with k/2 (one). No default: a port that
+    # forgot to say was once counted as two releases per query (eps_true doubled).
+    aggregation: str
     noise_kind: str = "laplace"
+
+    @property
+    def draws_per_query(self) -> int:
+        return RELEASES_PER_QUERY[self.aggregation]
 
 
 @dataclass(frozen=True)

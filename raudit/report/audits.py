@@ -17,7 +17,8 @@ import pandas as pd
 
 from raudit import seeds
 from raudit.audit import analyse as an
-from raudit.audit.estimators import ESTIMATORS, column_of
+from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimate_lines,
+                                     estimate_names, values_of)
 from raudit.audit.game import derive_seed
 from raudit.audit.verdict import ALPHA, verdict
 from raudit.plots import pyplot, save, slug
@@ -27,13 +28,28 @@ from raudit.results.convert import number
 
 HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
         "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
-TAIL = ["mu_gdp", "eps_max", "saturated", "synthetic_protocol", "seed", "threat_model",
-        "eps_true", "tightness"]
+MIDDLE = ["eps_max", "saturated", "eps_true", "tightness", "threat_model"]
+TAIL = ["mu_gdp", "synthetic_protocol", "seed"]
 
 
 def columns() -> list[str]:
-    """The summary table's columns: one per registered estimator between HEAD and TAIL."""
-    return HEAD + [column_of(n) for n in ESTIMATORS.names()] + TAIL
+    """The summary table's columns: the bounds first (eps_cp, the verdict's, leading),
+    their ceiling and the mechanism's eps_true, then the estimates (full values; the
+    Estimates table shows them capped and flagged)."""
+    return (HEAD + [column_of(n) for n in bound_names()] + MIDDLE
+            + [column_of(n) for n in estimate_names()] + TAIL)
+
+
+def estimates_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per audit, one column per estimate, as ``raudit audit`` prints it:
+    capped at the ceiling and flagged, or the reason it is left out."""
+    out = []
+    for _, r in rows.iterrows():
+        d = {k: (None if isinstance(v, float) and v != v else v) for k, v in r.to_dict().items()}
+        shown = dict(estimate_lines(d, values_of(d)))
+        out.append({"audit": label(r), **{ESTIMATORS.get(n).label: shown.get(
+            ESTIMATORS.get(n).label, "") for n in estimate_names()}})
+    return pd.DataFrame(out)
 
 
 def summaries(res: Results) -> pd.DataFrame:
@@ -79,6 +95,11 @@ def rebuild(shadow: pd.DataFrame, row) -> dict | str:
     parts = {s: df[df["split"] == s] for s in ("train", "val", "test")}
     if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
         return "some split has no finished shadow model of one world"
+    view = row.get("feature_view")
+    if isinstance(view, str) and view:  # a white-box audit analysed the view it chose
+        from raudit.audit.whitebox import views
+
+        parts = {k: an.restrict(p, views(row["impl"])[view]) for k, p in parts.items()}
     seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
     flip = row.get("direction") == "inverted"
@@ -104,12 +125,15 @@ def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
                   if i == 0 else None)
         ax.hlines(number(r["epsilon"]), i - 0.45, i + 0.45, colors="red", linestyles="--",
                   label="claimed eps" if i == 0 else None)
-    # Jeffreys and Bayes are other estimators with ceilings of their own: set beside the
-    # bar (not on it) so a marker above the black eps_max line does not read as a breach
-    ax.scatter(x + 0.18, rows["eps_jeffreys"].map(number), marker="^", color="#ee7733",
-               zorder=3, label="eps Jeffreys (other estimator, not capped by eps_max)")
-    ax.scatter(x + 0.3, rows["eps_bayes"].map(number), marker="s", color="#009988", zorder=3,
-               label="eps Bayes (other estimator, not capped by eps_max)")
+    # Jeffreys and Bayes are estimates, not bounds: beside the bar, capped at eps_max as
+    # the tables cap them (a marker above the ceiling line read as a breach; issue 49)
+    ceiling = rows["eps_max"].map(number).to_numpy()
+    for col, dx, marker, colour, name in (("eps_jeffreys", 0.18, "^", "#ee7733", "Jeffreys"),
+                                          ("eps_bayes", 0.3, "s", "#009988", "Bayes")):
+        v = rows[col].map(number).to_numpy() if col in rows else np.full(n, np.nan)
+        ax.scatter(x + dx, np.where(np.isnan(ceiling), v, np.minimum(v, ceiling)), marker=marker,
+                   color=colour, zorder=3, label=f"{name} estimate (an assumption, not a "
+                   "bound; capped at eps_max)")
     names = [f"{r['impl']}\n{r['attack']}" + (f"\n{r['job']}" if r["job"] else "")
              for _, r in rows.iterrows()]
     ax.set_xticks(x, names, fontsize=8)
@@ -185,14 +209,19 @@ def section(res: Results, out: Path) -> Section | None:
     sec.add(Table("Audit summaries", table, "audits.csv", " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
         + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "
-        "attack would reach with these test models."))
+        "attack would reach with these test models. Only the bounds (eps_cp, eps_curve) "
+        "decide the verdict; the estimates after eps_max hold under their assumptions."))
+    sec.add(Table("Estimates (not bounds)", estimates_table(rows), "estimates.csv",
+                  "Each estimate holds only under its assumption: capped at eps_max and "
+                  "flagged where it passes the ceiling or the attack made no error, left out "
+                  "where the mechanism's declared noise contradicts its assumption."))
     png = eps_figure(rows, out / "figures" / "eps_emp.png")
     sec.add(Figure("Empirical epsilon per implementation and attack", png.relative_to(
         out).as_posix(), "Bars: eps_cp, with the arrow for its one-sided 90% confidence "
         "interval [eps_cp, infinity). Black bars: eps_max, the Clopper-Pearson ceiling (the "
         "most eps_cp can show with this many test models). Markers beside each bar: the "
-        "Jeffreys and Bayes estimates, which have ceilings of their own and can sit above "
-        "eps_max. Red dashes: the claimed eps (the study's figure 5).", wide=True))
+        "Jeffreys and Bayes estimates (assumptions, not bounds), capped at eps_max as the "
+        "tables cap them. Red dashes: the claimed eps (the study's figure 5).", wide=True))
     shadow = res.table("shadow")
     if not shadow.empty:
         shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from raudit.errors import ConfigError, UnknownNameError
 
-SCHEMA_VERSION = 12  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
+SCHEMA_VERSION = 13  # 2: shadow target..device, summary eps_jeffreys..models_per_hour
 # 3: shadow delta; summary synthetic_protocol, verdict, first_error; 4: the utility table
 # 5: summary eps_curve, mu_gdp, eps_gdp, best_estimator (the trade-off-curve bounds)
 # 6: shadow features_extra; summary samples_per_model, eps_bayes_multi
@@ -38,6 +38,8 @@ SCHEMA_VERSION = 12  # 2: shadow target..device, summary eps_jeffreys..models_pe
 # 11: summary threat_model, eps_true, eps_true_method, eps_true_source, tightness, verdict_line,
 #     canaries, eps_one_run, one_run_guesses, one_run_correct (one-run audits), eps_anytime
 # 12: shadow eps_true, eps_true_method, eps_true_source (one kept model's events, issue 29)
+# 13: summary mechanism_releases (the noise the generator declares: which estimates hold),
+#     feature_view (the white-box audit's features, chosen on validation)
 
 _STR, _I64, _F64 = pa.string(), pa.int64(), pa.float64()
 
@@ -140,6 +142,10 @@ SUMMARY: dict[str, pa.DataType] = {
     "one_run_guesses": _I64,  # r: canaries guessed
     "one_run_correct": _I64,  # v: guesses that were right
     "eps_anytime": _F64,  # anytime-valid sequential audit (raudit.audit.anytime): eps_lo at its stop
+    # version 13: the noise kinds the generator's mechanism releases, comma-separated
+    # (Capabilities.releases: laplace, gaussian, randomized-response; null: none declared)
+    "mechanism_releases": _STR,
+    "feature_view": _STR,  # white-box: "black-box" | "white-box" | "union" (null: black-box)
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;

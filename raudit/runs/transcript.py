@@ -25,11 +25,12 @@ from raudit.audit import summary
 from raudit.audit.active import check_active, teachers_of
 from raudit.audit.anytime import anytime_transcript
 from raudit.audit.dpsgd import FixedConfidentReleases
-from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, has_dry_run,
-                                     schedule_eps_true, schedule_of)
+from raudit.audit.mechanisms import (check_one_run_transcript, check_transcript, dry_runs,
+                                     has_dry_run, schedule_eps_true, schedule_of)
 from raudit.audit.run_schedule import schedule_from_run
 from raudit.audit.threat_model import ThreatModel
 from raudit.audit.transcript import mu_equivalent
+from raudit.audit.estimators import known_false
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -63,8 +64,10 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if canaries is not None and canaries > len(ds.train):
         raise ConfigError(f"--canaries {canaries} is more than the {len(ds.train)} training "
                           "rows: every canary is a record of the data")
-    if canaries is not None and level == "transcript" and req.impl == "fixed" and \
-            not has_dry_run(req.impl, game.options):  # its one line, before the training run
+    # a generator whose options turn its dry run off releases Confident-GNMax votes
+    # (fixed's data-dependent analysis): their one line, before the training run
+    if canaries is not None and level == "transcript" and dry_runs(req.impl) and \
+            not has_dry_run(req.impl, game.options):
         FixedConfidentReleases(1.0, 1, 1.0, 0).per_canary(canaries)
     if level == "active" or has_dry_run(req.impl, game.options):  # no training
         sched = schedule_of(req.impl, game.options, game.epsilon, game.delta, table=ds.train,
@@ -128,7 +131,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
                "gradient-transcript" if kind == "dp-sgd" else "vote-transcript",
                synthetic_rows=0, synthetic_protocol="none", first_error=None,
                threat_model=threat.level, eps_true=float(true.eps),
-               eps_true_method=true.method, eps_true_source=sched.source)
+               eps_true_method=true.method, eps_true_source=sched.source,
+               mechanism_releases=sched.mechanism.noise)
     if any_:
         row.update(eps_anytime=any_["eps_anytime"], looks=any_["looks"],
                    stop_reason=any_["stop_reason"], models_ok=n)
@@ -144,6 +148,8 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     fit = _fit_clause(result.get("mu_fit"), true.eps, game.delta)
+    if fit and known_false("gdp_fit", (sched.mechanism.noise,)):
+        fit = None  # a Laplace mechanism's trade-off is not Gaussian: no mu to compare
     if fit:  # the tight number beside the assumption-free one, its assumption named
         row["verdict_line"] += f"; GDP fit {fit}"
     values = summary.estimates_of(result)

@@ -148,9 +148,12 @@ def test_active_level_is_tight_on_paper_and_fixed_where_the_arithmetic_allows():
     labels = np.repeat([0, 1], n)
     loss = mu_fit_loss(n, alpha=ALPHA)
     overshoots = mutant = 0
+    from raudit import data
+
+    table = data.load("breast-cancer").train
     for impl in ("paper", "fixed"):
         for eps in (1.0, 2.0, 4.0):
-            sched = schedule_of(impl, {}, eps, delta)
+            sched = schedule_of(impl, {}, eps, delta, table=table)
             mu_true = mu_equivalent(schedule_eps_true(sched, delta).eps, delta)
             rng = np.random.default_rng(int(eps) + (10 if impl == "fixed" else 0))
             fits = np.array([

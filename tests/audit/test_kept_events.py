@@ -83,9 +83,12 @@ def test_which_trial_keeps_its_events():
     # resumed past it: no chunk keeps events
     assert not any("events_of" in s for s in chunk_specs(game, "x", per_world, {first_in}, 2,
                                                         first_in))
-    # a dry run gives paper's and fixed's eps_true; gan and identity emit no privacy events
+    # a dry run gives paper's (capped or not) and fixed's eps_true; gan and identity emit
+    # no privacy events; fixed's data-dependent analysis has no dry run
     for impl, options, keeps in [("paper", {}, False), ("fixed", {}, False),
-                                 ("paper", {"max_iter": 3}, True), ("gan", {"max_iter": 2}, False),
+                                 ("paper", {"max_iter": 3}, False),
+                                 ("fixed", {"analysis": "data-dependent", "max_iter": 2}, True),
+                                 ("gan", {"max_iter": 2}, False),
                                  ("identity", {}, False)]:
         g, _ = _game_chunk(impl, options)
         assert (event_trial(g, per_world) is not None) == keeps, impl

@@ -31,8 +31,9 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     r = _run(*args)
     assert r.exit_code == 0, r.output
     s = json.loads(r.stdout)
-    # eps_true of paper's 10,406 Laplace(1,000) argmax votes at eps 1 (dp_accounting PLD)
-    assert s["eps_true"] == pytest.approx(0.50776, abs=1e-4) and s["eps_true_method"] == "pld"
+    # eps_true of paper's 10,560 Laplace(1,000) argmax votes at eps 1 (dp_accounting PLD):
+    # 33 iterations of 320, the last past eps (tests/audit/test_eps_true_golden.py)
+    assert s["eps_true"] == pytest.approx(0.51184, abs=1e-4) and s["eps_true_method"] == "pld"
     assert s["threat_model"] == "transcript" and s["models_ok"] == 20000
     audited = max(s["eps_cp"], s["eps_curve"])
     assert 0 < audited < s["eps_true"]  # a lower bound of the mechanism's eps (fixed seed)
@@ -43,7 +44,7 @@ def test_transcript_audit_of_paper_writes_one_summary_row(tmp_path):
     assert len(summary) == 1 and set(est["audit_id"]) == {s["audit_id"]}
     spec = json.loads((tmp_path / "raudit.json").read_text())["spec"]
     assert spec["threat_model"]["level"] == "transcript"
-    assert spec["mechanism"] == {"noise": "laplace", "scale": 1000.0, "queries": 10406,
+    assert spec["mechanism"] == {"noise": "laplace", "scale": 1000.0, "queries": 10560,
                                  "aggregation": "argmax"}
     # the same command again: same numbers, no second row
     again = json.loads(_run(*args).stdout)
@@ -71,11 +72,13 @@ def test_threat_model_bad_inputs(tmp_path, args, needles):
 
 
 def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
-    def game(impl, eps):
-        return types.SimpleNamespace(impl=impl, options={}, epsilon=eps, delta=1e-5)
+    def game(impl, eps, **options):
+        return types.SimpleNamespace(impl=impl, options=options, epsilon=eps, delta=1e-5,
+                                     dataset="breast-cancer", label=None, bounds=None)
 
-    # lab/tight-audits.md section 2: paper 0.51 / 2.20 and fixed 0.91 at eps 1 / 4 / 1
-    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.50776, abs=1e-4)
+    # paper's eps_true: paper 0.51 and fixed 0.91 at eps 1 (paper's 33
+    # iterations of 320 queries, the last past eps: tests/audit/test_eps_true_golden.py)
+    assert mechanism_columns(game("paper", 1.0))["eps_true"] == pytest.approx(0.51184, abs=1e-4)
     assert mechanism_columns(game("fixed", 1.0))["eps_true"] == pytest.approx(0.91491, abs=1e-4)
     cols = mechanism_columns(game("paper", 1.0))
     assert cols["threat_model"] == "black-box" and "dry run" in cols["eps_true_source"]
@@ -83,12 +86,9 @@ def test_black_box_eps_true_from_a_dry_run_of_the_schedule():
     assert mechanism_columns(game("identity", 1.0))["eps_true_source"] is None
     upd = mechanism_columns(game("updated", 1.0))  # votes, but no dry-run schedule
     assert upd["eps_true"] is None and "depend on training" in upd["eps_true_source"]
-    capped = types.SimpleNamespace(impl="paper", options={"max_iter": 3}, epsilon=1.0, delta=1e-5)
-    cols = mechanism_columns(capped)  # the run may stop before its budget: no eps_true
-    assert cols["eps_true"] is None and cols["eps_true_source"].startswith("not computed: ")
-    dd = types.SimpleNamespace(impl="fixed", options={"analysis": "data-dependent"}, epsilon=1.0,
-                               delta=1e-5)
-    cols = mechanism_columns(dd)  # the answered set depends on the votes: no dry run
+    cols = mechanism_columns(game("paper", 1.0, max_iter=3))  # the cap's releases
+    assert cols["eps_true"] < 0.2 and "stopped by max_iter 3" in cols["eps_true_source"]
+    cols = mechanism_columns(game("fixed", 1.0, analysis="data-dependent"))  # the answered set depends on the votes: no dry run
     assert cols["eps_true"] is None and "analysis=data-dependent" in cols["eps_true_source"]
 
 

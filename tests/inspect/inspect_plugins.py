@@ -72,7 +72,7 @@ class ToyPate(Generator):
             if observer is not None:
                 for t, p in enumerate(parts):
                     observer(TeacherBatch(it, t, rng.choice(p, size=(1, b)), one))
-                observer(Votes(it, n1[None], k, 1.0 / lam, noise[None], labels[None], one, one))
+                observer(Votes(it, n1[None], k, 1.0 / lam, noise[None], labels[None], one, one, "argmax"))
                 observer(AccountantStep(it, np.array([eps]), alpha[None].copy(), one))
             it += 1
         self.summary_ = {"iterations": it, "eps_hat": float(eps_from_moments(alpha, delta)),

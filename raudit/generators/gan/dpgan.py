@@ -43,7 +43,8 @@ from raudit.generators.labelled import check_conditional, public_label, with_lab
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.dp_bounds import DPBoundsFitting
+from raudit.generators.mechanism import DryRun, table_shape
+from raudit.generators.pategan.dp_bounds import DPBoundsFitting, private_columns
 from raudit.generators.pategan.noise_calibration import calibrate
 from raudit.generators.pategan.options import positive
 
@@ -79,7 +80,7 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
     description = "DP-GAN: WGAN with a DP-SGD critic (Poisson sampling, RDP via dp_accounting)"
     capabilities = Capabilities(device=True, progress=True, critic=True,
                                 events=("teacher_batch", "accountant_step"),
-                                privacy_events=("GaussianStep",))
+                                privacy_events=("GaussianStep",), releases=("gaussian",))
 
     Options = DpganOptions
 
@@ -119,6 +120,29 @@ class DpGan(DPBoundsFitting, BatchedGenerator):
         o = self.options
         iters = min(o["iterations"], o["max_iter"] or o["iterations"])
         return iters, min(1.0, o["batch"] / n_rows)
+
+    def has_dry_run(self) -> bool:
+        return True
+
+    def mechanism(self, table, *, epsilon, delta, columns=None) -> DryRun:
+        """Its critic's DP-SGD steps: iterations x critic_steps at the Poisson rate
+        batch / N, with the noise multiplier its planner calibrates before training (a
+        function of eps, delta, N and how many columns lack public bounds: no record is
+        read). The DP-bounds pre-pass (a Gaussian histogram of the columns without public
+        bounds) is a further release, named in ``uncovered``."""
+        iters, rate = self.resolve(*table_shape(self.name, table))
+        n_dp = len(private_columns(list(table.columns), tuple(columns) if columns else None))
+        steps = iters * self.options["critic_steps"]
+        z_bounds, z = plan(float(epsilon), float(delta), steps, rate, n_dp,
+                           self.options["bounds_share"])
+        uncovered = () if z_bounds is None else (
+            f"the DP-bounds pre-pass (noise multiplier {z_bounds:.4g}, {n_dp} columns)",)
+        pre = ("no DP-bounds pre-pass (public bounds)" if z_bounds is None else
+               f"the DP-bounds pre-pass (noise multiplier {z_bounds:.4g}, {n_dp} columns) is "
+               "released too and not audited")
+        return DryRun((GaussianStep(z, rate, steps),),
+                      f"dry run of the schedule: {steps:,} critic steps at its planner's "
+                      f"noise; {pre}", uncovered)
 
     def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress) -> Trained:
         iters, rate = hp

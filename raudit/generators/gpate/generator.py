@@ -84,6 +84,7 @@ class GPate(BatchedGenerator):
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),
                                 notes=(SMOOTH_SENSITIVITY_NOTE,), controls=("coin",),
+                                releases=("gaussian",),
                                 canonical_chunk=1)  # batching models does not pay (yet)
 
     Options = GPateOptions

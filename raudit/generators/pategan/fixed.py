@@ -64,6 +64,7 @@ from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.labelled import public_label
 from raudit.generators.pategan import fixed_sign
+from raudit.generators.mechanism import DryRun, vote_releases
 from raudit.generators.pategan.aggregation import CONTROLS
 from raudit.generators.pategan.dp_bounds import DPBoundsFitting
 from raudit.generators.pategan.noise_calibration import calibrate
@@ -141,7 +142,7 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                                 events=("teacher_batch", "votes", "gradient_votes",
                                         "accountant_step"),
                                 privacy_events=("GNMaxAnswer", "GaussianStep", "ConfidentGNMax"),
-                                controls=CONTROLS)
+                                controls=CONTROLS, releases=("gaussian",))
 
     Options = FixedOptions
 
@@ -235,6 +236,38 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     def queries(self) -> int:
         o = self.options
         return self.iterations() * o["student_steps"] * (o["query_batch"] or o["batch"])
+
+    def has_dry_run(self) -> bool:
+        """The data-dependent analysis answers the queries its votes let through
+        (Confident-GNMax): one run's events give its releases."""
+        return self.options["analysis"] != "data-dependent"
+
+    def mechanism(self, table, *, epsilon, delta, columns=None) -> DryRun:
+        """GNMax with the sigma its planner calibrates for its T x student_steps x batch
+        queries (fixed before training), modelled with public bounds; with
+        ``sign_query=on`` one more answer at the sign query's sigma, folded into the one
+        sigma that gives the Q + 1 Gaussian answers the same mu (exact for eps_true)."""
+        o = self.options
+        if not self.has_dry_run():
+            raise ConfigError("fixed with analysis=data-dependent answers the queries its noisy "
+                              "threshold check lets through (Confident-GNMax): no dry-run "
+                              "schedule models it; its eps_true is the data-dependent RDP bound "
+                              "of a run's votes (raudit train --events)")
+        q = self.queries()
+        if o["sign_query"] == "on":  # Gaussians: Q at sigma and one at sigma_s have the
+            # same mu^2 = 2 sum 1/sigma_i^2 as Q + 1 answers at one sigma
+            from raudit.generators.pategan.fixed_sign import plan_sign
+
+            _, sigma, s = plan_sign(float(epsilon), float(delta), q, 0, o["bounds_share"],
+                                    o["sign_share"])
+            eq = ((q + 1) / (q / sigma ** 2 + 1 / s ** 2)) ** 0.5
+            return DryRun((vote_releases("gaussian", eq, q + 1, "argmax"),),
+                          f"dry run of the schedule: {q:,} answers at its planner's sigma "
+                          f"{sigma:.4g} and the sign answer at {s:.4g}, as {q + 1:,} at the "
+                          "sigma of the same mu; public bounds")
+        _, sigma = plan(float(epsilon), float(delta), q, 0, o["bounds_share"])
+        return DryRun((vote_releases("gaussian", sigma, q, "argmax"),),
+                      "dry run of the schedule: its planner's sigma, public bounds")
 
     def z_dim(self, d: int) -> int:
         """Width of the generator's input (with the conditional label as its last coordinate)."""

@@ -29,6 +29,7 @@ from typing import Literal
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
+from raudit.generators.mechanism import DryRun, table_shape, vote_releases
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.encoding import MinMaxEncoder
@@ -63,7 +64,8 @@ class PaperPateGan(BatchedGenerator):
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
-                                privacy_events=("PateVote",), controls=CONTROLS)
+                                privacy_events=("PateVote",), controls=CONTROLS,
+                                releases=("laplace",))
 
     Options = PaperOptions
 
@@ -88,6 +90,28 @@ class PaperPateGan(BatchedGenerator):
 
     def encoder(self) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
+
+    def has_dry_run(self) -> bool:
+        return True
+
+    def mechanism(self, table, *, epsilon, delta, columns=None) -> DryRun:
+        """Its Laplace votes at eps: the loop checks eps_hat AFTER each iteration of
+        batch x student_steps queries, so it runs the first iteration whose closed-form
+        eps_hat reaches eps (the last one past eps included) or stops at the preset's
+        ``max_iter`` first (the data-independent regime: lam <= 1e-3 at the study's delta)."""
+        from raudit.accountants.closed_form import iterations_to_reach
+
+        hp = self.resolve(*table_shape(self.name, table))
+        per_iteration = hp.batch * hp.student_steps
+        iters = iterations_to_reach(float(epsilon), hp.lam, hp.orders, float(delta),
+                                    per_iteration, check="after", max_iter=hp.max_iter)
+        capped = hp.max_iter is not None and iters == hp.max_iter
+        stop = (f"stopped by max_iter {hp.max_iter:,}" if capped
+                else "the first iteration whose eps_hat reaches eps")
+        return DryRun((vote_releases("laplace", laplace_scale(hp.lam, hp.noise_scale),
+                                     iters * per_iteration, hp.aggregation),),
+                      f"dry run of the schedule: {iters:,} iterations of {per_iteration} "
+                      f"queries ({stop})")
 
     @staticmethod
     def nets(d: int) -> PateNets:

@@ -47,7 +47,8 @@ class PortPateGan(BatchedGenerator):
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
-                                privacy_events=("PateVote",), controls=CONTROLS)
+                                privacy_events=("PateVote",), controls=CONTROLS,
+                                releases=("laplace",))
 
     def __init__(self, *, preset: str, device: str | None, dtype: str | None, **o):
         check_pate_options(preset, o["lam"], o["orders"], o["batch"], o["max_iter"])

@@ -23,7 +23,8 @@ from raudit.generators.pategan.logreg import fit_logreg
 #: see their votes; device and progress stay the batched base's
 CAPABILITIES = dataclasses.replace(BatchedGenerator.capabilities,
                                    events=("teacher_batch", "votes", "accountant_step",
-                                           "teacher_loss"), privacy_events=("PateVote",))
+                                           "teacher_loss"), privacy_events=("PateVote",),
+                                   releases=("laplace",))
 
 
 class RefitTeachers:

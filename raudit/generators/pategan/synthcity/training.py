@@ -121,7 +121,7 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
             uncharged += can & ~charged
             if observer is not None:
                 observer(Votes(it, n1_np, k, 1.0 / hp.lam, noise.cpu().numpy(), y.cpu().numpy(),
-                               charged.copy(), active.copy()))
+                               charged.copy(), active.copy(), "threshold"))
                 observer(TeacherBatch(it, -1, torch.where(valid, pos, -1).cpu().numpy(), can.copy()))
             yf = y.to(batch.x.dtype)
             fake_c = torch.cat([fake, cond], dim=-1)

@@ -190,7 +190,7 @@ class UpdatedPateGan(BatchedGenerator):
                 acct.charge(n1_np, np.broadcast_to(active[:, None], n1_np.shape))
                 if observer is not None:
                     observer(Votes(it, n1_np, k, scale, noise.cpu().numpy(), labels.cpu().numpy(),
-                                   active.copy(), active.copy()))
+                                   active.copy(), active.copy(), "threshold"))
                 y = labels.to(fake.dtype)[..., None]
                 out = s_net(student, fake)
                 s_opt.zero_grad()
