@@ -170,11 +170,22 @@ def test_campaign_and_report(tmp_path):
     assert len(c.table("summary")) == 1
     page = ra.report(c, out=tmp_path / "report", quiet=True)
     assert page.page.exists() and "Audits" in page.sections
+    # carried to another folder (machine) by export / import: the same summary there
+    moved = ra.campaign(config, out=tmp_path / "runs", export=tmp_path / "c.zip", quiet=True)
+    assert moved.jobs == ["rr"] and moved.file.exists()
+    there = ra.campaign(config, out=tmp_path / "there", import_=moved.file, backend="local",
+                        quiet=True)
+    pd.testing.assert_frame_equal(there.table("summary")[["auc", "eps_cp"]],
+                                  c.table("summary")[["auc", "eps_cp"]])
 
 
 def test_campaign_and_report_refuse_as_the_commands_do(tmp_path):
     missing = tmp_path / "none.yaml"
     assert _api_error(ra.campaign, config=missing) == _cli_error("campaign", str(missing))
+    config = tmp_path / "c.yaml"
+    config.write_text(CAMPAIGN)
+    assert (_api_error(ra.campaign, config=config, export=tmp_path / "x.zip", dry_run=True)
+            == _cli_error("campaign", str(config), "--export", str(tmp_path / "x.zip"), "--dry-run"))
     assert (_api_error(ra.report, results=tmp_path, fmt="pdf")
             == _cli_error("report", str(tmp_path), "--format", "pdf"))
 

@@ -32,11 +32,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from raudit.api.results import (AuditResult, CampaignPlan, CampaignResult, InspectResult,
+from raudit.api.results import (AuditResult, CampaignExport, CampaignPlan, CampaignResult, InspectResult,
                                 ReportResult, TrainResult, UtilityResult)
 
 __all__ = ["audit", "train", "utility", "inspect", "campaign", "report", "AuditResult",
-           "TrainResult", "UtilityResult", "InspectResult", "CampaignResult", "CampaignPlan", "ReportResult"]
+           "TrainResult", "UtilityResult", "InspectResult", "CampaignResult", "CampaignPlan", "CampaignExport",
+           "ReportResult"]
 
 Options = dict[str, Any] | Sequence[str] | None
 
@@ -207,7 +208,8 @@ def inspect(*, impl: Any = None, all_: bool = False, dataset: str = "cervical",
 def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool = False,
              only: str | Sequence[str] | None = None, workers: int | None = None,
              backend: str = "ray", device: str = "auto", per_gpu: int = 1, retries: int = 1,
-             quiet: bool = False) -> CampaignResult | CampaignPlan:
+             export: str | Path | None = None, import_: str | Path | None = None,
+             quiet: bool = False) -> CampaignResult | CampaignPlan | CampaignExport:
     """Run (or resume) a campaign file (``raudit campaign``): its audits, utility runs and
     inspections over one actor pool; ``out`` defaults to ``runs/campaign-NAME``. A job that
     fails is reported in the result (``failed_jobs``), the others finish.
@@ -215,10 +217,16 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
     Returns a :class:`CampaignResult`: ``jobs`` (DataFrame), ``failed_jobs``,
     ``table(name)`` (a stored table of every job), ``summary``, ``out``. ``dry_run``:
     validate and plan only (every error at once), a :class:`CampaignPlan`; trains nothing.
+    ``export``: write the rows finished so far in ``out`` to that file and stop (a
+    :class:`CampaignExport`); ``import_``: start a fresh ``out`` from such a file, then
+    continue the campaign there (to carry a run from one machine to another).
     """
     from raudit.campaign import config as cf
+    from raudit.campaign import transfer
     from raudit.campaign.run import load_jobs, run_campaign
     from raudit.engine.driver import EngineConfig
+
+    transfer.check_request(export, import_, dry_run)
 
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
@@ -231,6 +239,12 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
     if out is None:
         header, _ = cf.load(config)
         out = Path("runs") / f"campaign-{header['name']}"
+    if export is not None:
+        got = transfer.export_campaign(config, out, export)
+        return CampaignExport(Path(got["file"]), list(got["jobs"]), int(got["files"]),
+                              int(got["bytes"]))
+    if import_ is not None:
+        transfer.import_campaign(config, out, import_)
     with _phases(quiet) as progress:
         return CampaignResult(run_campaign(
             config, out, engine, progress, notice=_notice(quiet),

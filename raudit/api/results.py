@@ -275,6 +275,16 @@ class CampaignPlan:
 
 
 @dataclass(frozen=True)
+class CampaignExport:
+    """The rows a campaign finished so far, written to ``file`` (``export=``)."""
+
+    file: Path
+    jobs: list[str]
+    files: int
+    bytes: int
+
+
+@dataclass(frozen=True)
 class ReportResult:
     """A written report: its page, figures and tables."""
 

@@ -215,3 +215,11 @@ __all__ = ["export_campaign", "import_campaign"]
 def _writer(data: bytes) -> Callable[[Any], Any]:
     """The body write_atomic runs on its temporary file: ``data`` as it is."""
     return lambda fh: fh.write(data)
+
+
+def check_request(export: Path | str | None, import_: Path | str | None, dry_run: bool) -> None:
+    """One-line ConfigError for a request the CLI and the API both refuse: ``--export`` writes
+    its file and stops, so it takes neither ``--import`` nor ``--dry-run``."""
+    if export is not None and (import_ is not None or dry_run):
+        raise ConfigError("--export stops after writing the file: give it without "
+                          f"{'--import' if import_ is not None else '--dry-run'}")

@@ -40,9 +40,9 @@ def campaign(
     from raudit.cli.progress import phase_bars
     from raudit.engine.driver import EngineConfig
 
-    if export is not None and (import_ is not None or dry_run):
-        raise ConfigError("--export stops after writing the file: give it without "
-                          f"{'--import' if import_ is not None else '--dry-run'}")
+    from raudit.campaign.transfer import check_request
+
+    check_request(export, import_, dry_run)
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
