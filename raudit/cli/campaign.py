@@ -11,7 +11,6 @@ import typer
 
 from raudit.cli import options as opt
 from raudit.cli.errors import results_only_stdout, user_errors
-from raudit.errors import ConfigError
 
 Only = Annotated[Optional[list[str]], typer.Option("--only", help="Run only these jobs (names or shell patterns, repeatable).")]
 
