@@ -107,6 +107,8 @@ class Backend(Protocol):
 
     def on_this_machine(self) -> bool: ...  # whether the chunks run on this machine
 
+    def check(self) -> None: ...  # ConfigError before any work when it cannot run at all
+
 
 class LocalBackend:
     help = "in-process, one chunk at a time: for debugging, tests and machines without Ray"
@@ -127,6 +129,9 @@ class LocalBackend:
 
     def on_this_machine(self) -> bool:
         return True
+
+    def check(self) -> None:
+        """Nothing to check: the local backend runs in this process."""
 
 
 class RayBackend:
@@ -152,6 +157,13 @@ class RayBackend:
 
     def on_this_machine(self) -> bool:
         return not os.environ.get("RAY_ADDRESS")  # else a cluster's nodes run them
+
+    def check(self) -> None:
+        """Before any work: a RAY_ADDRESS where nothing answers is one line, not minutes of
+        Ray's retries after --out was locked and its manifest written."""
+        from raudit.engine import address
+
+        address.check(os.environ.get("RAY_ADDRESS"))
 
 
 BACKENDS: Registry[Backend] = Registry("backend")

@@ -93,7 +93,9 @@ def slots(engine: EngineConfig, machine: Machine) -> int:
 
 
 def check_engine(engine: EngineConfig, machine: Machine | None = None) -> int:
-    """Refuse a --workers this machine cannot hold; returns the actors the run will have."""
+    """Refuse a --workers this machine cannot hold (and a RAY_ADDRESS where nothing
+    answers); returns the actors the run will have."""
+    BACKENDS.get(engine.backend).check()
     if not on_this_machine(engine):
         return engine.workers or 1
     machine = machine or Machine.here()

@@ -196,3 +196,44 @@ def test_report_out_inside_a_table_folder_is_refused(tmp_path):
     build(store, store / "report")  # a new folder inside the results: fine, and again
     build(store, store / "report")
     assert len(pd.read_parquet(store / "shadow")) == 10
+
+
+# ------------------------------------------------ 9: a RAY_ADDRESS where nothing answers
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # bound, never listening: a connect is refused
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_dead_ray_address_refused_before_work(monkeypatch):
+    # issue 46 item 9: Ray retried a dead address for minutes, after the lock and manifest
+    port = _closed_port()
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        with pytest.raises(ConfigError, match=r"nothing answers there \(Connection refused\)"):
+            limits.check_engine(EngineConfig(backend="ray", workers=2))
+    limits.check_engine(EngineConfig(backend="local"))  # the local backend never joins it
+
+
+def test_live_ray_address_passes_the_probe(monkeypatch):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{s.getsockname()[1]}")
+        assert limits.check_engine(EngineConfig(backend="ray", workers=2)) == 2
+    monkeypatch.setenv("RAY_ADDRESS", "auto")  # no port: Ray finds it
+    assert limits.check_engine(EngineConfig(backend="ray", workers=2)) == 2
+
+
+@pytest.mark.slow  # a CLI process
+def test_dead_ray_address_under_audit_writes_nothing(tmp_path):
+    r = _cli(["audit", "--impl", "paper", "--attack", "querybased", "-S", "10", "--max-iter", "2",
+              "--out", "store"], tmp_path, {"RAY_ADDRESS": f"127.0.0.1:{_closed_port()}"})
+    err = r.stderr.strip()
+    assert r.returncode == 2 and err.startswith("error: RAY_ADDRESS=") and "\n" not in err, err
+    assert list(tmp_path.iterdir()) == []
