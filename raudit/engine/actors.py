@@ -1,7 +1,7 @@
 """Ray session and the chunk actors (the only module besides the driver that touches Ray).
 
 A session is a fresh local Ray instance by default (``num_cpus`` = workers, no
-dashboard), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
+dashboard, listening on loopback only: :mod:`raudit.engine.loopback`), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
 the caller already started (tests, notebooks), which is then left running.
 
 Each actor holds one slot: a CPU (``num_cpus=1``, torch limited to one thread so
@@ -20,6 +20,7 @@ from typing import Any
 
 import ray
 
+from raudit.engine import loopback, watchdog
 from raudit.engine.prestart import await_early, ending, prestart  # noqa: F401 - prestart: re-exported
 
 # No path of the driver's environment is forwarded: a worker on another machine has
@@ -88,7 +89,7 @@ class Placement:
         return f"{self.actors} CPU actors"
 
 
-_held = {"depth": 0, "started": False}  # see hold()
+_held: dict[str, Any] = {"depth": 0, "started": False}  # see hold(); "watchdog": see _init
 
 # What every chunk actor imports before its first chunk (torch ~1 CPU-s, the shipped
 # tables' pandas ~0.3): a local instance's workers import them as Ray starts them, which
@@ -109,7 +110,16 @@ def _init(workers: int | None) -> None:
     else:
         if PRELOAD:
             kwargs["_system_config"] = {"preload_python_modules": list(PRELOAD)}
-        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        kwargs.update(loopback.loopback_start())  # nothing of a local run listens beyond it
+        _held["watchdog"] = watchdog.start()  # nothing of it outlives the driver
+        try:
+            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        except BaseException:
+            _local_ended()
+            raise
+        with contextlib.suppress(Exception):  # the mark alone still covers most of it
+            watchdog.watch(_held["watchdog"],
+                           ray._private.worker._global_node.get_session_dir_path())
 
 
 @contextlib.contextmanager
@@ -154,7 +164,16 @@ def shutdown() -> None:
             with contextlib.suppress(Exception):
                 process.kill()
                 process.wait(timeout=5)
-    ray.shutdown()
+    try:
+        ray.shutdown()
+    finally:
+        _local_ended()
+
+
+def _local_ended() -> None:
+    """Undo what a local start set up (:mod:`.loopback`, :mod:`.watchdog`)."""
+    watchdog.stop(_held.pop("watchdog", None))
+    loopback.restore()
 
 
 @contextlib.contextmanager
