@@ -40,8 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from raudit.errors import ConfigError
+
 __all__ = ["AUC", "ATTACK", "CONTEXT", "CROSSCHECK", "FIT", "GAME", "INSPECT", "POOL_DESIGN", "SAMPLE", "SELECTION", "TRANSCRIPT", "ONE_RUN", "UTILITY", "WHITE_BOX",
-           "WORLDS", "derive_seed", "extra_sample_seed", "model_seeds", "train_seeds"]
+           "WORLDS", "check_root", "derive_seed", "extra_sample_seed", "model_seeds",
+           "train_seeds"]
 
 GAME, SELECTION, ATTACK, AUC, CONTEXT = 0, 1, 2, 3, 4
 POOL_DESIGN = 5
@@ -53,6 +56,23 @@ CROSSCHECK = 19
 WHITE_BOX = 29  # the white-box threat model's samples (raudit.audit.whitebox)
 FIT, SAMPLE = 0, 1
 WORLDS = {"out": 0, "in": 1}
+
+
+# A root seed is stored in the result tables' int64 ``seed`` columns, and SeedSequence takes
+# no negative entropy: outside [0, 2**63) a run would train every model and then fail.
+ROOT_MAX = 2**63 - 1
+
+
+def check_root(value: object, name: str = "--seed") -> int:
+    """``value`` as a root seed; ConfigError (one line) unless it is an integer in
+    [0, 2**63). The one check of every root seed: the command line's ``--seed``
+    (:func:`raudit.cli.options.parse_seed`), the request objects that a campaign's YAML
+    and the Python API build (audit, utility, inspect)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ConfigError(f"{name} must be an integer from 0 to 2**63-1, got {value!r}")
+    if not 0 <= int(value) <= ROOT_MAX:
+        raise ConfigError(f"{name} must be from 0 to 2**63-1 ({ROOT_MAX}), got {int(value)}")
+    return int(value)
 
 
 def derive_seed(root: int, *key: int) -> int:

@@ -232,10 +232,10 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
                           retries=retries)
     picked = [only] if isinstance(only, str) else (list(only) if only else None)
     if dry_run:
-        from raudit.runs.job_estimate import plan_table
+        from raudit.campaign.dryrun import dry_plan
 
-        header, jobs = load_jobs(config, picked)
-        return CampaignPlan(str(header["name"]), plan_table(jobs, engine))
+        header, jobs = load_jobs(config, picked, dry_run=True)  # no plugin imported or run
+        return CampaignPlan(str(header["name"]), dry_plan(jobs, engine))
     if out is None:
         header, _ = cf.load(config)
         out = Path("runs") / f"campaign-{header['name']}"

@@ -23,6 +23,7 @@ from raudit.audit.guard import validate_generator
 from raudit.errors import ConfigError
 from raudit.privacy import PrivacySpec
 from raudit.results import ResultStore
+from raudit.seeds import check_root
 
 DEFAULT_CHUNK = 100
 TRAINED_LEVELS = ("black-box", "white-box")  # threat models whose trials are trained models
@@ -76,6 +77,7 @@ class AuditRequest:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"{name.replace('_', '-')} must be an integer, got {value!r}")
+        check_root(self.seed)
         if self.chunk_size < 1:
             raise ConfigError(f"--chunk-size must be at least 1, got {self.chunk_size}")
         if self.target_width is not None and not self.target_width > 0:

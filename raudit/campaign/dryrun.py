@@ -8,8 +8,27 @@ train. This module lays the plan out as a table.
 
 from __future__ import annotations
 
+from raudit.campaign.plan import PluginPlan
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
+from raudit.runs.job_estimate import plan_table
+
+def dry_plan(jobs: list, engine: EngineConfig) -> list[dict]:
+    """:func:`plan_table`'s rows in job order; a plugin's job (:class:`PluginPlan`) is not
+    calibrated, which would run its code: its row says so and counts no time."""
+    planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine))
+    return [_plugin_row(j) if isinstance(j, PluginPlan) else next(planned) for j in jobs]
+
+
+PLUGIN_RATE = "plugin: not run in a dry run"
+
+
+def _plugin_row(job: PluginPlan) -> dict:
+    return {"job": job.name, "kind": job.kind, "impl": job.impl, "dataset": job.dataset,
+            "epsilon": job.epsilon, "models": job.models, "iterations_per_model": None,
+            "model_iterations": None, "wall_s": None, "lower_bound": False,
+            "rate": PLUGIN_RATE, "at_most": False}
+
 
 def _dur(s: float) -> str:
     if s < 90:
@@ -39,6 +58,10 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
         if r["kind"] == "inspect":
             out.append([r["job"], "inspect", "", "", "", "1", "", "", "", ""])
             continue
+        if r["rate"] == PLUGIN_RATE:  # its time is unknown: the total leaves it out
+            out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
+                        f"{r['models']:,}", "?", "?", "?", r["rate"]])
+            continue
         ge = ">=" if r["lower_bound"] else ("<=" if r.get("at_most") else "")
         tot_mi += r["model_iterations"]
         tot_s += r["wall_s"]
@@ -49,6 +72,7 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
     ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
                 f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}", ""])
+    plugins = sum(r.get("rate") == PLUGIN_RATE for r in rows)
     measured = sum(r.get("rate") == "measured now" for r in rows)
     reference = sum(r.get("rate") == "reference" for r in rows)
     notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
@@ -63,4 +87,8 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
              f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "
              "estimates count the iteration cap (10,000 by default) and training only "
              "(not the classifiers)."]
+    if plugins:
+        notes.append(f"{plugins} job(s) of plugin generators (exec:, module:Class) are not in "
+                     "the total: a dry run neither imports nor runs a plugin's code, so their "
+                     "speed is unknown until the campaign runs them.")
     return title, out, notes

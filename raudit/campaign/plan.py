@@ -122,11 +122,89 @@ def inspect_runner():
                           "does not have") from None
 
 
-def build(job: JobSpec, chunk_size: int | None = None):
-    """The job object of one expanded job, or a ConfigError naming the key and line."""
+def is_plugin(impl: object) -> bool:
+    """Whether ``impl`` names a generator by where its code is (``exec:CONFIG``, a program;
+    ``module:Class``, a module to import) rather than a registered name."""
+    from raudit.generators import GENERATORS
+
+    return isinstance(impl, str) and ":" in impl and impl not in GENERATORS
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginPlan:
+    """A dry run's stand-in for a job whose generator is a plugin: its settings checked as a
+    run checks them, its code neither imported nor run (a dry run runs nothing of the
+    user's; a module's import runs its code, an exec: program is the user's code)."""
+
+    name: str
+    kind: str
+    impl: str
+    dataset: str
+    epsilon: float
+    models: int  # the job's models or fits (an audit's target selection not counted)
+
+
+def _check_plugin_reference(impl: str) -> None:
+    """What can be checked of a plugin without running it: an exec: config's JSON and its
+    program's presence; a module's presence (its top-level package, found, not imported)."""
+    import importlib.util
+
+    if impl.startswith("exec:"):
+        from raudit.generators.exec_adapter import read_config
+
+        read_config(impl[len("exec:"):])
+        return
+    module, _, attr = impl.partition(":")
+    top = module.split(".")[0]
+    if not top or not attr or importlib.util.find_spec(top) is None:
+        raise ConfigError(f"generator plugin {impl!r}: no module {top!r} to import (write it "
+                          "module:Class, with the module on PYTHONPATH)")
+
+
+def plugin_plan(job: JobSpec) -> PluginPlan:
+    """:class:`PluginPlan` of a job whose ``impl`` is a plugin (see :func:`is_plugin`)."""
+    impl = job.settings["impl"]
+    try:
+        _check_plugin_reference(impl)
+        if job.kind == "audit":
+            known = {f.name for f in dataclasses.fields(_audit_request_class())} | set(SHORTCUTS)
+            _unknown(job, known)
+            # the shortcuts become the generator's options: that needs its class, so they
+            # are checked when the campaign runs
+            req = _audit_request_class()(**{k: v for k, v in job.settings.items()
+                                            if k not in SHORTCUTS})
+            models = 2 * req.shadow_models
+        else:
+            req = utility_request(job)
+            points = 1
+            for axis in (req.epsilons, req.teachers, req.presets, req.conditional):
+                points *= max(1, len(axis))
+            models = req.fits * points
+    except ConfigError as exc:
+        if str(exc).startswith(job.where.split(":")[0] + ":"):
+            raise
+        raise _fail(job, exc) from None
+    except (RauditError, TypeError, ValueError) as exc:
+        raise _fail(job, exc) from None
+    eps = req.epsilon if job.kind == "audit" else req.epsilons[0]
+    dataset = req.dataset or "(the attack's)"  # an audit's default comes from its attack
+    return PluginPlan(job.name, job.kind, impl, str(dataset), float(eps), int(models))
+
+
+def _audit_request_class():
+    from raudit.audit.runner import AuditRequest
+
+    return AuditRequest
+
+
+def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False):
+    """The job object of one expanded job, or a ConfigError naming the key and line.
+    ``dry_run``: a job whose generator is a plugin becomes a :class:`PluginPlan`."""
     from raudit.runs import jobs as jb
     from raudit.runs.utility_job import UtilityJob
 
+    if dry_run and job.kind in ("audit", "utility") and is_plugin(job.settings.get("impl")):
+        return plugin_plan(job)
     try:
         if job.kind == "audit":
             made = jb.AuditJob(job.name, audit_request(job, chunk_size))
@@ -147,14 +225,15 @@ def build(job: JobSpec, chunk_size: int | None = None):
         raise _fail(job, exc) from None
 
 
-def _job_errors(spec: JobSpec, chunk_size: int | None) -> tuple[Any, list[str]]:
+def _job_errors(spec: JobSpec, chunk_size: int | None, dry_run: bool = False
+                ) -> tuple[Any, list[str]]:
     """The job, or every error of it: each error's key is set aside (its default taken)
     and the job built again, until it builds or an error names no key of the job."""
     errors: list[str] = []
     settings = dict(spec.settings)
     while True:
         try:
-            job = build(dataclasses.replace(spec, settings=settings), chunk_size)
+            job = build(dataclasses.replace(spec, settings=settings), chunk_size, dry_run)
             return (None if errors else job), errors
         except ConfigError as exc:
             errors.append(str(exc))
@@ -164,12 +243,14 @@ def _job_errors(spec: JobSpec, chunk_size: int | None) -> tuple[Any, list[str]]:
             del settings[key]
 
 
-def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None) -> list:
+def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None,
+              dry_run: bool = False) -> list:
     """Every job, or one ConfigError listing every error of every job (each with key and
-    line), so one run of ``--dry-run`` shows them all."""
+    line), so one run of ``--dry-run`` shows them all; ``dry_run``: plugins are planned
+    from their settings, never imported or run (:func:`build`)."""
     out, errors = [], []
     for spec in specs:
-        job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name))
+        job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name), dry_run)
         if job is not None:
             out.append(job)
         errors += found

@@ -37,10 +37,12 @@ from raudit.runs.schedule import schedule
 
 
 def load_jobs(path: Path | str, only: list[str] | None = None,
-              chunk_sizes: dict[str, int] | None = None) -> tuple[dict, list]:
-    """The campaign's header and its validated jobs (all errors at once)."""
+              chunk_sizes: dict[str, int] | None = None,
+              dry_run: bool = False) -> tuple[dict, list]:
+    """The campaign's header and its validated jobs (all errors at once); ``dry_run``: jobs
+    of plugin generators as :class:`~raudit.campaign.plan.PluginPlan` (nothing imported or run)."""
     header, specs = cf.load(path)
-    return header, pl.build_all(cf.select(specs, only), chunk_sizes)
+    return header, pl.build_all(cf.select(specs, only), chunk_sizes, dry_run)
 
 
 def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = EngineConfig(),

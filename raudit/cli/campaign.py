@@ -45,12 +45,11 @@ def campaign(
     engine = EngineConfig(backend=backend, workers=workers, device=device, per_gpu=per_gpu,
                           retries=retries)
     if dry_run:
-        from raudit.campaign.dryrun import PLAN_COLUMNS, plan_view
-        from raudit.runs.job_estimate import plan_table
+        from raudit.campaign.dryrun import PLAN_COLUMNS, dry_plan, plan_view
         from raudit.cli import tables
 
-        header, jobs = load_jobs(config, only)
-        rows = plan_table(jobs, engine)
+        header, jobs = load_jobs(config, only, dry_run=True)  # no plugin imported or run
+        rows = dry_plan(jobs, engine)
         if as_json:
             typer.echo(json.dumps({"name": header["name"], "jobs": rows}, indent=2))
         else:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from raudit import data
+from raudit.cli import options as opt
 from raudit.cli import tables
 from raudit.cli.errors import user_errors
 
@@ -71,7 +72,7 @@ def info(
     name: Annotated[str, typer.Argument(help="A registered dataset name (see `raudit datasets list`).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")] = False,
     all_columns: Annotated[bool, typer.Option("--all-columns", help="Show every column's metadata.")] = False,
-    seed: Annotated[int, typer.Option(help="Split seed used for the measured train/test sizes.")] = 13,
+    seed: Annotated[int, typer.Option(parser=opt.parse_seed, metavar="INTEGER", help="Split seed used for the measured train/test sizes.")] = 13,
 ) -> None:
     """Provenance, files and, when the files are here, the measured split and column metadata.
 

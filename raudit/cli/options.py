@@ -9,6 +9,19 @@ from typing import Annotated, Optional
 import typer
 
 from raudit.engine.driver import backend_help
+from raudit.errors import ConfigError
+from raudit.seeds import check_root
+
+
+def parse_seed(text: str | int) -> int:
+    """``--seed``'s parser (every command's): :func:`raudit.seeds.check_root`, before any work."""
+    try:
+        return check_root(text if isinstance(text, int) else int(str(text).strip()), "it")
+    except ValueError as exc:  # ConfigError is one; int("x") another
+        reason = str(exc) if isinstance(exc, ConfigError) else "it must be an integer"
+        raise typer.BadParameter(f"{reason}, got {text!r}" if "got" not in reason
+                                 else reason) from None
+
 
 Impl = Annotated[str, typer.Option("--impl", "-i", help="Generator name (see `raudit generators`) or a plugin module:Class.")]
 Dataset = Annotated[str, typer.Option("--dataset", "-d", help="Dataset name (see `raudit datasets list`) or a CSV/Parquet path.")]
@@ -17,7 +30,7 @@ Delta = Annotated[Optional[float], typer.Option("--delta", help="Privacy delta i
 Teachers = Annotated[Optional[int], typer.Option("--teachers", "-k", help="Number of PATE teachers; default: the preset's rule.")]
 Lambda = Annotated[Optional[float], typer.Option("--lambda", help="PATE noise parameter lambda.")]
 MaxIter = Annotated[Optional[int], typer.Option("--max-iter", help="Cap on training iterations.")]
-Seed = Annotated[int, typer.Option("--seed", help="Root seed; every model's seed derives from it.")]
+Seed = Annotated[int, typer.Option("--seed", parser=parse_seed, metavar="INTEGER", help="Root seed, 0 to 2**63-1; every model's seed derives from it.")]
 Preset = Annotated[str, typer.Option("--preset", help="Hyperparameters: `default` (the implementation's, as the study ran it) or `paper` (the PATE-GAN paper's).")]
 Label = Annotated[Optional[str], typer.Option("--label", help="Label column of a user file (default: the last column).")]
 Bounds = Annotated[Optional[Path], typer.Option("--bounds", help="JSON file of public bounds per column (column -> lo, hi) for a user file.")]

@@ -1,7 +1,7 @@
 """Ray session and the chunk actors (Ray itself is started and stopped by :mod:`.ray_start`).
 
 A session is a fresh local Ray instance by default (``num_cpus`` = workers, no
-dashboard), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
+dashboard, listening on loopback only: :mod:`raudit.engine.loopback`), or the cluster at ``RAY_ADDRESS`` when that is set, or the instance
 the caller already started (tests, notebooks), which is then left running.
 
 Each actor holds one slot: a CPU (``num_cpus=1``, torch limited to one thread so
@@ -92,7 +92,7 @@ class Placement:
         return f"{self.actors} CPU actors"
 
 
-_held = {"depth": 0, "started": False}  # see hold()
+_held: dict[str, Any] = {"depth": 0, "started": False}  # see hold()
 
 @contextlib.contextmanager
 def session(workers: int | None) -> Iterator[None]:

@@ -12,6 +12,8 @@ from typing import Any
 
 import ray
 
+from raudit.engine import loopback, watchdog
+
 # What every chunk actor imports before its first chunk (torch ~1 CPU-s, the shipped
 # tables' pandas ~0.3): a local instance's workers import them as Ray starts them, which
 # it does for this driver while ray.init is still finishing, instead of in the actor's
@@ -20,9 +22,13 @@ import ray
 # workers were configured by whoever started it.
 PRELOAD = ("torch", "raudit.data.shipped", "raudit.runs.dispatch")
 
+# A local start's watchdog (:mod:`.watchdog`), kept until its shutdown
+_local: dict[str, Any] = {}
+
 
 def init(workers: int | None) -> None:
-    """``ray.init``: the cluster at ``RAY_ADDRESS``, else a local instance of ``workers`` CPUs."""
+    """``ray.init``: the cluster at ``RAY_ADDRESS``, else a local instance of ``workers`` CPUs
+    that listens on loopback only and is cleaned up by a watchdog if this process dies."""
     from raudit.engine.raylog import route_to_file
 
     route_to_file()  # Ray's start-up lines to a file, not the user's terminal
@@ -32,7 +38,17 @@ def init(workers: int | None) -> None:
     else:
         if PRELOAD:
             kwargs["_system_config"] = {"preload_python_modules": list(PRELOAD)}
-        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        kwargs.update(loopback.loopback_start())  # nothing of a local run listens beyond it
+        _local["watchdog"] = watchdog.start()  # nothing of it outlives the driver
+        try:
+            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **kwargs)
+        except BaseException:
+            _local_ended()
+            raise
+        node = ray._private.worker._global_node
+        if node is not None:
+            with contextlib.suppress(Exception):  # the mark alone still covers most of it
+                watchdog.watch(_local["watchdog"], node.get_session_dir_path())
 
 
 def shutdown() -> None:
@@ -51,4 +67,13 @@ def shutdown() -> None:
             with contextlib.suppress(Exception):
                 process.kill()
                 process.wait(timeout=5)
-    ray.shutdown()
+    try:
+        ray.shutdown()
+    finally:
+        _local_ended()
+
+
+def _local_ended() -> None:
+    """Undo what a local start set up (:mod:`.loopback`, :mod:`.watchdog`)."""
+    watchdog.stop(_local.pop("watchdog", None))
+    loopback.restore()

@@ -10,6 +10,7 @@ from typing import Any
 
 from raudit import generators
 from raudit.errors import ConfigError
+from raudit.seeds import check_root
 
 __all__ = ["InspectRequest", "STUDY_LAMBDA", "STUDY_MAX_ITER", "STUDY_TEACHERS",
            "generator_options", "request_from_settings"]
@@ -40,6 +41,7 @@ class InspectRequest:
     probes: bool = True
 
     def __post_init__(self) -> None:
+        check_root(self.seed)
         if self.all_ and self.impls:
             raise ConfigError("give --impl or --all, not both")
         if self.teachers < 1 or self.max_iter < 1:

@@ -10,8 +10,10 @@ Layouts (see the common contracts):
 * inspect: ``DIR/raudit.json`` (spec ``"kind": "inspect"``), ``DIR/inspect.json``,
   ``DIR/violations.csv`` and the evidence PNGs beside them.
 
-Reading never writes: a damaged part is skipped with a notice (a later run of the
-command that wrote it quarantines it), not moved.
+Reading never writes: a damaged part (:func:`raudit.results.parts.check`: its checksum or
+its footer) is skipped with a notice (a later run of the command that wrote it
+quarantines it), not moved; so is a part written under another manifest than the one
+beside it (rows of another audit are never shown as this one's).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
+from raudit.results import parts as part_files
 from raudit.results.convert import conform, to_pandas
 from raudit.results.schema import SCHEMA_VERSION, TABLES, arrow_schema
 from raudit.results.store import MANIFEST
@@ -91,13 +94,20 @@ def kind_of(manifest: dict[str, Any]) -> str:
     return "audit"
 
 
-def _read_parts(table: str, parts: list[Path], notice: Callable[[str], None]) -> pd.DataFrame:
+def _read_parts(table: str, parts: list[Path], notice: Callable[[str], None],
+                owner: str | None) -> pd.DataFrame:
+    """The rows of ``parts`` that are intact and were written under the manifest whose
+    ``spec_hash`` is ``owner`` (None: unknown, every intact part)."""
     good = []
     for p in parts:
         try:
+            written_under = part_files.check(p)
             meta = pq.read_schema(p).metadata or {}
-        except (pa.ArrowException, OSError) as exc:
-            notice(f"skipping damaged result part {p} ({type(exc).__name__})")
+        except (part_files.DamagedPart, pa.ArrowException, OSError) as exc:
+            notice(f"skipping damaged result part {p} ({exc})")
+            continue
+        if owner is not None and written_under is not None and written_under != owner:
+            notice(f"skipping result part {p}: written under another manifest (another audit)")
             continue
         version = meta.get(b"raudit.schema_version")
         if version is not None:
@@ -116,7 +126,16 @@ def _job(folder: Path) -> str:
 
 
 def _parts(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
+    return sorted(p for p in folder.glob(part_files.GLOB) if p.is_file())
+
+
+def _owner(manifest: Path) -> str | None:
+    """The ``spec_hash`` of the manifest at ``manifest`` (None if it has none readable)."""
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8")).get("spec_hash")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
 
 
 def read_table(root: Path, table: str, notice: Callable[[str], None]) -> pd.DataFrame:
@@ -126,10 +145,12 @@ def read_table(root: Path, table: str, notice: Callable[[str], None]) -> pd.Data
     if folder.is_dir():
         flat = _parts(folder)
         if flat:
-            frames.append(_read_parts(table, flat, notice).assign(job=None))
+            frames.append(_read_parts(table, flat, notice, _owner(root / MANIFEST))
+                          .assign(job=None))
         for sub in sorted(folder.glob("job=*")):
             if sub.is_dir() and _parts(sub):
-                frames.append(_read_parts(table, _parts(sub), notice)
+                owner = _owner(root / "jobs" / sub.name / MANIFEST)
+                frames.append(_read_parts(table, _parts(sub), notice, owner)
                               .assign(job=_job(sub)))
     frames = [f for f in frames if len(f)]
     if not frames:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from html import escape
+from urllib.parse import quote
 from pathlib import Path
 
 import pandas as pd
@@ -139,8 +141,31 @@ def html(report: Report, page_dir: Path, embed: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+# Markdown passes inline HTML through to the page and turns brackets into links, so a
+# field value (a job name, a plugin's error, a dataset's column) is written as text: HTML's
+# three characters as entities, Markdown's punctuation backslash-escaped (CommonMark shows
+# both as the character itself), on one line.
+_MD_PUNCTUATION = str.maketrans({c: "\\" + c for c in "\\`*_[]|#!~{}"})
+
+_ATTRIBUTE = str.maketrans({"|": "&#124;", "[": "&#91;", "]": "&#93;"})
+
+
+def _md_escape(text: object) -> str:
+    """``text`` as literal Markdown text on one line (no HTML, links or emphasis)."""
+    one_line = " ".join(str(text).splitlines())
+    return escape(one_line, quote=False).translate(_MD_PUNCTUATION)
+
+
+def _md_url(target: str) -> str:
+    """A link or image target that cannot end the ``(...)`` it is written in."""
+    return quote(target, safe="/#:.-_~=%?&+,")
+
+
+def _md_pre(text: str) -> list[str]:
+    """A fenced code block for ``text``, whose fence no backtick run inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, text, fence]
 
 
 def _md_table(frame: pd.DataFrame, links: dict | None = None, row_ids: list[str] | None = None,
@@ -153,35 +178,42 @@ def _md_table(frame: pd.DataFrame, links: dict | None = None, row_ids: list[str]
         for c, v in zip(frame.columns, r):
             text = _md_escape(display.get(v, cell(v)) if isinstance(v, str) else cell(v))
             target = links.get((i, c))
-            cells.append(f"[{text}]({href(target, 'md')})" if target and text else text)
+            cells.append(f"[{text}]({_md_url(href(target, 'md'))})" if target and text
+                         else text)
         if ids[i] and cells:  # an anchor for links from another table (inline HTML)
-            cells[0] = f'<a id="{ids[i]}"></a>{cells[0]}'
+            # entities, which HTML reads back: | would end the cell, [ ] make links
+            anchor = escape(ids[i], quote=True).translate(_ATTRIBUTE)
+            cells[0] = f'<a id="{anchor}"></a>{cells[0]}'
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
 def markdown(report: Report) -> str:
-    out = [f"# {report.title}", ""]
+    """The report as Markdown; every value written as text (:func:`_md_escape`), as the
+    HTML page escapes it."""
+    t = _md_escape
+    out = [f"# {t(report.title)}", ""]
     for s in report.sections:
-        out += [f"## {s.title}", ""]
+        out += [f"## {t(s.title)}", ""]
         for b in s.blocks:
             if isinstance(b, Para):
-                out += [b.text, ""]
+                out += [t(b.text), ""]
             elif isinstance(b, Verdict):
                 mark = "**VIOLATED**" if b.violated else "verdict"
-                out += [f"- {mark} ({b.label}): {b.text}", ""]
+                out += [f"- {mark} ({t(b.label)}): {t(b.text)}", ""]
             elif isinstance(b, Table):
-                out += [f"**{b.title}** ([CSV](tables/{b.csv}))", "",
+                out += [f"**{t(b.title)}** ([CSV]({_md_url('tables/' + b.csv)}))", "",
                         *_md_table(b.frame, b.links, b.row_ids, b.display), ""]
                 if b.note:
-                    out += [f"_{b.note}_", ""]
+                    out += [f"_{t(b.note)}_", ""]
             elif isinstance(b, Figure):
-                out += [f"![{b.title}]({b.png})", "", f"*{b.title}.* {b.caption}", ""]
+                out += [f"![{t(b.title)}]({_md_url(b.png)})", "",
+                        f"*{t(b.title)}.* {t(b.caption)}", ""]
             elif isinstance(b, KeyValues):
                 out += [*_md_table(pd.DataFrame(b.items, columns=["item", "value"])), ""]
             elif isinstance(b, Pre):
-                out += ["```", b.text, "```", ""]
+                out += [*_md_pre(b.text), ""]
             elif isinstance(b, Links):
-                out += [b.lead + " " + ", ".join(f"[{label}]({href(t, 'md')})"
-                                                 for label, t in b.items), ""]
+                out += [t(b.lead) + " " + ", ".join(f"[{t(label)}]({_md_url(href(x, 'md'))})"
+                                                    for label, x in b.items), ""]
     return "\n".join(out)

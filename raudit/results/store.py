@@ -3,8 +3,8 @@
 Layout::
 
     root/raudit.json                      manifest: schema version + audit spec hash
-    root/shadow/part-<time>-<uuid>.parquet
-    root/summary/part-<time>-<uuid>.parquet
+    root/shadow/part-<time>-<uuid>-<sha256>.parquet
+    root/summary/part-<time>-<uuid>-<sha256>.parquet
 
 Every ``append`` writes one new part and never touches an existing one, so
 threads of one process can append at once. One *run* owns a folder at a time:
@@ -16,10 +16,15 @@ leaves at most a hidden temp file, which every reader (this one, and pyarrow's
 dataset reader behind ``pandas.read_parquet(root / "shadow")``) ignores. No
 writer is kept open between calls.
 
-Parts are verified when listed (their Parquet footer must parse, once per file
-version); a damaged part (truncated by a full disk, zeroed by a crash outside our
-rename) is moved to ``root/quarantine/<table>/`` with a one-line notice, so its
-trials count as not done and a resume retrains them.
+Parts are verified when listed, once per file version (:mod:`raudit.results.parts`: the
+sha256 in the name must match every byte, the footer must parse); a damaged part (a
+flipped bit, truncated by a full disk, zeroed by a crash outside our rename) is moved to
+``root/quarantine/<table>/`` with a one-line notice, so its trials count as not done and
+a resume retrains them. A part's footer names the manifest it was written under; a part
+of another manifest (another audit's rows, left when a manifest was deleted) makes the
+folder refused, before any work, with one line. Parts that are intact one by one but do
+not read together (a column of another type, written by something other than raudit)
+are a one-line error naming the folder, never a retry.
 
 The file-level pieces (the atomic write, the writability check, the folder lock) live in
 :mod:`raudit.results.files`; this module is the tables, their parts and the manifest.
@@ -44,10 +49,11 @@ import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
+from raudit.results import parts as part_files
 from raudit.results.convert import conform, empty_frame, to_arrow, to_pandas
 from raudit.results.files import FolderLock, fsync_dir, write_atomic
 from raudit.results.ids import canonical_json, spec_hash
-from raudit.results.schema import SCHEMA_VERSION, arrow_schema
+from raudit.results.schema import SCHEMA_VERSION, TABLES, arrow_schema
 
 MANIFEST = "raudit.json"
 QUARANTINE = "quarantine"
@@ -68,7 +74,9 @@ class ResultStore:
         # every job with a ``job`` column; its manifest lives in ``root/jobs/job=<name>/``.
         self.partition = partition
         self.notice = notice  # one-line messages (damaged parts); print to stderr by default
-        self._verified: dict[Path, tuple[int, int]] = {}
+        # part -> ((size, mtime_ns) when checked, the manifest hash its footer names)
+        self._verified: dict[Path, tuple[tuple[int, int], str | None]] = {}
+        self._manifest_hash: str | None = None  # this folder's, once known (see _own_hash)
 
     def __repr__(self) -> str:
         part = f", partition={self.partition!r}" if self.partition else ""
@@ -86,14 +94,13 @@ class ResultStore:
         Returns the part's path. Raises :class:`raudit.results.schema.SchemaError`
         (before writing anything) for unknown columns or values of the wrong type.
         """
-        data = to_arrow(table, rows)
+        payload = part_files.encode(to_arrow(table, rows), self._own_hash())
         folder = self.folder(table)
         folder.mkdir(parents=True, exist_ok=True)
-        # The time prefix makes parts sort in write order; the uuid makes names unique
-        # across threads and machines.
+        # The time prefix makes parts sort in write order; the checksum comes with the name.
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        path = folder / f"part-{stamp}-{uuid.uuid4().hex}.parquet"
-        write_atomic(path, lambda fh: pq.write_table(data, fh))
+        path = folder / part_files.name(stamp, payload)
+        write_atomic(path, lambda fh: fh.write(payload))
         return path
 
     # -- reading ------------------------------------------------------------
@@ -103,27 +110,40 @@ class ResultStore:
         folder = self.folder(table)
         if not folder.is_dir():
             return []
-        found = sorted(p for p in folder.glob("part-*.parquet") if p.is_file())
-        return [p for p in found if self._verify(table, p)]
+        found = sorted(p for p in folder.glob(part_files.GLOB) if p.is_file())
+        good = [p for p in found if self._verify(table, p)]
+        own = self._own_hash()
+        for p in good:
+            self._refuse_foreign(p, self._verified[p][1], own)
+        return good
 
     def _verify(self, table: str, path: Path) -> bool:
-        """True if the part's footer parses; otherwise quarantine it and return False."""
+        """True if the part is intact (:func:`raudit.results.parts.check`); otherwise
+        quarantine it and return False."""
         try:
             st = path.stat()
         except FileNotFoundError:  # quarantined meanwhile by another reader
             return False
         stamp = (st.st_size, st.st_mtime_ns)
-        if self._verified.get(path) == stamp:
+        cached = self._verified.get(path)
+        if cached is not None and cached[0] == stamp:
             return True
         try:
-            meta = pq.read_metadata(path)
-            if meta.num_columns == 0:
-                raise ValueError("no columns")
-        except Exception as exc:  # noqa: BLE001 - any unreadable footer is damage
-            self.quarantine(table, path, f"{type(exc).__name__}: {exc}")
+            manifest = part_files.check(path)
+        except FileNotFoundError:
             return False
-        self._verified[path] = stamp
+        except part_files.DamagedPart as exc:
+            self.quarantine(table, path, str(exc))
+            return False
+        self._verified[path] = (stamp, manifest)
         return True
+
+    def _refuse_foreign(self, path: Path, written_under: str | None, own: str | None) -> None:
+        """ConfigError if the part was written under another manifest than ``own``."""
+        if written_under is not None and own is not None and written_under != own:
+            raise ConfigError(f"output folder {self.root} holds result parts of another audit "
+                              f"({path.relative_to(self.root)} was written under another "
+                              "manifest); choose another --out or delete the folder")
 
     def quarantine(self, table: str, path: Path, reason: str) -> Path | None:
         """Move a damaged part to ``root/quarantine/<table>/`` and say so in one line."""
@@ -154,27 +174,39 @@ class ResultStore:
         return pds.dataset([str(p) for p in parts], schema=arrow_schema(table),
                            format="parquet")
 
+    def _scan(self, table: str, read: Callable[[pds.Dataset], pa.Table]) -> pa.Table | None:
+        """``read`` of the table's dataset (None when it has no parts). A part that does not
+        read alone is set aside and the rest read again (finitely often: each retry has
+        one part fewer); a failure no single part explains is a one-line ConfigError."""
+        while (ds := self._dataset(table)) is not None:
+            try:
+                return read(ds)
+            except (pa.ArrowException, OSError) as exc:
+                if not self._scan_pages(table):
+                    short = " ".join(str(exc).split())[:200]
+                    raise ConfigError(
+                        f"the result parts in {self.folder(table)} do not read together "
+                        f"({type(exc).__name__}: {short}); one of them was not written by "
+                        "this raudit: move it out of the folder, or choose another --out"
+                    ) from exc
+        return None
+
     def read_arrow(self, table: str, columns: Sequence[str] | None = None) -> pa.Table:
         """All rows of ``table`` as a pyarrow Table in the current schema."""
-        ds = self._dataset(table)
-        if ds is None:
+        data = self._scan(table, lambda ds: conform(table, ds.to_table()))
+        if data is None:
             data = arrow_schema(table).empty_table()
-        else:
-            try:
-                data = conform(table, ds.to_table())
-            except (pa.ArrowException, OSError):
-                # A part whose footer parses but whose pages do not: find it, set it
-                # aside, and read the rest.
-                self._scan_pages(table)
-                return self.read_arrow(table, columns)
         return data.select(list(columns)) if columns is not None else data
 
-    def _scan_pages(self, table: str) -> None:
+    def _scan_pages(self, table: str) -> int:
+        """Quarantine each part whose pages do not read alone; how many there were."""
+        moved = 0
         for p in self.parts(table):
             try:
                 pq.read_table(p)
             except (pa.ArrowException, OSError) as exc:
-                self.quarantine(table, p, f"{type(exc).__name__}: {exc}")
+                moved += self.quarantine(table, p, f"{type(exc).__name__}: {exc}") is not None
+        return moved
 
     def read(self, table: str) -> pd.DataFrame:
         """All rows of ``table`` (parts in write order); an empty frame if none."""
@@ -184,14 +216,10 @@ class ResultStore:
 
     def done_ids(self, table: str = "shadow") -> set[str]:
         """The ``trial_id`` of every row with status ``ok`` (trials a resume skips)."""
-        ds = self._dataset(table)
-        if ds is None:
+        data = self._scan(table, lambda ds: ds.to_table(columns=["trial_id"],
+                                                        filter=pds.field("status") == "ok"))
+        if data is None:
             return set()
-        try:
-            data = ds.to_table(columns=["trial_id"], filter=pds.field("status") == "ok")
-        except (pa.ArrowException, OSError):
-            self._scan_pages(table)
-            return self.done_ids(table)
         return {t for t in data.column("trial_id").to_pylist() if t is not None}
 
     # -- manifest -----------------------------------------------------------
@@ -200,6 +228,14 @@ class ResultStore:
         if self.partition:
             return self.root / "jobs" / self.partition / MANIFEST
         return self.root / MANIFEST
+
+    def _own_hash(self) -> str | None:
+        """This folder's manifest ``spec_hash`` (None while it has no manifest), read once."""
+        if self._manifest_hash is None:
+            current = self.manifest()
+            if current is not None and isinstance(current.get("spec_hash"), str):
+                self._manifest_hash = current["spec_hash"]
+        return self._manifest_hash
 
     def manifest(self) -> dict[str, Any] | None:
         """The manifest's contents, or None if the folder has none yet."""
@@ -222,6 +258,7 @@ class ResultStore:
         wanted = self._wanted(spec)
         current = self.manifest()
         if current is None:
+            self._check_parts(wanted["spec_hash"])
             self.manifest_path.parent.mkdir(parents=True, exist_ok=True)
             current = self._create_manifest(wanted)
         self._check(current, wanted)
@@ -231,8 +268,26 @@ class ResultStore:
         """:meth:`ensure_manifest`'s checks without writing anything (a folder without a
         manifest passes): lets a run refuse a folder of another audit before any work."""
         current = self.manifest() if self.manifest_path.parent.is_dir() else None
+        wanted = self._wanted(spec)
         if current is not None:
-            self._check(current, self._wanted(spec))
+            self._check(current, wanted)
+        else:
+            self._check_parts(wanted["spec_hash"])
+
+    def _check_parts(self, spec_hash: str) -> None:
+        """Refuse a folder without a manifest whose parts name another one (its manifest
+        was deleted, e.g. on the advice for an unreadable one). Reads footers only and
+        moves nothing: damaged parts are quarantined by the run that holds the folder."""
+        for table in TABLES:
+            folder = self.folder(table)
+            if not folder.is_dir():
+                continue
+            for p in sorted(folder.glob(part_files.GLOB)):
+                try:
+                    written_under = part_files.check(p)
+                except (OSError, part_files.DamagedPart):
+                    continue
+                self._refuse_foreign(p, written_under, spec_hash)
 
     @staticmethod
     def _wanted(spec: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 from raudit import classifiers as clf
 from raudit import data, generators
 from raudit.audit.game import data_digest
-from raudit.seeds import UTILITY, derive_seed
+from raudit.seeds import UTILITY, check_root, derive_seed
 from raudit.errors import ConfigError, DataError, NoStep
 from raudit.privacy import STUDY_DELTA, PrivacySpec
 from raudit.results.ids import trial_id
@@ -61,6 +61,9 @@ class UtilityRequest:
     chunk_size: int | None = None  # fits per batched call (default: all fits of a config)
     max_iter: int | None = STUDY_MAX_ITER
     control: str | None = None  # "coin" or "shuffle": every sweep point also runs that control
+
+    def __post_init__(self) -> None:
+        check_root(self.seed)
 
 
 def _crc(name: str) -> int:

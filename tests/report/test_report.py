@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pandas as pd
 import pyarrow as pa
@@ -306,3 +307,41 @@ def test_campaign_pools_the_runs_of_one_setting_at_several_seeds(tmp_path):
     (pooled,) = pooled_controls(both)
     assert (pooled["runs"], pooled["fits"], pooled["control"]) == (2, 4, "coin")
     assert pooled["diff"] == pytest.approx(want.diff, abs=1e-12)
+
+
+HOSTILE = "<img src=x onerror=alert(1)> [click](javascript:alert(2)) *a*|b ``` `x`"
+
+
+def test_markdown_writes_every_field_value_as_text():
+    # issue 46.3: `report --format md` wrote raw HTML from field values into report.md
+    # (Markdown passes inline HTML through); the HTML page escaped them all along
+    from raudit.report.model import (Figure, KeyValues, Links, Para, Pre, Report, Section,
+                                     Table, Verdict)
+    from raudit.report.render import markdown
+
+    h = HOSTILE
+    frame = pd.DataFrame({h: [h, 1.5], "b": ["x", "y"]})
+    sec = Section(h, [Para(h), Verdict(h, h, True),
+                      Table(h, frame, f"{h}.csv", note=h, links={(0, "b"): f"page:{h}#{h}"},
+                            row_ids=[f'"{h}', ""]),
+                      Figure(h, f"figures/{h}.png", caption=h), KeyValues([(h, h)]),
+                      Links(h, [(h, f"raw/{h}.csv")]), Pre(f"{h}\n````\n{h}")])
+    text = markdown(Report(h, [sec]))
+    pre = text.index("`````\n")  # the fence is longer than any backtick run inside
+    outside, inside = text[:pre], text[pre:]
+    assert "<img" not in outside and not re.search(r"(?<!\\)\]\(javascript:", outside)
+    assert "\\[click\\]" in outside and "&lt;img src=x onerror=alert(1)&gt;" in outside
+    assert all(line.startswith(("|", "#", "", "-", "*", "_", "!", "&", "\\")) or not line
+               for line in outside.splitlines())  # no value broke out of its line
+    lines = [ln for ln in outside.splitlines() if ln.startswith("|")]
+    assert {ln.count(" | ") for ln in lines if "---" not in ln} == {1}  # two cells a row
+    assert inside.splitlines()[:4] == ["`````", h, "````", h]  # literal inside the fence
+    assert inside.splitlines()[4] == "`````"
+
+
+def test_markdown_report_of_a_hostile_job_name_holds_no_html(utility_store, tmp_path):
+    camp = as_campaign({"<img src=x onerror=alert(1)>": utility_store}, tmp_path / "camp")
+    text = build(camp, tmp_path / "md", fmt="md")["page"].read_text()
+    outside_code = text.split("```")[::2]  # the provenance's manifest is a literal block
+    assert not any("<img" in part for part in outside_code)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text

@@ -98,3 +98,88 @@ def test_every_run_refuses_a_file_as_out_before_it_reads_the_request(tmp_path):
         with pytest.raises(ConfigError, match=f"^--out {out} is a file; give a folder$"):
             run()
     assert (tmp_path / "f").read_text() == "x"
+
+
+def _flip(path, offset):
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01  # one bit: the smallest damage, and the hardest for Parquet to see
+    path.write_bytes(bytes(data))
+
+
+def test_a_flipped_bit_anywhere_in_a_part_is_caught_and_its_models_retrained(tmp_path, capsys):
+    # Parquet's footer parses after most such flips and a data page often decodes to
+    # other values (the red team, issue 46: 25 of 300 flips changed values silently); the
+    # checksum in the part's name catches every one (raudit.results.parts)
+    first = run_audit(REQ, tmp_path, LOCAL)
+    keys = ("auc", "eps_cp", "eps_curve", "threshold", "models_ok", "audit_id")
+    size = len(ResultStore(tmp_path).parts("shadow")[0].read_bytes())
+    for offset in (4, size // 3, size // 2, size - 40, size - 5):  # magic..pages..footer
+        store = ResultStore(tmp_path)
+        victim = store.parts("shadow")[0]
+        lost = set(pd.read_parquet(victim)["trial_id"])
+        _flip(victim, offset)
+        capsys.readouterr()
+        again = run_audit(REQ, tmp_path, LOCAL)
+        assert not victim.exists(), offset
+        assert (tmp_path / "quarantine" / "shadow" / victim.name).exists()
+        said = [line for line in capsys.readouterr().err.splitlines() if victim.name in line]
+        assert len(said) == 1 and "checksum mismatch" in said[0], said
+        assert again["models_run"] == len(lost), offset
+        assert {k: again[k] for k in keys} == {k: first[k] for k in keys}, offset
+
+
+def test_a_checksum_mismatch_is_one_notice_and_the_rest_reads(tmp_path):
+    notices = []
+    store = ResultStore(tmp_path, notice=notices.append)
+    store.append("shadow", _rows(3))
+    bad = store.append("shadow", _rows(2, start=3))
+    _flip(bad, len(bad.read_bytes()) // 2)
+    assert store.done_ids() == {"t0", "t1", "t2"}
+    assert len(notices) == 1 and "checksum mismatch" in notices[0] and "\n" not in notices[0]
+
+
+def test_a_folder_holding_parts_of_another_audit_is_refused_before_work(tmp_path):
+    # the advice for an unreadable manifest is "delete it": the parts beside it still say
+    # which manifest they were written under, so another audit never mixes its rows in
+    run_audit(REQ, tmp_path, LOCAL)
+    (tmp_path / "raudit.json").unlink()
+    other = AuditRequest(impl="identity", attack="querybased", shadow_models=12, chunk_size=5)
+    before = sorted(p.name for p in (tmp_path / "shadow").iterdir())
+    with pytest.raises(ConfigError, match=r"^output folder .* holds result parts of another "
+                                          r"audit \(shadow/part-.*choose another --out"):
+        run_audit(other, tmp_path, LOCAL)
+    assert not (tmp_path / "raudit.json").exists()
+    assert sorted(p.name for p in (tmp_path / "shadow").iterdir()) == before
+    again = run_audit(REQ, tmp_path, LOCAL)  # the same audit resumes: nothing to retrain
+    assert again["models_run"] == 0 and again["models_ok"] == 20
+
+
+def test_the_report_skips_parts_of_another_audit(tmp_path):
+    from raudit.report.load import read_table
+
+    store = ResultStore(tmp_path)
+    store.ensure_manifest({"audit": 1})
+    store.append("shadow", _rows(2))
+    (tmp_path / "raudit.json").unlink()
+    ResultStore(tmp_path)._create_manifest(ResultStore._wanted({"audit": 2}))  # by hand
+    ResultStore(tmp_path).append("shadow", _rows(1, start=5))
+    notices = []
+    assert list(read_table(tmp_path, "shadow", notices.append)["trial_id"]) == ["t5"]
+    assert len(notices) == 1 and "another manifest" in notices[0]
+
+
+@pytest.mark.parametrize("read", ["done_ids", "read"])
+def test_parts_whose_schemas_conflict_are_one_error_naming_the_folder(tmp_path, read):
+    # issue 44 item 8: each part reads alone, so none is quarantined; the old store
+    # retried forever (done_ids -> _scan_pages -> done_ids, RecursionError)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = ResultStore(tmp_path)
+    store.append("shadow", _rows(2))
+    foreign = pa.table({"trial_id": ["x"], "status": pa.array([[1]], pa.list_(pa.int64()))})
+    pq.write_table(foreign, store.folder("shadow") / "part-zz-foreign.parquet")
+    with pytest.raises(ConfigError, match=rf"^the result parts in {tmp_path / 'shadow'} do "
+                                          r"not read together \(.*move it out of the folder"):
+        getattr(store, read)("shadow")
+    assert len(store.parts("shadow")) == 2  # nothing quarantined: no part is damaged
