@@ -20,7 +20,8 @@ from raudit.generators.gpate.nets import ClassImageNets, UpstreamTeacher
 from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.teachers import TeacherTraining, shuffled_partition, teacher_rng
+from raudit.generators.pategan.partitions import shuffled_partition
+from raudit.generators.pategan.teachers import TeacherTraining, teacher_rng
 
 F64 = torch.float64
 
