@@ -19,7 +19,8 @@ For each call raudit writes ``request.json`` into the model's work folder and ru
 A missing interpreter, a non-zero exit (with the program's last stderr lines), a
 timeout, or output of the wrong shape or type are one-line errors. A relative program
 path (``./entry.sh``, ``bin/fit``) is relative to the config's folder, in the check and in
-the run alike (a bare name is looked up on PATH). The program runs as its own process
+the run alike (a bare name is looked up on PATH), and so is an argument that names a file or
+folder there (``train.py`` of ``[python, train.py]``). The program runs as its own process
 group (:mod:`raudit.generators.plugin_process`: the group is killed at its end and at the
 timeout, its output kept as a bounded tail). The work folder lives as long as the fitted
 model (a temporary folder, removed with it; one left by a killed raudit is removed by the
@@ -61,7 +62,8 @@ def read_config(path: str | Path) -> dict[str, Any]:
     if not (isinstance(cmd, list) and cmd and all(isinstance(c, str) and c for c in cmd)):
         raise ConfigError(f"adapter config {p}: 'command' must be a non-empty list of strings "
                           "(the program and its arguments; no shell is used)")
-    cmd[0] = _program(cmd[0], p.resolve().parent)
+    here = p.resolve().parent
+    cmd = [_program(cmd[0], here), *(_argument(a, here) for a in cmd[1:])]
     if shutil.which(cmd[0]) is None:
         raise ConfigError(f"adapter config {p}: program {cmd[0]!r} not found; create its "
                           "environment first (or fix the path)")
@@ -84,6 +86,17 @@ def _program(program: str, config_dir: Path) -> str:
     if path.is_absolute() or os.sep not in program:
         return str(path) if program.startswith("~") else program
     return str(config_dir / path)
+
+
+def _argument(arg: str, config_dir: Path) -> str:
+    """An argument naming a file or folder that exists relative to the config's folder
+    (``train.py`` of ``[python, train.py]``) made absolute, as the program is: the run's
+    working folder is a temporary one, where a relative name would find nothing. Any other
+    argument (an option, a value, an absolute path) is passed as written."""
+    if arg.startswith("-") or Path(arg).is_absolute():
+        return arg
+    candidate = config_dir / arg
+    return str(candidate) if candidate.exists() else arg
 
 
 class ExecGenerator(Generator):

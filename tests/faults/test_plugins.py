@@ -146,6 +146,20 @@ def test_relative_program_is_the_configs_in_the_check_and_the_run(tmp_path, tabl
         assert model.summary()["iterations"] == 2
 
 
+def test_a_relative_script_argument_is_the_configs_too(tmp_path, table, monkeypatch):
+    # `[bash, p.sh]`: the interpreter is found on PATH and its script, an argument, was looked
+    # up in the temporary work folder, where it is not; an option stays as written
+    conf = Path(_plugin(tmp_path / "cfg", FIT_OK))
+    cfg = json.loads(conf.read_text())
+    cfg["command"] = ["bash", "--noprofile", "p.sh"]
+    conf.write_text(json.dumps(cfg))
+    monkeypatch.chdir(tmp_path)
+    exec_class.cache_clear()
+    model = exec_class(str(conf))()
+    assert model.config["command"] == ["bash", "--noprofile", str(tmp_path / "cfg" / "p.sh")]
+    assert model.fit(table, epsilon=1.0).summary()["iterations"] == 2
+
+
 def test_stale_work_folders_of_dead_owners_are_removed(tmp_path):
     from raudit.generators import plugin_process
 
