@@ -264,7 +264,7 @@ def test_the_audit_command_only_maps_flags():
     from pathlib import Path
 
     import raudit.cli.audit as command
-    from raudit.audit.transcript import THREAT_MODELS
+    from raudit.audit.threat_model import THREAT_MODELS
     from raudit.runs.audit_settings import THREATS
 
     source = Path(command.__file__).read_text()

@@ -95,15 +95,20 @@ def test_full_disk_is_one_line_exit_3_and_the_rerun_resumes(tmp_path, monkeypatc
 
     req = AuditRequest(impl="paper", attack="querybased", shadow_models=10, chunk_size=2,
                        options={"max_iter": 3})
-    real, parts = st.pq.write_table, []
+    real, parts = st.write_atomic, []
 
-    def fills_up(table, where, *a, **kw):
-        if len(parts) == 3:  # three parts on disk, then the disk is full
-            raise OSError(errno.ENOSPC, "No space left on device")
-        parts.append(1)
-        return real(table, where, *a, **kw)
+    def full(fh):
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(st.pq, "write_table", fills_up)
+    def fills_up(path, write):
+        # a part's bytes are made in memory and written to a temp file: the disk fills up
+        # inside that write, once three parts are on disk
+        if path.suffix == ".parquet" and len(parts) == 3:
+            return real(path, full)
+        parts.append(path.suffix == ".parquet")
+        return real(path, write)
+
+    monkeypatch.setattr(st, "write_atomic", fills_up)
     with pytest.raises(RunInterrupted) as info:
         run_audit(req, tmp_path / "s", LOCAL)
     msg = str(info.value)
@@ -113,7 +118,7 @@ def test_full_disk_is_one_line_exit_3_and_the_rerun_resumes(tmp_path, monkeypatc
     assert not list((tmp_path / "s").rglob(".*.tmp"))  # no half-written part left behind
     kept = pd.read_parquet(tmp_path / "s" / "shadow")
     assert len(kept) == 6  # the three parts written before the disk filled up
-    monkeypatch.setattr(st.pq, "write_table", real)
+    monkeypatch.setattr(st, "write_atomic", real)
     again = run_audit(req, tmp_path / "s", LOCAL)
     fresh = run_audit(req, tmp_path / "fresh", LOCAL)
     cols = ["trial_id", "world", "split", "seed", "iterations", "status"]
@@ -128,9 +133,10 @@ def test_full_disk_through_the_cli_is_one_line(tmp_path):
     code = textwrap.dedent(f"""
         import errno
         from raudit.results import store as st
-        def full(*a, **k):
+        real = st.write_atomic
+        def full(fh):  # the disk fills up as the part's bytes are written
             raise OSError(errno.ENOSPC, "No space left on device")
-        st.pq.write_table = full
+        st.write_atomic = lambda path, write: real(path, full)
         from raudit.cli.app import main
         main(["audit", "--impl", "paper", "--attack", "querybased", "-S", "10", "-M", "5",
               "--max-iter", "3", "--backend", "local", "--out", {str(tmp_path / 's')!r}])

@@ -76,7 +76,7 @@ def test_campaign_file_refused_as_one_line(text, needle):
 
 @pytest.mark.parametrize("job,needle", [
     ("{kind: audit, impl: [identity], shadow_models: 10}", "key 'impl': impl must be text"),
-    ("{kind: inspect, impl: paper, seed: [1], iterations: 2}", "key 'seed': seed must be an integer"),
+    ("{kind: inspect, impl: paper, seed: [1], iterations: 2}", "key 'seed': --seed must be an integer"),
     ("{kind: audit, epsilon: {a: 1}, shadow_models: 10}", "key 'epsilon': epsilon must be a number"),
     ("{kind: utility, fits: 2.5}", "key 'fits': fits must be an integer"),
 ], ids=["impl-list", "inspect-seed-list", "epsilon-mapping", "fits-float"])

@@ -8,7 +8,7 @@ import torch
 
 from raudit import generators
 from raudit.errors import ConfigError, DataError
-from raudit.generators.gpate.nets import ClassImageNets, ImageNets, nets_for
+from raudit.generators.gpate.nets import ClassImageNets, ImageNets, ImageTeacherChoice, nets_for
 from raudit.generators.labelled import with_class
 from raudit.generators.nn.rng import CounterRNG
 
@@ -89,8 +89,8 @@ def test_the_ten_class_teacher_reads_the_one_hot_digit():
 
 @pytest.mark.parametrize("kernels", ["fast", "reference"])
 def test_the_ten_class_teacher_runs_both_kernel_paths_alike(kernels):
-    ref = nets_for("image", 785, 0.5, z_dim=8, classes=10, kernels="reference").teacher
-    net = nets_for("image", 785, 0.5, z_dim=8, classes=10, kernels=kernels).teacher
+    ref = nets_for("image", 785, 0.5, z_dim=8, classes=10, image=ImageTeacherChoice(kernels="reference")).teacher
+    net = nets_for("image", 785, 0.5, z_dim=8, classes=10, image=ImageTeacherChoice(kernels=kernels)).teacher
     p = ref.create(CounterRNG([1, 2]))
     x = torch.rand(2, 5, 785, generator=torch.Generator().manual_seed(3))
     x[..., 784] = torch.randint(0, 10, (2, 5), generator=torch.Generator().manual_seed(4)) / 9

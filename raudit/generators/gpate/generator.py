@@ -61,7 +61,7 @@ from raudit.generators.capabilities import Capabilities
 from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cost
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
-from raudit.generators.gpate.nets import nets_for
+from raudit.generators.gpate.nets import ImageTeacherChoice, nets_for
 from raudit.generators.gpate.options import (CONFIGS, UPSTREAM_BATCH, GPateHP, GPateOptions,
                                              accountant_of, check_options, recipe_of,
                                              teacher_net_of, with_preset)
@@ -188,10 +188,10 @@ class GPate(BatchedGenerator):
                           teacher_labels=hp.teacher_labels, slot_teachers=hp.slot_teachers,
                           shared_state=hp.shared_teacher_state, shared_init=hp.shared_teacher_init)
         prior = self.options["label_prior"] if self.options["conditional"] else None
+        image = ImageTeacherChoice(hp.teacher_net, hp.teacher_kernels, hp.label_channel)
         nets = nets_for(hp.config, batch.dim, prior, z_dim=hp.z_dim, teacher_hidden=hp.teacher_hidden,
-                        label_channel=hp.label_channel, teacher_label=hp.teacher_label,
-                        kernels=hp.teacher_kernels, classes=hp.classes,
-                        label_input=hp.label_input, teacher_net=hp.teacher_net)
+                        teacher_label=hp.teacher_label, classes=hp.classes,
+                        label_input=hp.label_input, image=image)
         trained = train_gpate(batch, cfg, nets, epsilon=epsilon,
                               delta=delta, observer=observer, progress=progress)
         certain = self.step_cost(hp, batch.dim, float(delta)).guaranteed

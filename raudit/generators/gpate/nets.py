@@ -21,6 +21,7 @@ Models are batched with grouped convolutions (groups = models or teachers).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -405,16 +406,25 @@ class ClassImageNets(ImageNets):
         return torch.cat([img.reshape(m * r, b, 784), y], -1)
 
 
+@dataclass(frozen=True)
+class ImageTeacherChoice:
+    """Which image teacher a configuration builds: ``net`` (:data:`TEACHER_NETS`), and for
+    the small teacher its convolution path (``kernels``, :data:`KERNELS`) and whether the
+    label enters as an extra input channel (``label_channel``)."""
+
+    net: str = "small"
+    kernels: str = "fast"
+    label_channel: bool = False
+
+
 def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int | None = None,
-             teacher_hidden: int = 0, label_channel: bool = False, teacher_label: str = "input",
-             kernels: str = "fast", classes: int = 2, label_input: str = "value",
-             teacher_net: str = "small"):
+             teacher_hidden: int = 0, teacher_label: str = "input", classes: int = 2,
+             label_input: str = "value", image: ImageTeacherChoice = ImageTeacherChoice()):
     """The nets of a configuration; ``label_prior`` (tabular only): a conditional generator;
     ``z_dim`` (image only; default 100, the G-PATE authors' eps = 1 run used 50);
     ``teacher_hidden`` (tabular only): teachers with one hidden layer of that width;
     ``teacher_label="heads"`` (conditional tabular only): :class:`LabelHeadTeacher`;
-    ``kernels`` (image only): the small teachers' convolution path (:data:`KERNELS`);
-    ``teacher_net`` (image only): :data:`TEACHER_NETS`;
+    ``image`` (image only): which teacher (:class:`ImageTeacherChoice`);
     ``classes`` > 2 (image, conditional only): :class:`ClassImageNets`; so does
     ``label_input="one-hot"`` for a binary conditional image generator (the 0/1 label as
     two one-hot inputs instead of one 0/1 value, which drifts class 1: lab/learning.md)."""
@@ -422,6 +432,7 @@ def nets_for(kind: str, d: int, label_prior: float | None = None, *, z_dim: int 
         if label_prior is None:
             return TabularNets(d, teacher_hidden)
         return LabelledTabularNets(d, label_prior, teacher_hidden, teacher_label)
+    kernels, label_channel, teacher_net = image.kernels, image.label_channel, image.net
     z = {"label_channel": label_channel, "kernels": kernels, "teacher_net": teacher_net}
     if z_dim is not None:
         z["z_dim"] = z_dim
