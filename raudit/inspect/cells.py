@@ -34,7 +34,7 @@ CATEGORIES = tuple(k for k, _ in STUDY + EXTRA)
 TITLES = dict(STUDY + EXTRA)
 OTHER_BUGS = ("teachers", "processing")
 STATUSES = ("violated", "ok", "not_checked", "not_applicable")
-SYMBOL = {"violated": "✓", "ok": "", "not_checked": "?", "not_applicable": "-"}
+SYMBOL = {"violated": "✗", "ok": "", "not_checked": "?", "not_applicable": "-"}
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,8 @@ def run_notes(run: dict) -> list[str]:
 
 
 def table_text(runs: list[dict], *, evidence: bool = True) -> str:
-    """The study's table 2 layout (✓ violated, blank ok, ? not checked, - not applicable),
+    """The study's table 2 layout (the study marks a violation with a check mark; here ✗, so no
+    reader takes it for a pass: ✗ violated, blank ok, ? not checked, - not applicable),
     the extra measured columns after a bar, then the evidence of every violated cell."""
     cols = [k for k, _ in STUDY] + [k for k, _ in EXTRA]
     titles = dict(STUDY + EXTRA)
@@ -95,7 +96,7 @@ def table_text(runs: list[dict], *, evidence: bool = True) -> str:
     n_bugs = sum(v["status"] == "violated" and v["category"] in OTHER_BUGS
                  for r in runs for v in r["violations"])
     lines.append(f"study columns: {n_priv} privacy violations and {n_bugs} other bugs measured "
-                 f"(✓ violated, blank ok, ? not checked, - not applicable); the last "
+                 f"(✗ violated, blank ok, ? not checked, - not applicable); the last "
                  f"{len(EXTRA)} columns are measured but not in the study's table 2")
     if evidence:
         for r in runs:

@@ -170,3 +170,15 @@ def test_run_inspect_resolves_privacy_once_per_generator(monkeypatch):
     monkeypatch.setattr(privacy.PrivacySpec, "resolve", resolve)
     runs = run_inspect(InspectRequest(impls=("identity",), dataset="breast-cancer", probes=False))
     assert len(runs) == 1 and calls == ["IdentityGenerator"]
+
+
+def test_a_violated_cell_reads_as_a_failure_not_a_check_mark():
+    # issue 48: the terminal table marked violated cells with the study's check mark, which a
+    # reader takes for "passed"
+    from raudit.inspect.report import table_text
+
+    run = {"impl": "x", "violations": [{"category": "overshoot", "status": "violated"},
+                                       {"category": "uncharged_queries", "status": "ok"}]}
+    text = table_text([run], evidence=False)
+    row = next(line for line in text.splitlines() if line.startswith("x "))
+    assert "✗" in row and "✓" not in text
