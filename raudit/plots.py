@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import numbers
 import re
 from pathlib import Path
 
@@ -29,6 +30,22 @@ def save(fig, path: Path, dpi: int = DPI) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda fh: fh.write(buf.getvalue()))
     return path
+
+
+def eps_axis(ax) -> None:
+    """A log-scale epsilon x axis labelled in plain numbers (0.5, 1, 2, 10), ticked at the
+    epsilons plotted: matplotlib's log labels read "2x10^0" for 2."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log")
+    # the data lines carry markers; reference lines (axhline, axvline) do not
+    xs = sorted({float(x) for line in ax.get_lines() if line.get_marker() not in (None, "None", "")
+                 for x in line.get_xdata() if isinstance(x, numbers.Real) and float(x) > 0})
+    if xs:
+        ax.xaxis.set_major_locator(FixedLocator(xs))
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xlabel("epsilon")
 
 
 def slug(*parts) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from raudit.plots import pyplot, save, slug
+from raudit.plots import eps_axis, pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.utility import analyse as an
@@ -190,8 +190,7 @@ def eps_curves(results: list[dict], dataset: str, path: Path) -> Path | None:
     if real is not None:
         ax.axhline(real, color="k", ls=":", lw=1, label="A (real)")
     ax.axhline(0.5, color="grey", lw=0.8, label="random")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
+    eps_axis(ax)
     ax.set_ylabel("AUROC, Setting B (best of fits x samples)")
     ax.set_title(dataset)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raudit.plots import pyplot, save
+from raudit.plots import eps_axis, pyplot, save
 from raudit.utility import controls
 
 
@@ -33,8 +33,7 @@ def utility_vs_eps(result: dict[str, Any], path: Path, metric: str = "auroc") ->
         ax.axhline(real, color="k", lw=1, ls=":", label="A (real)")
     if metric == "auroc":
         ax.axhline(0.5, color="grey", lw=0.8, label="random")
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
+    eps_axis(ax)
     ax.set_ylabel(f"{metric.upper()}: best of fits x samples, mean over classifiers")
     ax.set_title(f"{result.get('impl')} on {result.get('dataset')}")
     ax.legend(fontsize=7)
@@ -61,8 +60,7 @@ def learning_vs_eps(result: dict[str, Any], path: Path) -> Path | None:
         if c.get("threshold") is not None:
             ax.axvline(c["threshold"], color="grey", lw=0.8, ls=":")
     ax.axhline(0.5, color="grey", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon")
+    eps_axis(ax)
     ax.set_ylabel("Setting B AUROC, mean ± se over fits x samples")
     ax.set_title(f"{result.get('impl')} on {result.get('dataset')}: "
                  f"real vs {controls.title(controls.kind_of(curves))}")
