@@ -42,6 +42,12 @@ class ChecksumError(DataError):
     """A downloaded or imported file whose sha256 differs from the expected one."""
 
 
+class DataUnavailable(DataError):
+    """A known dataset whose files are not on this machine and cannot be fetched now (no
+    download URL, no network, or an unpinned file the user has not accepted). A campaign
+    skips the jobs of such a dataset, named in one line, instead of failing all of them."""
+
+
 class RunInterrupted(RauditError):
     """A run stopped by its surroundings, not by its input: the Ray head or every worker
     node was lost, or the result folder could not be written. Finished chunks are kept;

@@ -16,7 +16,7 @@ from typing import Any
 
 from raudit.campaign import fields
 from raudit.campaign.config import JobSpec
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import ConfigError, DataUnavailable, RauditError
 
 # The command line's generator shortcuts (--preset, --teachers, --lambda, --max-iter),
 # accepted as job keys and turned into options exactly as `raudit audit` does.
@@ -180,6 +180,8 @@ def plugin_plan(job: JobSpec) -> PluginPlan:
             for axis in (req.epsilons, req.teachers, req.presets, req.conditional):
                 points *= max(1, len(axis))
             models = req.fits * points
+    except DataUnavailable:
+        raise  # not an error of the file: build_all skips the job (this machine lacks its data)
     except ConfigError as exc:
         if str(exc).startswith(job.where.split(":")[0] + ":"):
             raise
@@ -217,6 +219,8 @@ def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False):
         req = request_from_settings(dict(job.settings))  # validate now, with the job's line
         fields.check(InspectRequest, dataclasses.asdict(req))
         return InspectJob(job.name, dict(job.settings), inspect_runner())
+    except DataUnavailable:
+        raise  # not an error of the file: build_all skips the job (this machine lacks its data)
     except ConfigError as exc:
         if str(exc).startswith(job.where.split(":")[0] + ":"):
             raise  # already located
@@ -228,13 +232,19 @@ def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False):
 def _job_errors(spec: JobSpec, chunk_size: int | None, dry_run: bool = False
                 ) -> tuple[Any, list[str]]:
     """The job, or every error of it: each error's key is set aside (its default taken)
-    and the job built again, until it builds or an error names no key of the job."""
+    and the job built again, until it builds or an error names no key of the job. A job
+    whose dataset is not on this machine raises :class:`DataUnavailable` (if it has no
+    other error)."""
     errors: list[str] = []
     settings = dict(spec.settings)
     while True:
         try:
             job = build(dataclasses.replace(spec, settings=settings), chunk_size, dry_run)
             return (None if errors else job), errors
+        except DataUnavailable:
+            if errors:
+                return None, errors
+            raise
         except ConfigError as exc:
             errors.append(str(exc))
             key = getattr(exc, "key", None)
@@ -244,20 +254,56 @@ def _job_errors(spec: JobSpec, chunk_size: int | None, dry_run: bool = False
 
 
 def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None,
-              dry_run: bool = False) -> list:
+              dry_run: bool = False, skipped: list[Skipped] | None = None) -> list:
     """Every job, or one ConfigError listing every error of every job (each with key and
     line), so one run of ``--dry-run`` shows them all; ``dry_run``: plugins are planned
-    from their settings, never imported or run (:func:`build`)."""
-    out, errors = [], []
+    from their settings, never imported or run (:func:`build`).
+
+    A job whose dataset this machine does not have and cannot fetch is not an error of the
+    file (the same campaign runs whole elsewhere): it is appended to ``skipped`` and left
+    out. Without a ``skipped`` list, or when every job would be skipped, it is an error."""
+    out, errors, missing = [], [], []
     for spec in specs:
-        job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name), dry_run)
+        try:
+            job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name), dry_run)
+        except DataUnavailable as exc:
+            missing.append(Skipped(spec.name, str(spec.settings.get("dataset", "")),
+                                   " ".join(str(exc).split())))
+            continue
         if job is not None:
             out.append(job)
         errors += found
+    if missing and (skipped is None or not (out or errors)):
+        errors += [f"{spec_where(specs, m.job)}: job {m.job}: {m.reason}" for m in missing]
+    elif missing:
+        skipped += missing
     if errors:
         head = f"{len(errors)} error(s) in the campaign:" if len(errors) > 1 else ""
         raise ConfigError((head + "\n  " + "\n  ".join(errors)) if head else errors[0])
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Skipped:
+    """A job left out because this machine lacks its dataset: ``reason`` says how to get it."""
+
+    job: str
+    dataset: str
+    reason: str
+
+
+def skipped_lines(skipped: list[Skipped]) -> list[str]:
+    """One line per missing dataset (not per job): its jobs and how to get the data."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for s in skipped:
+        by_reason.setdefault((s.dataset, s.reason), []).append(s.job)
+    return [f"skipped {len(jobs)} job(s) of dataset {dataset or '?'} ({', '.join(jobs)}): "
+            f"it is not on this machine: {reason}"
+            for (dataset, reason), jobs in by_reason.items()]
+
+
+def spec_where(specs: list[JobSpec], name: str) -> str:
+    return next((s.where for s in specs if s.name == name), "?")
 
 
 @dataclasses.dataclass

@@ -40,9 +40,13 @@ def load_jobs(path: Path | str, only: list[str] | None = None,
               chunk_sizes: dict[str, int] | None = None,
               dry_run: bool = False) -> tuple[dict, list]:
     """The campaign's header and its validated jobs (all errors at once); ``dry_run``: jobs
-    of plugin generators as :class:`~raudit.campaign.plan.PluginPlan` (nothing imported or run)."""
+    of plugin generators as :class:`~raudit.campaign.plan.PluginPlan` (nothing imported or run).
+    Jobs whose dataset this machine lacks are left out and listed in ``header["skipped"]``
+    (:class:`~raudit.campaign.plan.Skipped`)."""
     header, specs = cf.load(path)
-    return header, pl.build_all(cf.select(specs, only), chunk_sizes, dry_run)
+    skipped: list[pl.Skipped] = []
+    jobs = pl.build_all(cf.select(specs, only), chunk_sizes, dry_run, skipped=skipped)
+    return {**header, "skipped": skipped}, jobs
 
 
 def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = EngineConfig(),
@@ -62,6 +66,8 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
                           "(or network-mounted) folder and copy it, e.g. `aws s3 sync`")
     out = Path(out)
     header, jobs = load_jobs(path, only)
+    for line in pl.skipped_lines(header["skipped"]):
+        notice(line)
     limits.check_jobs(jobs, engine)  # sizes this machine can hold, before --out
     for job in jobs:  # a job of another campaign's settings: refuse before any work
         if job.kind != "inspect":
@@ -161,6 +167,7 @@ def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[
     return {"name": header["name"], "out": str(out),
             "jobs": {j.name: results[j.name] for j in jobs},
             "failed_jobs": sorted(n for n, r in results.items() if r["status"] != "ok"),
+            "skipped_jobs": {m.job: m.reason for m in header.get("skipped", [])},
             "wall_s": stats.wall_s, "models_run": stats.units,
             "placement": stats.placement or "nothing to run (resumed)", "notes": stats.notes}
 

@@ -51,9 +51,13 @@ def campaign(
         header, jobs = load_jobs(config, only, dry_run=True)  # no plugin imported or run
         rows = dry_plan(jobs, engine)
         if as_json:
-            typer.echo(json.dumps({"name": header["name"], "jobs": rows}, indent=2))
+            typer.echo(json.dumps({"name": header["name"], "jobs": rows,
+                                   "skipped_jobs": {m.job: m.reason for m in header["skipped"]}},
+                                  indent=2))
         else:
             title, cells, notes = plan_view(header, rows, engine)
+            from raudit.campaign.plan import skipped_lines
+            notes = [*skipped_lines(header["skipped"]), *notes]
             tables.show(PLAN_COLUMNS, cells, title=title, notes=notes,
                         right=PLAN_COLUMNS[4:])
         return
@@ -119,5 +123,8 @@ def _show(r: dict) -> None:
             res = "see " + str(Path(r["out"]) / "inspect" / f"job={name}")
         t.add_row(name, j["kind"], j["status"], res)
     Console().print(t)
+    if r.get("skipped_jobs"):
+        Console().print(f"{len(r['skipped_jobs'])} job(s) skipped (dataset not on this machine): "
+                        + ", ".join(r["skipped_jobs"]))
     Console().print(f"{r['models_run']:,} models trained in {r['wall_s']:.1f} s on "
                     f"{r['placement']}" + "".join(f"; {n}" for n in r["notes"]))

@@ -28,14 +28,14 @@ from raudit.data.cache import (ACCEPTED, ALLOW_UNPINNED, CHUNK, accepted, allow_
                                cache_dir, locate, verify)
 from raudit.data.install import store
 from raudit.data.sources import DataFile
-from raudit.errors import ChecksumError, DataError
+from raudit.errors import ChecksumError, DataError, DataUnavailable
 
 log = logging.getLogger(__name__)
 
 
 def _unpinned_refused(file: DataFile, dataset: str) -> DataError:
     name = f" --name {dataset}" if dataset else ""
-    return ChecksumError(
+    return DataUnavailable(
         f"{file.relpath} has no pinned sha256, so raudit cannot verify a download of it; "
         f"set {ALLOW_UNPINNED}=1 (or run `raudit --allow-unpinned ...`) to accept the "
         f"download (its sha256 is then recorded in {cache_dir() / ACCEPTED} and checked on "
@@ -72,7 +72,7 @@ def _download_group(urls: tuple[str, ...], group: list[DataFile], dataset: str) 
     """Download one URL (first that works) and store every file of ``group`` from it."""
     first = group[0]
     if not urls:
-        raise DataError(f"{first.relpath} is not on this machine and has no download URL; "
+        raise DataUnavailable(f"{first.relpath} is not on this machine and has no download URL; "
                         + _how_to_get(first, dataset))
     for f in group:  # decided before a byte is downloaded
         if not f.pinned and f.relpath not in accepted() and not allow_unpinned():
@@ -102,7 +102,7 @@ def _download_group(urls: tuple[str, ...], group: list[DataFile], dataset: str) 
             return
     if mismatch is not None:
         raise mismatch
-    raise DataError(f"cannot download {first.relpath} ({'; '.join(errors)}); "
+    raise DataUnavailable(f"cannot download {first.relpath} ({'; '.join(errors)}); "
                     + _how_to_get(first, dataset))
 
 

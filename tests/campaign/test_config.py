@@ -162,3 +162,55 @@ def test_every_error_of_one_job_at_once(tmp_path):
     assert lines[0] == "3 error(s) in the campaign:"
     keys = sorted(ln.split("key ")[1].split(":")[0] for ln in lines[1:])
     assert keys == ["'colour'", "'epsilon'", "'shadow_models'"]
+
+
+def _no_local_data(tmp_path, monkeypatch):
+    """A machine without the credit files: empty data dir and cache, unpinned not allowed."""
+    monkeypatch.setenv("RAUDIT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED", raising=False)
+    (tmp_path / "data").mkdir()
+    rows = [f"{i % 7},{(i * 3) % 11},{i % 2}" for i in range(80)]
+    (tmp_path / "small.csv").write_text("a,b,label\n" + "\n".join(rows) + "\n")
+
+
+UNAVAILABLE = """\
+    name: u
+    defaults: {kind: utility, fits: 2, samples: 1, classifiers: [lr]}
+    jobs:
+      - name: u-{impl}-{dataset}
+        grid: {impl: [paper, original], dataset: [small.csv, credit]}
+    """
+
+
+def test_jobs_of_a_dataset_this_machine_lacks_are_skipped_in_one_line(tmp_path, monkeypatch):
+    _no_local_data(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    _, specs = cf.load(_write(tmp_path, UNAVAILABLE))
+    skipped: list[pl.Skipped] = []
+    jobs = pl.build_all(specs, skipped=skipped)
+    assert [j.name for j in jobs] == ["u-paper-small.csv", "u-original-small.csv"]
+    assert [s.job for s in skipped] == ["u-paper-credit", "u-original-credit"]
+    (line,) = pl.skipped_lines(skipped)  # one line per dataset, not per job
+    assert line.startswith("skipped 2 job(s) of dataset credit (u-paper-credit, u-original-credit)")
+    assert "raudit datasets import" in line and "\n" not in line
+
+
+def test_a_missing_dataset_is_an_error_without_a_skip_list_or_when_nothing_is_left(
+        tmp_path, monkeypatch):
+    _no_local_data(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    _, specs = cf.load(_write(tmp_path, UNAVAILABLE))
+    with pytest.raises(ConfigError, match=r"c.yaml:4: job u-paper-credit: .*no pinned sha256"):
+        pl.build_all(specs)
+    only_credit = [s for s in specs if s.name.endswith("credit")]
+    with pytest.raises(ConfigError, match="2 error"):
+        pl.build_all(only_credit, skipped=[])
+
+
+def test_a_job_with_a_bad_key_is_an_error_even_if_its_data_is_missing(tmp_path, monkeypatch):
+    _no_local_data(tmp_path, monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    _, specs = cf.load(_write(tmp_path, UNAVAILABLE.replace("samples: 1", "samples: 0")))
+    with pytest.raises(ConfigError, match="samples"):
+        pl.build_all(specs, skipped=[])

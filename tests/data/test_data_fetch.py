@@ -15,7 +15,7 @@ from raudit import data
 from raudit.data import cache, fetch
 from raudit.data.registry import DATASETS
 from raudit.data.sources import DataFile
-from raudit.errors import ChecksumError, DataError, UnknownNameError
+from raudit.errors import ChecksumError, DataError, DataUnavailable, UnknownNameError
 
 CONTENT = b"a,b,label\n1,2,0\n3,4,1\n"
 
@@ -152,7 +152,7 @@ def test_unpinned_download_is_refused_without_the_flag(tmp_path, monkeypatch):
     f = DataFile("credit_card/creditcard.csv", None, (src.as_uri(),))
     seen = []
     monkeypatch.setattr(fetch, "_download", lambda url, dest: seen.append(url))
-    with pytest.raises(ChecksumError, match="no pinned sha256.*RAUDIT_ALLOW_UNPINNED=1"):
+    with pytest.raises(DataUnavailable, match="no pinned sha256.*RAUDIT_ALLOW_UNPINNED=1"):
         fetch.fetch([f], dataset="credit")
     assert seen == [] and not cache.cache_dir().exists()  # refused before downloading
 
