@@ -80,7 +80,7 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     # calibration lookups, the jobs' probes and planning run here (as `raudit audit` does);
     # not when every job already has rows (a resume may have nothing left to train).
     with prestart(engine) if _has_fresh_job(jobs, out) else contextlib.nullcontext():
-        plan = _say_estimate(jobs, engine, notice) if estimate else None
+        plan = _say_estimate(jobs, engine, notice, out) if estimate else None
         root = ResultStore(out, notice=notice)
         with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
             root.ensure_manifest({"kind": "campaign", "name": header["name"]})
@@ -103,17 +103,34 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
           "more workers (--workers, or a cluster via RAY_ADDRESS)"]
 
 
-def _say_estimate(jobs, engine: EngineConfig, notice) -> list[dict]:
+def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
-        rows = plan_table(jobs, engine)
+        rows = [_resumed(row, job, out) for row, job in zip(plan_table(jobs, engine), jobs)]
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
         return []
     notice(total_line(rows, engine.planned_workers(), SHRINK))
     return rows
+
+
+def _resumed(row: dict, job, out: Path) -> dict:
+    """``row`` (a job's planned work) less what ``out`` already holds of it: a resumed
+    campaign's estimate is of the work left, not of the whole file. Audit jobs count their
+    stored models (selection pool included); other kinds are planned whole."""
+    planned = job.planned_models() if job.kind == "audit" else 0
+    if not planned:
+        return row
+    done = len(ResultStore(out, partition=job.partition).done_ids())
+    if job.game.target == "auto":
+        done += len(ResultStore(out / "target-selection", partition=job.partition).done_ids())
+    left = max(0.0, 1.0 - done / planned)
+    if left == 1.0:
+        return row
+    return {**row, "models": round(row["models"] * left), "wall_s": row["wall_s"] * left,
+            "model_iterations": round(row["model_iterations"] * left), "done": done}
 
 
 def _refresh(plan: list[dict], engine: EngineConfig, notice):
@@ -131,10 +148,14 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
         units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         pace = row["wall_s"] * engine.planned_workers() / row["models"]  # planned s per model
         if units and per_unit > 0:
-            total = sum(r["wall_s"] for r in planned.values()) * per_unit / pace
+            # One chunk tells this job's pace, not the others' (generators differ by 100x in
+            # per-model cost): only its own time is rescaled.
+            others = sum(r["wall_s"] for n, r in planned.items() if n != job.name)
+            total = others + row["wall_s"] * per_unit / pace
             notice(f"refreshed estimate: the first chunk ({job.name}, {units} model(s)) ran at "
-                   f"{per_unit / pace:.2f}x the planned time per model: the campaign should take "
-                   f"about {duration(total)} in all")
+                   f"{per_unit / pace:.2f}x its planned time per model: the campaign should "
+                   f"take about {duration(total)} more (that job rescaled, the others as "
+                   "planned)")
     return on_first
 
 

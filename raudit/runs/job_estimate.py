@@ -192,8 +192,11 @@ def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
     swept = any(len(set(r.get("iterations_range", ()))) > 1 for r in runs)
     its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1 and not swept
            else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
-    text = (f"estimate: about {ge}{cb_duration(total)} in all ({len(runs)} job(s), "
-            f"{models:,} {unit}, {its}) on {workers} worker(s); {how}")
+    resumed = any(r.get("done") for r in runs)  # rows already less the stored models
+    text = (f"estimate: about {ge}{cb_duration(total)} "
+            f"{'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
+            f"{models:,} {unit}{' to go' if resumed else ''}, {its}) on {workers} worker(s); "
+            f"{how}")
     if any(r["kind"] == "utility" for r in runs):
         text += "; utility counts training only (not the classifiers)"
     if total > LONG_S and shrink:

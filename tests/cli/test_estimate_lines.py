@@ -49,6 +49,20 @@ def test_campaign_first_line_is_the_total(tmp_path):
     assert "refreshed estimate: the first chunk (wc, 5 model(s))" in r.stderr
 
 
+def test_a_resumed_campaign_estimates_the_work_left(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: est\ndefaults: {impl: paper, attack: querybased, shadow_models: 5, "
+                   "max_iter: 3, chunk_size: 5}\njobs:\n  - name: a\n  - name: b\n    seed: 1\n")
+    out = ["campaign", str(cfg), "--backend", "local", "--out", str(tmp_path / "c")]
+    assert runner.invoke(app, [*out, "--only", "a"]).exit_code == 0
+    r = runner.invoke(app, out)
+    assert r.exit_code == 0, r.output
+    first = r.stderr.splitlines()[0]  # job a is stored: only b's 10 models are left
+    assert " left after resuming (2 job(s), 10 models to go, " in first, first
+    refresh = next(x for x in r.stderr.splitlines() if "refreshed estimate" in x)
+    assert "(b, 5 model(s))" in refresh and "the others as planned" in refresh
+
+
 def _row(kind: str, wall_s: float) -> dict:
     return {"job": "j", "kind": kind, "models": 10, "iterations_per_model": 5,
             "model_iterations": 50, "lower_bound": False, "wall_s": wall_s, "rate": "cached"}
