@@ -29,6 +29,7 @@ import torch  # noqa: E402
 torch.set_num_threads(1)
 
 import pytest  # noqa: E402
+from xdist_wind_down import pytest_sessionfinish  # noqa: E402,F401 - a hook: see its module
 
 
 # -------------------------------------------- xdist workers, one of them for the Ray tests

@@ -104,6 +104,7 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
 
 
 def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
+    from raudit.runs.costs import startup_s
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
@@ -112,7 +113,7 @@ def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
         return []
-    notice(total_line(rows, engine.planned_workers(), SHRINK))
+    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_s(engine)))
     return rows
 
 
@@ -135,17 +136,24 @@ def _resumed(row: dict, job, out: Path) -> dict:
 
 def _refresh(plan: list[dict], engine: EngineConfig, notice):
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
-    how the first chunk's work per model compared with its own job's planned pace."""
+    how the first chunk's work per model compared with its own job's planned pace. It also
+    keeps the start-up (the time to the first chunk, less that chunk's own work) for the
+    next estimate's start-up term, as a single audit does."""
+    import time
+
     from raudit.audit.guard import duration, shadow_work
+    from raudit.runs.costs import observe_startup
     from raudit.runs.utility_job import utility_work
 
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
+    t0 = time.perf_counter()
 
     def on_first(job, rows) -> None:
+        units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
+        observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
         if not row or not row["models"] or not row["wall_s"]:
             return
-        units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         pace = row["wall_s"] * engine.planned_workers() / row["models"]  # planned s per model
         if units and per_unit > 0:
             # One chunk tells this job's pace, not the others' (generators differ by 100x in

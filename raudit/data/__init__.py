@@ -13,9 +13,10 @@ from raudit.data.dataset import ColumnMeta, Dataset, infer_columns
 from raudit.data.registry import (clear_cache, import_file, info, load, names, require_binary,
                                   source)
 from raudit.data.sources import DataFile, Source
+from raudit.data.userfile import categories_file, decode
 
 __all__ = [
-    "ColumnMeta", "DataFile", "Dataset", "Source", "cache_dir", "clear_cache",
-    "data_dir", "import_file", "infer_columns", "info", "load", "names", "require_binary",
+    "ColumnMeta", "DataFile", "Dataset", "Source", "cache_dir", "categories_file", "clear_cache",
+    "data_dir", "decode", "import_file", "infer_columns", "info", "load", "names", "require_binary",
     "source",
 ]

@@ -7,9 +7,18 @@ Rules, so that a table means one thing wherever it is loaded:
   value as the positive class 1 (numbers numerically, strings in sort order), so
   0/1 -> 1, False/True -> True, "no"/"yes" -> "yes". ``notes["positive_class"]``
   records which value that was.
-- Booleans become 0/1. Text or categorical feature columns become integer codes
-  0..k-1 in sorted order of their values, with kind "categorical";
+- Booleans become 0/1. A text (or categorical) feature column needs its categories
+  declared, never read off the records (DP needs the domain public: the set of values a
+  column holds is itself information about them): a JSON file beside the table, named
+  ``<name>.categories.json`` for ``<name>.csv`` (or ``.csv.gz``, ``.parquet``), maps each
+  such column to its list of values, ``{"city": ["Paris", "Lyon", "Nice"]}``. A column
+  listed there becomes the integer codes 0..k-1 in the listed order, kind "categorical"
+  with public bounds [0, k-1]; a value outside its list, a listed column the table lacks
+  and a text column left out are refused, each with the way out.
   ``notes["categories"][col]`` lists the values in code order.
+- :func:`decode` turns a synthetic table back into the file's values: the codes into
+  their categories (rounded and clipped to the domain, for generators that treat them as
+  numbers) and the label's 0/1 into its two values (``notes["label_values"]``).
 - Missing values and date/time columns are refused: fill or drop them first.
 - Bounds are read off the records (``"data"``) unless ``bounds`` names a JSON
   (``{"col": [lo, hi]}``) or CSV (``column,lower,upper``) file; the columns it
@@ -97,7 +106,40 @@ def _binary_label(y: pd.Series, path: Path) -> tuple[pd.Series, object]:
     return (y == positive).astype("int64"), positive
 
 
-def _encode(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, list]]:
+def categories_file(path: Path) -> Path:
+    """Where a table's declared categories live: ``<name>.categories.json`` beside it."""
+    return path.with_name(path.name.split(".")[0] + ".categories.json")
+
+
+def read_categories(path: Path) -> dict[str, list]:
+    """The declared categories beside table ``path`` ({} where there is no such file)."""
+    where = categories_file(path)
+    if not where.is_file():
+        return {}
+    try:
+        raw = json.loads(where.read_text())
+    except ValueError as exc:
+        raise DataError(f"cannot read {where}: {exc}") from exc
+    ok = isinstance(raw, dict) and all(
+        isinstance(v, list) and v and all(isinstance(x, (str, int, float)) and not
+                                          isinstance(x, bool) for x in v) for v in raw.values())
+    if not ok:
+        raise DataError(f"{where}: expected a JSON object of non-empty lists of values, "
+                        '{"column": ["value", ...]}')
+    repeated = {k: v for k, v in raw.items() if len(set(v)) < len(v)}
+    if repeated:
+        raise DataError(f"{where}: column {next(iter(repeated))!r} lists a value twice")
+    return {str(k): list(v) for k, v in raw.items()}
+
+
+def _how_to_declare(path: Path, name: str) -> str:
+    return (f"{path}: column {name!r} holds text; declare its categories (public, never read "
+            f"from the records) in {categories_file(path)}, e.g. "
+            f'{{"{name}": ["value 1", "value 2", ...]}} with every value it may take')
+
+
+def _encode(df: pd.DataFrame, path: Path,
+            declared: dict[str, list]) -> tuple[pd.DataFrame, dict[str, list]]:
     out, categories = {}, {}
     for name in df.columns:
         col = df[name]
@@ -109,17 +151,23 @@ def _encode(df: pd.DataFrame, path: Path) -> tuple[pd.DataFrame, dict[str, list]
             if infinite:
                 raise DataError(f"{path}: column {name!r} has {infinite} infinite value(s); "
                                 "replace or drop them first")
-        if pd.api.types.is_bool_dtype(col):
+        if name in declared:
+            values = declared[name]
+            codes = {v: i for i, v in enumerate(values)}
+            outside = [v for v in pd.unique(col) if v not in codes]
+            if outside:
+                raise DataError(f"{path}: column {name!r} holds {_plain(outside[0])!r}, not one "
+                                f"of its categories in {categories_file(path)}; add it there")
+            out[name] = col.map(codes).astype("int64")
+            categories[name] = [_plain(v) for v in values]
+        elif pd.api.types.is_bool_dtype(col):
             out[name] = col.astype("int64")
         elif pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_timedelta64_dtype(col):
             raise DataError(f"{path}: column {name!r} holds dates/times; convert it to numbers first")
         elif pd.api.types.is_numeric_dtype(col):
             out[name] = col
         else:
-            values = sorted(pd.unique(col), key=str)
-            codes = {v: i for i, v in enumerate(values)}
-            out[name] = col.map(codes).astype("int64")
-            categories[name] = [_plain(v) for v in values]
+            raise DataError(_how_to_declare(path, name))
     return pd.DataFrame(out, index=df.index), categories
 
 
@@ -176,7 +224,8 @@ def _public(columns: tuple[ColumnMeta, ...], frame: pd.DataFrame,
 
 
 @lru_cache(maxsize=8)
-def _table(path: str, stamp: tuple, label: str | None, bounds: str | None, bounds_stamp: tuple):
+def _table(path: str, stamp: tuple, label: str | None, bounds: str | None, bounds_stamp: tuple,
+           categories_stamp: tuple):
     p = Path(path)
     df = _read(p)
     name = label if label is not None else df.columns[-1]
@@ -188,12 +237,23 @@ def _table(path: str, stamp: tuple, label: str | None, bounds: str | None, bound
     if df[name].isna().any():
         raise DataError(f"{p}: label {name!r} has missing values; drop those rows first")
     y, positive = _binary_label(df[name], p)
-    features, categories = _encode(df.drop(columns=[name]), p)
+    declared = read_categories(p)
+    if name in declared:
+        raise DataError(f"{categories_file(p)} lists the label {name!r}: a label's classes are "
+                        "its two values (the larger one positive); leave it out")
+    unknown = sorted(set(declared) - set(df.columns))
+    if unknown:
+        raise DataError(f"{categories_file(p)} lists columns the table lacks: {unknown}")
+    features, categories = _encode(df.drop(columns=[name]), p, declared)
     frame = features.assign(**{name: y})
-    cleaned = Cleaned(frame, notes={"positive_class": _plain(positive), "categories": categories})
+    negative = next(v for v in pd.unique(df[name]) if v != positive)
+    cleaned = Cleaned(frame, notes={"positive_class": _plain(positive), "categories": categories,
+                                    "label_values": [_plain(negative), _plain(positive)]})
     columns = columns_of(cleaned)
-    columns = tuple(replace(c, kind="categorical", categories=tuple(float(i) for i in
-                    range(len(categories[c.name])))) if c.name in categories else c for c in columns)
+    columns = tuple(replace(c, kind="categorical", lower=0.0,
+                            upper=float(len(categories[c.name]) - 1), bounds="public",
+                            categories=tuple(float(i) for i in range(len(categories[c.name]))))
+                    if c.name in categories else c for c in columns)
     if bounds is not None:
         columns = _public(columns, frame, read_bounds(bounds), str(p))
     return cleaned, columns
@@ -211,8 +271,26 @@ def load_file(path: str | Path, *, label: str | None = None, bounds: str | Path 
     b = Path(bounds).expanduser().resolve() if bounds is not None else None
     if b is not None and not b.is_file():
         raise DataError(f"no such bounds file: {b}")
-    cleaned, columns = _table(str(p), _stat(p), label, str(b) if b else None, _stat(b) if b else ())
+    cats = categories_file(p)
+    cleaned, columns = _table(str(p), _stat(p), label, str(b) if b else None, _stat(b) if b else (),
+                              _stat(cats) if cats.is_file() else ())
     return make_dataset(p.name.split(".")[0], cleaned, columns, seed=seed, source=str(p))
+
+
+def decode(synthetic: pd.DataFrame, notes: dict) -> pd.DataFrame:
+    """A synthetic table of a user's file in the file's own values (see the module): each
+    categorical column's codes as its categories, the label's 0/1 as its two values.
+    A table without such notes (a registered dataset's) is returned as it is."""
+    out = synthetic.copy()
+    for name, values in (notes.get("categories") or {}).items():
+        if name in out.columns:
+            codes = np.clip(np.rint(out[name].to_numpy(dtype=float)), 0, len(values) - 1)
+            out[name] = [values[int(c)] for c in codes]
+    label_values = notes.get("label_values")
+    if label_values and len(out.columns):
+        label = out.columns[-1]
+        out[label] = [label_values[int(v >= 0.5)] for v in out[label].to_numpy(dtype=float)]
+    return out
 
 
 def clear_cache() -> None:

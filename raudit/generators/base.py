@@ -70,8 +70,10 @@ def check_table(data: pd.DataFrame, *, allow_nan: bool = False) -> None:
     # as much as 20 iterations of training for an audit chunk
     non_numeric = [c for c, t in data.dtypes.items() if not pd.api.types.is_numeric_dtype(t)]
     if non_numeric:
-        raise DataError(f"non-numeric columns {non_numeric[:5]}; encode them first "
-                        "(`raudit datasets import` does it for CSV files)")
+        raise DataError(f"non-numeric columns {non_numeric[:5]}; encode them as numbers first "
+                        "(a CSV or Parquet file given as --dataset FILE is encoded for you, its "
+                        "text columns' categories declared in FILE's .categories.json: "
+                        "docs/datasets.md)")
     if not allow_nan and np.isnan(data.to_numpy(dtype=float)).any():
         cols = data.columns[data.isna().any()].tolist()
         raise DataError(f"NaN values in columns {cols[:5]}; this generator cannot take missing "

@@ -20,11 +20,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +63,15 @@ class _Tail(threading.Thread):
 
     def text(self) -> str:
         return self.kept.decode("utf-8", errors="replace")
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its child processes that have ended and been
+    waited for (an ``exec:`` plugin's program, run by :func:`run`). A fit's cost is both:
+    ``time.process_time`` alone counts only this process, so an ``exec:`` audit whose
+    program did the training was estimated at 21 s and took 3 min 58 s. Take differences."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _kill_group(pgid: int) -> None:

@@ -175,12 +175,16 @@ def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bo
     return est, any(p[1] for p in points)
 
 
-def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
+def total_line(rows: list[dict], workers: int, shrink: list[str],
+               startup_s: float | None = 0.0) -> str:
     """The one line said before the jobs of ``rows`` (:func:`plan_table`) train: their
     total, where the rates came from, and past 15 min the flags (``shrink``) that make
-    the run smaller."""
+    the run smaller. ``startup_s``: starting Ray and its actors
+    (:func:`raudit.runs.costs.startup_s`; None: not measured on this machine yet, and the
+    line says so), part of the total: a tiny campaign said "about at most 1 s" and took
+    43 s, most of it start-up."""
     runs = [r for r in rows if r["kind"] != "inspect"]
-    total = sum(r["wall_s"] for r in runs)
+    total = sum(r["wall_s"] for r in runs) + (startup_s or 0.0)
     ge = (">= " if any(r["lower_bound"] for r in runs) else
           "at most " if any(r.get("at_most") for r in runs) else "")
     models = sum(r["models"] for r in runs)
@@ -192,11 +196,14 @@ def total_line(rows: list[dict], workers: int, shrink: list[str]) -> str:
     swept = any(len(set(r.get("iterations_range", ()))) > 1 for r in runs)
     its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1 and not swept
            else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
+    start = ("" if startup_s is not None and startup_s < 1 else
+             ", start-up not measured yet" if startup_s is None else
+             f", start-up {cb_duration(startup_s)}")
     resumed = any(r.get("done") for r in runs)  # rows already less the stored models
-    text = (f"estimate: about {ge}{cb_duration(total)} "
-            f"{'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
-            f"{models:,} {unit}{' to go' if resumed else ''}, {its}) on {workers} worker(s); "
-            f"{how}")
+    text = (f"estimate: about {ge}{cb_duration(total)}{' + start-up' if startup_s is None else ''}"
+            f" {'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
+            f"{models:,} {unit}{' to go' if resumed else ''}, {its}{start}) on {workers} "
+            f"worker(s); {how}")
     if any(r["kind"] == "utility" for r in runs):
         text += "; utility counts training only (not the classifiers)"
     if total > LONG_S and shrink:

@@ -120,7 +120,8 @@ def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
         else:
             gen.fit(ds.train, epsilon=s.epsilon, delta=delta, seed=fit_seed, columns=ds.columns,
                     observer=sink)
-    synth = gen.sample(s.rows or len(ds.train), seed=sample_seed)
+    # a user file's synthetic rows in its own values (categories, the label's two values)
+    synth = data.decode(gen.sample(s.rows or len(ds.train), seed=sample_seed), ds.notes)
     wall = time.perf_counter() - t0
     d = gen.summary()
     summary = {
@@ -131,11 +132,12 @@ def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
         "wall_s": round(wall, 3), "rows": len(synth), "columns": list(synth.columns),
         "options": {**kwargs, "parallel": s.parallel}, "details": d, "raudit": __version__,
         "synthetic": f"synthetic.{s.fmt}", "events": "events.parquet" if s.events else None,
+        "categories": "categories.json" if "label_values" in ds.notes else None,
     }
     if sink is not None:
         out.mkdir(parents=True, exist_ok=True)
         sink.write(out / "events.parquet")
-    _write_outputs(out, synth, summary, s.fmt)
+    _write_outputs(out, synth, summary, s.fmt, _mapping(ds))
     warnings = [str(d["no_step"])] if d.get("no_step") else []  # 0 iterations, with its why
     warnings += training_notes(summary["iterations"], summary["eps_hat"], s.epsilon,
                                steps_expected=bool(total) and not d.get("no_step"),
@@ -151,11 +153,29 @@ def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:
     return getattr(hp, "max_iter", None) or getattr(hp, "iterations", None)
 
 
-def _write_outputs(out: Path, synth, summary: dict, fmt: str) -> None:
+def _mapping(ds) -> dict | None:
+    """How a user file's values were coded for training, and so decoded in the synthetic
+    table (None for a registered dataset): each categorical column's values in code order,
+    where they were declared, and the label's 0 and 1."""
+    if "label_values" not in ds.notes:
+        return None
+    from raudit.data import categories_file
+
+    declared = categories_file(Path(ds.source)) if ds.notes.get("categories") else None
+    negative, positive = ds.notes["label_values"]
+    return {"columns": ds.notes.get("categories") or {},
+            "declared_in": str(declared) if declared else None,
+            "label": {"column": ds.label, "0": negative, "1": positive}}
+
+
+def _write_outputs(out: Path, synth, summary: dict, fmt: str, mapping: dict | None = None) -> None:
     """Each file lands whole (temp name, then rename); summary.json goes last."""
     from raudit.results.files import write_atomic
 
     out.mkdir(parents=True, exist_ok=True)
+    if mapping is not None:
+        coded = json.dumps(mapping, default=str, indent=2).encode()
+        write_atomic(out / "categories.json", lambda fh: fh.write(coded))
     if fmt == "parquet":
         write_atomic(out / "synthetic.parquet", lambda fh: synth.to_parquet(fh, index=False))
     else:

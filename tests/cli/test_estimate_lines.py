@@ -326,3 +326,56 @@ def test_a_utility_job_of_fixed_at_its_defaults_is_counted_at_its_plan(tmp_path,
                           "classifiers: [lr], epsilons: [1.0, 10.0]", "")
     assert (job["iterations_per_model"], job["model_iterations"]) == (100, 400)
     assert not job["at_most"]
+
+
+# -- issue 48 item 5: the clock of an exec: plugin, the start-up of a campaign ------------
+
+_BURN = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+         "print(time.process_time())")
+
+
+def test_costs_count_the_cpu_of_an_exec_plugins_program(tmp_path):
+    """An exec: plugin trains in its own process: the measured cost counts that process's
+    CPU (time.process_time alone counted ~0 of a program's 3 min 58 s)."""
+    import subprocess
+    import sys
+
+    from raudit.generators import plugin_process
+
+    said = {}
+
+    def program():
+        done = subprocess.run([sys.executable, "-c", _BURN], capture_output=True, text=True,
+                              check=True)
+        said["cpu"] = float(done.stdout)
+
+    _, cpu = cs._cpu(program)
+    assert said["cpu"] >= 0.3 and cpu >= said["cpu"]  # the child's own count, at least
+    c0 = plugin_process.cpu_seconds()  # the exec: runner's process group, waited for
+    plugin_process.run([sys.executable, "-c", _BURN], cwd=tmp_path, env={}, timeout_s=120)
+    assert plugin_process.cpu_seconds() - c0 >= 0.3
+
+
+def test_the_total_counts_the_start_up_or_says_it_is_not_measured():
+    capped = {**_row("audit", 0.4), "at_most": True}
+    text = total_line([capped], 2, [], startup_s=42.0)
+    assert text.startswith("estimate: about at most 42 s in all (") and "start-up 42 s" in text
+    unknown = total_line([capped], 2, [], startup_s=None)
+    assert unknown.startswith("estimate: about at most < 1 s + start-up in all (")
+    assert "start-up not measured yet" in unknown
+    in_process = total_line([_row("audit", 3.0)], 2, [], startup_s=0.0)
+    assert in_process.startswith("estimate: about 3 s in all (") and "start-up" not in in_process
+
+
+def test_a_campaign_keeps_its_start_up_for_the_next_estimate(monkeypatch):
+    import time
+
+    from raudit.campaign import run as campaign_run
+
+    kept, clock = [], iter([100.0, 130.0])
+    monkeypatch.setattr(cs, "observe_startup", lambda engine, s: kept.append(s))
+    monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    on_first = campaign_run._refresh([], LOCAL, lambda m: None)
+    on_first(type("Job", (), {"name": "wc", "kind": "audit"})(),
+             [{"shadow_index": i, "wall_s": 2.0} for i in range(5)])
+    assert kept == [pytest.approx(30.0 - 5 * 2.0)]  # 30 s to the first chunk, 10 s its work

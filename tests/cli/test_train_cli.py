@@ -114,3 +114,33 @@ def test_generators_name_lists_one_ports_options_with_values_and_defaults():
 def test_generators_unknown_name_is_a_usage_error():
     res = run("generators", "nope")
     assert res.exit_code == 2 and "nope" in res.output
+
+
+def _strcol(tmp_path):
+    f = tmp_path / "strcol.csv"
+    pd.DataFrame({"age": [30 + i % 40 for i in range(60)],
+                  "city": ["Paris", "Lyon", "Nice"] * 20,
+                  "label": ["no", "yes", "no"] * 20}).to_csv(f, index=False)
+    return f
+
+
+def test_a_text_column_needs_its_declared_categories(tmp_path):
+    """strcol.csv's `city` came out as floats (0.70, 1.05) with no mapping: now its domain
+    is declared, and without the declaration the run is refused before any work."""
+    f = _strcol(tmp_path)
+    res = run("train", "--impl", "paper", "--dataset", f, "--max-iter", 3, "--out", tmp_path / "r")
+    assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert "strcol.categories.json" in res.stderr and not (tmp_path / "r").exists()
+
+    (tmp_path / "strcol.categories.json").write_text('{"city": ["Paris", "Lyon", "Nice", "Lille"]}')
+    res = run("train", "--impl", "paper", "--dataset", f, "--max-iter", 3, "--format", "csv",
+              "--out", tmp_path / "r")
+    assert res.exit_code == 0, res.output
+    synth = pd.read_csv(tmp_path / "r" / "synthetic.csv")
+    assert set(synth.city) <= {"Paris", "Lyon", "Nice", "Lille"}
+    assert set(synth.label) <= {"no", "yes"}
+    coding = json.loads((tmp_path / "r" / "categories.json").read_text())
+    assert coding["columns"] == {"city": ["Paris", "Lyon", "Nice", "Lille"]}
+    assert coding["label"] == {"column": "label", "0": "no", "1": "yes"}
+    assert coding["declared_in"] == str((tmp_path / "strcol.categories.json").resolve())
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["categories"] == "categories.json"

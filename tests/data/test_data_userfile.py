@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -52,17 +53,58 @@ def test_parquet(tmp_path):
     assert ds.label == "y" and ds.train.shape == (32, 4)
 
 
-def test_text_columns_become_sorted_codes(tmp_path):
+def test_text_columns_become_codes_of_their_declared_categories(tmp_path):
+    """The domain comes from t.categories.json, in its order (a value the records never
+    hold, "purple", is still a category), never from the records."""
     path = tmp_path / "t.csv"
     df = table().assign(colour=["red", "blue", "green", "blue"] * 10, y=["yes", "no", "no", "no"] * 10)
     df.to_csv(path, index=False)
+    (tmp_path / "t.categories.json").write_text(
+        json.dumps({"colour": ["red", "green", "blue", "purple"]}))
     ds = data.load(path, label="y")
     assert ds.notes["positive_class"] == "yes" and ds.train.y.sum() + ds.test.y.sum() == 10
-    assert ds.notes["categories"]["colour"] == ["blue", "green", "red"]
+    assert ds.notes["categories"]["colour"] == ["red", "green", "blue", "purple"]
+    assert ds.notes["label_values"] == ["no", "yes"]
     full = pd.concat([ds.train, ds.test]).sort_index()
-    assert full.colour.tolist()[:4] == [2, 0, 1, 0]
+    assert full.colour.tolist()[:4] == [0, 2, 1, 2]
     meta = ds.meta["colour"]
-    assert (meta.kind, meta.categories, meta.bounds) == ("categorical", (0.0, 1.0, 2.0), "data")
+    assert (meta.kind, meta.categories, meta.bounds, meta.lower, meta.upper) == (
+        "categorical", (0.0, 1.0, 2.0, 3.0), "public", 0.0, 3.0)
+
+
+def test_a_text_column_without_declared_categories_is_refused(tmp_path):
+    path = tmp_path / "strcol.csv"
+    table().assign(city=["Paris", "Lyon"] * 20).to_csv(path, index=False)
+    with pytest.raises(DataError) as err:
+        data.load(path, label="y")
+    msg = str(err.value)
+    assert "\n" not in msg and "'city' holds text" in msg
+    assert str(tmp_path / "strcol.categories.json") in msg and '{"city": [' in msg
+
+
+@pytest.mark.parametrize("declared, needle", [
+    ({"city": ["Paris"]}, "holds 'Lyon', not one of its categories"),
+    ({"city": ["Paris", "Lyon"], "town": ["A"]}, "lists columns the table lacks: ['town']"),
+    ({"city": ["Paris", "Lyon"], "y": ["a", "b"]}, "lists the label 'y'"),
+    ({"city": []}, "non-empty lists"),
+    ({"city": ["Paris", "Paris", "Lyon"]}, "lists a value twice"),
+])
+def test_bad_declared_categories_are_refused(tmp_path, declared, needle):
+    path = tmp_path / "strcol.csv"
+    table().assign(city=["Paris", "Lyon"] * 20).to_csv(path, index=False)
+    (tmp_path / "strcol.categories.json").write_text(json.dumps(declared))
+    with pytest.raises(DataError, match=re.escape(needle)):
+        data.load(path, label="y")
+
+
+def test_decode_gives_back_the_files_values():
+    notes = {"categories": {"city": ["Paris", "Lyon", "Nice"]}, "label_values": ["no", "yes"]}
+    synth = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0], "city": [0.70, 1.05, -0.4, 7.0],
+                          "y": [0.0, 1.0, 1.0, 0.0]})
+    out = data.decode(synth, notes)
+    assert out.city.tolist() == ["Lyon", "Lyon", "Paris", "Nice"]  # rounded, clipped
+    assert out.y.tolist() == ["no", "yes", "yes", "no"] and out.age.tolist() == synth.age.tolist()
+    assert data.decode(synth, {}).equals(synth)  # a registered dataset's table: as it is
 
 
 def test_json_bounds_mark_columns_public(csv, tmp_path):
@@ -148,3 +190,15 @@ def test_a_continuous_last_column_names_plain_values_and_suggests_label(tmp_path
     assert "\n" not in line and "np.float64" not in line
     assert "label 'income' has 3 distinct value(s) (50782.9, 61000.5, 72000.25)" in line
     assert line.endswith("name the label column with --label COLUMN (default: the last column)")
+
+
+def test_a_text_column_handed_to_a_generator_gets_advice_that_holds():
+    """The advice was "`raudit datasets import` does it for CSV files", which that command
+    refuses ("matches no known dataset file by checksum"): it now names what does."""
+    from raudit.generators.base import check_table
+
+    df = pd.DataFrame({"city": ["Paris", "Lyon"] * 5, "y": [0, 1] * 5})
+    with pytest.raises(DataError) as err:
+        check_table(df)
+    msg = str(err.value)
+    assert "datasets import" not in msg and "--dataset FILE" in msg and ".categories.json" in msg
