@@ -40,6 +40,8 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
             from raudit.audit.whitebox import views as white_box_views
 
             views = white_box_views(game.impl)
+        else:  # an attack with views (ensemble) chooses among them on validation
+            views = attack_views(game.spec(), ds)
         result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta,
                             views=views)
     else:
@@ -63,6 +65,17 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
     values = estimates_of(result)
     append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
     return {**row, "estimates": values}
+
+
+def attack_views(game_spec: dict[str, Any], ds) -> dict[str, slice] | None:
+    """The column views of the game's attack for its context (None: the attack has none)."""
+    from raudit.attacks import get as get_attack
+    from raudit.audit.chunk import attack_context
+
+    attack = get_attack(game_spec["attack"])
+    if not attack.views or game_spec["features"] != attack.default_features:
+        return None
+    return attack.view_slices(attack_context(ds.train, game_spec, ds.test))
 
 
 def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:

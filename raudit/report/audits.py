@@ -96,16 +96,39 @@ def rebuild(shadow: pd.DataFrame, row) -> dict | str:
     if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
         return "some split has no finished shadow model of one world"
     view = row.get("feature_view")
-    if isinstance(view, str) and view:  # a white-box audit analysed the view it chose
-        from raudit.audit.whitebox import views
-
-        parts = {k: an.restrict(p, views(row["impl"])[view]) for k, p in parts.items()}
+    if isinstance(view, str) and view:  # the audit analysed the view it chose
+        slices = _views(row, df)
+        if isinstance(slices, str):
+            return slices
+        parts = {k: an.restrict(p, slices[view]) for k, p in parts.items()}
     seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
     flip = row.get("direction") == "inverted"
     out = {k: ((1.0 - s) if flip else s, y) for k, (s, y) in scored.items()}
     out["auc"] = float(roc_auc_score(scored["test"][1], scored["test"][0]))
     return out
+
+
+def _views(row, shadow: pd.DataFrame) -> dict[str, slice] | str:
+    """The feature views the audit of ``row`` chose among, or why they cannot be had: an
+    attack's views (ensemble) need its context, so its dataset must load here."""
+    if str(row.get("threat_model") or "") == "white-box":
+        from raudit.audit.whitebox import views
+
+        return views(row["impl"])
+    from raudit import data
+    from raudit.audit.chunk import attack_context
+    from raudit.audit.game import default_context, find_target
+    from raudit.attacks import get as get_attack
+
+    try:
+        ds = data.load(row["dataset"])
+        target = find_target(ds.train, shadow["target"].iloc[0], row["dataset"])
+        spec = {"target": target, "context": default_context(int(row["seed"]))}
+        slices = get_attack(row["attack"]).view_slices(attack_context(ds.train, spec, ds.test))
+    except Exception as exc:  # noqa: BLE001 - any failure is a reason shown in the report
+        return f"the views of attack {row['attack']!r} need its dataset here ({exc})"
+    return slices if slices is not None else f"attack {row['attack']!r} has no views"
 
 
 def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
