@@ -57,9 +57,10 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
     if "eps_anytime" in result:
         row["eps_anytime"] = float(result["eps_anytime"])
+    # the mechanism's eps_true first: the verdict says when the audit exceeds it
+    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["verdict"] = verdict(row)
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
-    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     values = estimates_of(result)
