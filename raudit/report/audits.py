@@ -26,8 +26,10 @@ from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.results.convert import number
 
+# models, models_ok and missing all count both worlds (the summary's shadow_models is per
+# world: 1000 beside models_ok 2000 read as twice as many models finished as were asked)
 HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
-        "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
+        "models", "models_ok", "missing", "auc", "tpr", "fpr"]
 MIDDLE = ["eps_max", "saturated", "eps_true", "tightness", "threat_model"]
 TAIL = ["mu_gdp", "synthetic_protocol", "seed"]
 
@@ -38,6 +40,13 @@ def columns() -> list[str]:
     Estimates table shows them capped and flagged)."""
     return (HEAD + [column_of(n) for n in bound_names()] + MIDDLE
             + [column_of(n) for n in estimate_names()] + TAIL)
+
+
+def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The audit summaries as shown: :func:`columns`, with ``models`` (both worlds, as
+    models_ok and missing count) in place of the per-world shadow_models."""
+    models = rows["shadow_models"] * 2 if "shadow_models" in rows else None
+    return rows.assign(models=models).reindex(columns=columns())
 
 
 def estimates_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -228,8 +237,9 @@ def section(res: Results, out: Path) -> Section | None:
         sec.add(Verdict(label(r), verdict(r.to_dict()) + (
             f" [{line}]" if isinstance(line, str) and line else ""),
                         number(r["eps_cp"]) > number(r["epsilon"])))
-    table = rows.reindex(columns=columns())
-    sec.add(Table("Audit summaries", table, "audits.csv", " ".join(
+    table = summary_table(rows)
+    sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
+        "count both worlds. " + " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
         + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "
         "attack would reach with these test models. Only the bounds (eps_cp, eps_curve) "
