@@ -7,8 +7,8 @@ population has there, so the score of the target is
 
 with p_syn a density fitted on the synthetic rows and p_ref one fitted on a reference
 sample of the population that is disjoint from the training data
-(:attr:`raudit.attacks.features.AttackContext.holdout`: the dataset's test split less
-any row equal to a training row). Both are scikit-learn Gaussian kernel density
+(``AttackContext.holdout`` of :mod:`raudit.attacks.features`: the dataset's test split
+less any row equal to a training row). Both are scikit-learn Gaussian kernel density
 estimates on the same standardized columns (the attacker's reference table's mean and
 standard deviation), each with Scott's bandwidth rule ``n ** (-1 / (d + 4))`` for its
 own row count. A kernel density estimate has no randomness, so the score is a
@@ -22,14 +22,9 @@ copy of its training data) the score is log p_syn(target) alone.
 
 from __future__ import annotations
 
-import functools
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from raudit.attacks.features import AttackContext
 
 
 def standardize(x: np.ndarray, center: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -50,23 +45,16 @@ def log_density(rows: np.ndarray, at: np.ndarray) -> float:
     return float(kde.score_samples(np.asarray(at, dtype=float)[None, :])[0])
 
 
-@functools.lru_cache(maxsize=256)  # contexts hash by identity (eq=False); an audit has one
-def reference_log_density(ctx: AttackContext) -> float:
-    """log p_ref(target): the reference sample's density at the target (0.0 without one,
-    so the score is log p_syn(target); see the module docstring)."""
-    if ctx.holdout is None or len(ctx.holdout) == 0:
+def reference_log_density(holdout: np.ndarray | None, target: np.ndarray) -> float:
+    """log p_ref(target) of the standardized ``holdout`` at the standardized ``target``
+    (0.0 without reference rows, so the score is log p_syn(target); module docstring)."""
+    if holdout is None or len(holdout) == 0:
         return 0.0
-    value = log_density(standardize(ctx.holdout, ctx.center, ctx.scale), _target(ctx))
+    value = log_density(holdout, target)
     return 0.0 if math.isnan(value) else value
 
 
-def _target(ctx: AttackContext) -> np.ndarray:
-    t = ctx.target.reindex(list(ctx.columns)).to_numpy(dtype=float)
-    return standardize(t, ctx.center, ctx.scale)
-
-
-def score(synthetic: np.ndarray, ctx: AttackContext) -> float:
-    """log p_syn(target) - log p_ref(target) of a synthetic table given as the (n, d)
-    array aligned to the context's columns; NaN when no synthetic row is complete."""
-    log_syn = log_density(standardize(synthetic, ctx.center, ctx.scale), _target(ctx))
-    return log_syn - reference_log_density(ctx)
+def score(synthetic: np.ndarray, target: np.ndarray, log_ref: float) -> float:
+    """log p_syn(target) - log p_ref(target), from the standardized synthetic rows (n, d),
+    the standardized target and log p_ref(target); NaN when no synthetic row is complete."""
+    return log_density(synthetic, target) - log_ref

@@ -18,6 +18,7 @@ Registry: :data:`FEATURE_SETS`, looked up with :func:`get`.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -200,12 +201,34 @@ def querybased(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
 def domias(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
     """One number: log p_syn(target) - log p_ref(target), the density-ratio score
     (:mod:`raudit.attacks.density`; DOMIAS, van Breugel et al. 2023)."""
-    if ctx.center is None or ctx.scale is None:
-        raise ConfigError("the density-ratio feature needs a context made by "
-                          "AttackContext.build")
     from raudit.attacks import density
 
-    return _finite([density.score(ctx.values(synth), ctx)])
+    center, scale = _space(ctx)
+    syn = density.standardize(ctx.values(synth), center, scale)
+    return _finite(np.array([density.score(syn, _standard_target(ctx), _log_ref(ctx))]))
+
+
+def _space(ctx: AttackContext) -> tuple[np.ndarray, np.ndarray]:
+    """(center, scale) of the density-ratio attack's standardization."""
+    if ctx.center is None or ctx.scale is None:
+        raise ConfigError("the density-ratio feature needs a context made by AttackContext.build")
+    return ctx.center, ctx.scale
+
+
+def _standard_target(ctx: AttackContext) -> np.ndarray:
+    from raudit.attacks import density
+
+    return density.standardize(ctx.target.reindex(list(ctx.columns)).to_numpy(dtype=float),
+                               *_space(ctx))
+
+
+@functools.lru_cache(maxsize=256)  # contexts hash by identity (eq=False); an audit has one
+def _log_ref(ctx: AttackContext) -> float:
+    """log p_ref(target): one number per context (the reference and target are fixed)."""
+    from raudit.attacks import density
+
+    holdout = None if ctx.holdout is None else density.standardize(ctx.holdout, *_space(ctx))
+    return density.reference_log_density(holdout, _standard_target(ctx))
 
 
 # The parts of the ensemble attack's feature set, in order: the default feature set of

@@ -187,7 +187,6 @@ def largest_chunk(req, selects: bool) -> int:
 def check_utility(req, engine: EngineConfig, ds=None, machine: Machine | None = None) -> None:
     """Refuse a utility run whose sizes this machine cannot hold."""
     from raudit import data
-    from raudit.attacks import get as get_attack
 
     machine = machine or Machine.here()
     actors = check_engine(engine, machine)
