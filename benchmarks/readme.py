@@ -114,12 +114,13 @@ class Sizes:
     m_gpu: int = 8192
     m_gpu_smartnoise: int = 2048
     m_gpu_campaign: int = 1024
+    white_box_models: int = 100  # shadow models per world of each white-box audit
 
 
 SMOKE = Sizes(m=2, m_smartnoise=2, m_gpate=2, iters=2, repeats=1, scale="0.005",
               shadow_models=4, scaling_iters=2, chunk=2, campaign="configs/quick-audit.yaml",
               extrapolate_m=2, cap=2, teachers=10, steps=1, released=1, m_gpu=8,
-              m_gpu_smartnoise=2, m_gpu_campaign=2)
+              m_gpu_smartnoise=2, m_gpu_campaign=2, white_box_models=5)
 
 
 def _throughput(impl: str, m: int, s: Sizes, *, step: bool = False, device: str = "cpu",
@@ -183,6 +184,11 @@ def figures(device: str = "cpu", smoke: bool = False) -> list[Figure]:
                 str(s.m_smartnoise)), _released_ratio, needs=("upstream",)),
         Figure("gpate-mnist-step", f"G-PATE MNIST step, {s.teachers:,} teachers (eps 1)", "CPU-s",
                gpate_steps, _match(r"\(median ([\d.]+)\)"), needs=("mnist",)),
+        Figure("white-box-gain", f"white-box minus black-box eps_cp on the same models, the "
+               f"least of paper, original, borealis and gan (querybased, worst case, "
+               f"{s.white_box_models} models per world)", "eps",
+               ("benchmarks/white_box.py", "--shadow-models", str(s.white_box_models)),
+               lambda out: float(_last_json(out)["min_gain"])),
     ]
 
 

@@ -55,6 +55,8 @@ def test_readers_parse_the_scripts_output():
         "k=3733 batch=64 teacher_batch=15: CPU s per step [27.03, 26.93] (median 26.98); ...") == 26.98
     estimate = json.dumps({"estimate_s": 90.0, "measured_total_s": 89.6}, indent=2)
     assert figs["advertised-audit"].read(estimate) == 89.6
+    white = "paper: black-box eps_cp 0.100 ...\n" + json.dumps({"rows": [], "min_gain": 0.25})
+    assert figs["white-box-gain"].read(white) == 0.25
     with pytest.raises(ValueError):
         figs["workers-1-to-2"].read("no such line")
 

@@ -40,7 +40,8 @@ def test_public_functions_keep_working_and_raise_unknown_names(lookup, kind):
 def test_public_name_lists_come_from_the_registries():
     assert generators.names() == generators.GENERATORS.names()
     assert data.names() == data.registry.DATASETS.names()
-    assert sorted(features.FEATURE_SETS) == ["corr", "ensemble", "hist", "naive", "querybased"]
+    assert sorted(features.FEATURE_SETS) == ["corr", "domias", "ensemble", "hist", "naive",
+                                             "querybased", "stacked"]
 
 
 def test_generator_registry_rejects_non_generators_and_duplicates():

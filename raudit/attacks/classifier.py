@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from raudit import classifiers
 from raudit.attacks import features as feature_sets
@@ -92,13 +93,18 @@ def score(model: RandomForestClassifier, X: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Attack:
     """A named attack: which feature sets it takes, which one it uses by default, and the
-    dataset an audit with this attack uses when none is given (the one place it is said)."""
+    dataset an audit with this attack uses when none is given (the one place it is said).
+
+    ``views``: (view name, feature set) pairs whose concatenation, in order, is the
+    default feature set; an audit chooses one view, or their union, on the validation
+    split (:func:`raudit.audit.analyse.choose_view`). Empty: the whole vector is used."""
 
     name: str
     default_features: str
     features: tuple[str, ...]
     description: str = ""
     default_dataset: str = "breast-cancer"
+    views: tuple[tuple[str, str], ...] = ()
 
     def feature_set(self, name: str | None = None) -> str:
         """Check ``name`` (default: ``default_features``) is allowed; return it."""
@@ -109,6 +115,20 @@ class Attack:
         feature_sets.get(chosen)  # registered, too
         return chosen
 
+    def view_slices(self, ctx: feature_sets.AttackContext) -> dict[str, slice] | None:
+        """{view: its columns of the feature vector, "union": all} for ``ctx`` (a feature
+        set's width depends only on the context), or None for an attack without views."""
+        if not self.views:
+            return None
+        empty = pd.DataFrame(columns=list(ctx.columns))
+        out, start = {}, 0
+        for view, part in self.views:
+            width = len(feature_sets.get(part)(empty, ctx))
+            out[view] = slice(start, start + width)
+            start += width
+        out["union"] = slice(None, None)
+        return out
+
 
 ATTACKS: Registry[Attack] = Registry("attack")
 ATTACKS.register("groundhog", Attack(
@@ -118,6 +138,15 @@ ATTACKS.register("querybased", Attack(
     "querybased", "querybased", ("querybased",),
     "Houssiau et al. 2022: counts of rows matching queries on the target",
     default_dataset="worst-case"))
+ATTACKS.register("domias", Attack(
+    "domias", "domias", ("domias",),
+    "van Breugel et al. 2023 (DOMIAS): synthetic over reference density at the target",
+    default_dataset="breast-cancer"))
+ATTACKS.register("ensemble", Attack(
+    "ensemble", "stacked", ("stacked",),
+    "the best of groundhog, querybased, domias and their union, chosen on validation",
+    default_dataset="breast-cancer",
+    views=tuple(zip(("groundhog", "querybased", "domias"), feature_sets.STACKED))))
 
 
 def get(name: str) -> Attack:

@@ -18,6 +18,7 @@ Registry: :data:`FEATURE_SETS`, looked up with :func:`get`.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,11 @@ class AttackContext:
 
     ``hist_levels[j]`` are the reference categories of column j when it has at
     most ``bins`` distinct values, else None (the column is binned over
-    ``[lower[j], upper[j]]``, the reference range).
+    ``[lower[j], upper[j]]``, the reference range). ``center`` and ``scale`` are the
+    reference's column means and standard deviations (1.0 where a column is constant):
+    the standardization of the density-ratio attack. ``holdout`` (rows aligned to
+    ``columns``) is a sample of the population disjoint from the training data, the
+    density-ratio attack's reference (:mod:`raudit.attacks.density`); empty without one.
     """
 
     target: pd.Series
@@ -51,16 +56,25 @@ class AttackContext:
     n_queries: int = 256
     max_points: int = 1024
     seed: int = 0
+    center: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    holdout: np.ndarray | None = None
 
     @classmethod
     def build(cls, reference: pd.DataFrame, target: pd.Series, *, bins: int = 5,
-              n_queries: int = 256, max_points: int = 1024, seed: int = 0) -> "AttackContext":
+              n_queries: int = 256, max_points: int = 1024, seed: int = 0,
+              holdout: pd.DataFrame | None = None, training: pd.DataFrame | None = None
+              ) -> "AttackContext":
         """The context for attacking ``target`` knowing ``reference`` (D_out).
 
         ``bins`` is both the histogram's bin count and the distinct-value threshold
         above which a column is binned (the study uses 5 for both); ``n_queries``,
         ``max_points`` and ``seed`` set the querybased plan (see
-        :mod:`raudit.attacks.queries`).
+        :mod:`raudit.attacks.queries`). ``holdout``: real rows the generator never trains
+        on (the dataset's test split); any of its rows equal to a row of ``training``
+        (default: ``reference`` and the target) is dropped, so the kept sample is disjoint
+        from the training data by construction (the worst case's test split is a copy of
+        its training table: nothing is kept).
         """
         if not isinstance(reference, pd.DataFrame) or reference.shape[1] == 0:
             raise ConfigError("the reference table must be a DataFrame with columns")
@@ -79,8 +93,17 @@ class AttackContext:
             levels.append(uniq if len(uniq) <= bins else None)
         plan = queries.build_plan(reference, target, bins=bins, n_queries=n_queries,
                                   max_points=max_points, seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            center = np.nan_to_num(np.nanmean(ref, axis=0)) if len(ref) else np.zeros(d)
+            std = np.nan_to_num(np.nanstd(ref, axis=0)) if len(ref) else np.ones(d)
+        scale = np.where(std > 0, std, 1.0)
+        if training is None:
+            training = pd.concat([reference, target.to_frame().T[reference.columns]])
+        kept = _disjoint(holdout, training, list(reference.columns))
         return cls(target.reindex(reference.columns), tuple(str(c) for c in reference.columns),
-                   lower, upper, tuple(levels), plan, bins, n_queries, max_points, seed)
+                   lower, upper, tuple(levels), plan, bins, n_queries, max_points, seed,
+                   center, scale, kept)
 
     def values(self, synth: pd.DataFrame) -> np.ndarray:
         """The synthetic table as an (n, d) float array aligned to the reference columns."""
@@ -88,6 +111,18 @@ class AttackContext:
                                                                 copy=True)
         x[~np.isfinite(x)] = np.nan
         return x
+
+
+def _disjoint(holdout: pd.DataFrame | None, training: pd.DataFrame,
+              columns: list[str]) -> np.ndarray:
+    """The rows of ``holdout`` (aligned to ``columns``) equal to no row of ``training``."""
+    if holdout is None or len(holdout) == 0:
+        return np.zeros((0, len(columns)))
+    h = holdout.reindex(columns=columns).to_numpy(dtype=float, na_value=np.nan)
+    t = training.reindex(columns=columns).to_numpy(dtype=float, na_value=np.nan)
+    seen = {tuple(np.round(r, 12).tolist()) for r in t}  # NaN != NaN: a NaN row is kept
+    keep = np.array([tuple(np.round(r, 12).tolist()) not in seen for r in h], dtype=bool)
+    return h[keep]
 
 
 FeatureSet = Callable[[pd.DataFrame, AttackContext], np.ndarray]
@@ -163,9 +198,53 @@ def querybased(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
     return _finite(queries.count(ctx.queries, ctx.values(synth)))
 
 
+def domias(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """One number: log p_syn(target) - log p_ref(target), the density-ratio score
+    (:mod:`raudit.attacks.density`; DOMIAS, van Breugel et al. 2023)."""
+    from raudit.attacks import density
+
+    center, scale = _space(ctx)
+    syn = density.standardize(ctx.values(synth), center, scale)
+    return _finite(np.array([density.score(syn, _standard_target(ctx), _log_ref(ctx))]))
+
+
+def _space(ctx: AttackContext) -> tuple[np.ndarray, np.ndarray]:
+    """(center, scale) of the density-ratio attack's standardization."""
+    if ctx.center is None or ctx.scale is None:
+        raise ConfigError("the density-ratio feature needs a context made by AttackContext.build")
+    return ctx.center, ctx.scale
+
+
+def _standard_target(ctx: AttackContext) -> np.ndarray:
+    from raudit.attacks import density
+
+    return density.standardize(ctx.target.reindex(list(ctx.columns)).to_numpy(dtype=float),
+                               *_space(ctx))
+
+
+@functools.lru_cache(maxsize=256)  # contexts hash by identity (eq=False); an audit has one
+def _log_ref(ctx: AttackContext) -> float:
+    """log p_ref(target): one number per context (the reference and target are fixed)."""
+    from raudit.attacks import density
+
+    holdout = None if ctx.holdout is None else density.standardize(ctx.holdout, *_space(ctx))
+    return density.reference_log_density(holdout, _standard_target(ctx))
+
+
+# The parts of the ensemble attack's feature set, in order: the default feature set of
+# each attack it chooses among (raudit.attacks.classifier: ensemble).
+STACKED = ("naive", "querybased", "domias")
+
+
+def stacked(synth: pd.DataFrame, ctx: AttackContext) -> np.ndarray:
+    """The concatenation naive | querybased | domias: every black-box attack's default
+    features, among which the ensemble attack chooses on the validation split."""
+    return np.concatenate([get(part)(synth, ctx) for part in STACKED])
+
+
 FEATURE_SETS: Registry[FeatureSet] = Registry("feature set")
 for _name, _fn in (("naive", naive), ("hist", hist), ("corr", corr), ("ensemble", ensemble),
-                   ("querybased", querybased)):
+                   ("querybased", querybased), ("domias", domias), ("stacked", stacked)):
     FEATURE_SETS.register(_name, _fn)
 
 
@@ -204,7 +283,8 @@ def _hist_key(ctx: AttackContext) -> tuple:
 
 _READS: dict[str, Callable[[AttackContext], tuple]] = {
     "naive": _columns_key, "corr": _columns_key, "hist": _hist_key}
-_PARTS = {"ensemble": ("naive", "hist", "corr")}  # ensemble is exactly their concatenation
+# ensemble and stacked are exactly their parts' concatenation
+_PARTS = {"ensemble": ("naive", "hist", "corr"), "stacked": STACKED}
 
 
 def extract_many(name: str, synths: Sequence[pd.DataFrame],

@@ -52,10 +52,13 @@ def load_train(game_spec: Mapping[str, Any]):
     return ds
 
 
-def attack_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
-    """The attacker's knowledge: D_out as the reference, the target record, the settings."""
+def attack_context(train, game_spec: Mapping[str, Any], holdout=None) -> AttackContext:
+    """The attacker's knowledge: D_out as the reference, the target record, the settings,
+    and ``holdout`` (the dataset's test split: real rows no shadow model trains on) as the
+    density-ratio attack's population sample."""
     target = game_spec["target"]
     return AttackContext.build(g.reference(train, target), train.loc[target],
+                               holdout=holdout, training=train,
                                **dict(game_spec.get("context") or {}))
 
 
@@ -63,7 +66,7 @@ _CONTEXTS: dict[tuple, AttackContext] = {}
 _CONTEXTS_KEPT = 256  # a selection's candidates (64 by default) with room to spare
 
 
-def verified_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
+def verified_context(train, game_spec: Mapping[str, Any], holdout=None) -> AttackContext:
     """:func:`attack_context` for a ``train`` that :func:`load_train` checked against the
     spec's data digest, kept per process: an actor runs many chunks of one audit, and a
     pool chunk needs one context per candidate (64 builds a chunk otherwise)."""
@@ -71,7 +74,7 @@ def verified_context(train, game_spec: Mapping[str, Any]) -> AttackContext:
            canonical_json(dict(game_spec.get("context") or {})))
     ctx = _CONTEXTS.get(key)
     if ctx is None:
-        ctx = attack_context(train, game_spec)
+        ctx = attack_context(train, game_spec, holdout)
         if len(_CONTEXTS) >= _CONTEXTS_KEPT:
             _CONTEXTS.pop(next(iter(_CONTEXTS)))  # the oldest
         _CONTEXTS[key] = ctx
@@ -169,7 +172,7 @@ def featurised_rows(spec: Mapping[str, Any], trained: Mapping[str, Any],
     synths, summaries, models = trained["synths"], trained["summaries"], trained.get("models")
     ds = load_train(gs)
     n_rows = len(synths[0])
-    ctx = verified_context(ds.train, gs)
+    ctx = verified_context(ds.train, gs, ds.test)
     X = extract(gs["features"], synths, ctx)
     if gs.get("white_box"):  # the attacker also reads the trained models, here in the chunk
         from raudit.audit.whitebox import features as white_box_features

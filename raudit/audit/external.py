@@ -107,9 +107,9 @@ def read_worlds(synthetic_in, synthetic_out, train: pd.DataFrame
 
 
 def shadow_rows(game: g.Game, tables: dict[str, list[pd.DataFrame]], train: pd.DataFrame,
-                audit_id: str) -> list[dict[str, Any]]:
+                audit_id: str, holdout: pd.DataFrame | None = None) -> list[dict[str, Any]]:
     """One ``shadow`` row per table, featurised as an in-process audit featurises samples."""
-    ctx = attack_context(train, game.spec())
+    ctx = attack_context(train, game.spec(), holdout)
     rows: list[dict[str, Any]] = []
     for world in ("out", "in"):
         X = extract(game.features, tables[world], ctx)
@@ -172,7 +172,7 @@ def run_external(req, synthetic_in, synthetic_out, out: Path | str) -> dict[str,
     with store.lock():
         store.ensure_manifest(spec)
         if not store.done_ids():
-            store.append("shadow", shadow_rows(game, tables, ds.train, audit_id))
+            store.append("shadow", shadow_rows(game, tables, ds.train, audit_id, ds.test))
         ids = {t["trial_id"] for w in ("out", "in") for t in g.trials(game, world=w)}
         result = an.analyse(store.read("shadow"), trial_ids=ids, seed=game.seed,
                             delta=game.delta)

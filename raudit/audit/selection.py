@@ -109,7 +109,8 @@ def run_pool_chunk(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
     # One context per candidate, but each synthetic table's features computed once per
     # distinct thing they read (naive: only the columns), not once per candidate.
     per_cand = extract_many(gs["features"], synths,
-                            [verified_context(ds.train, {**gs, "target": c}) for c in cands])
+                            [verified_context(ds.train, {**gs, "target": c}, ds.test)
+                             for c in cands])
     summaries = [m.summary() for m in models]
     rows = []
     for j, (c, X) in enumerate(zip(cands, per_cand)):

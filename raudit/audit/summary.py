@@ -40,6 +40,8 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
             from raudit.audit.whitebox import views as white_box_views
 
             views = white_box_views(game.impl)
+        else:  # an attack with views (ensemble) chooses among them on validation
+            views = attack_views(game.spec(), ds)
         result = an.analyse(shadow, trial_ids=ids, seed=game.seed, delta=game.delta,
                             views=views)
     else:
@@ -55,14 +57,26 @@ def summarise(req: AuditRequest, game: Game, ds, store: ResultStore, audit_id: s
         row.update(looks=int(result["looks"]), stop_reason=result["stop_reason"])
     if "eps_anytime" in result:
         row["eps_anytime"] = float(result["eps_anytime"])
+    # the mechanism's eps_true first: the verdict says when the audit exceeds it
+    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["verdict"] = verdict(row)
     row["first_error"] = first_error(shadow, ids) if result["missing"] else None
-    row.update(mechanism_columns(game, an.ok_rows(shadow, ids)))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     values = estimates_of(result)
     append_summary(store, row, values, alpha=result.get("alpha", ALPHA))
     return {**row, "estimates": values}
+
+
+def attack_views(game_spec: dict[str, Any], ds) -> dict[str, slice] | None:
+    """The column views of the game's attack for its context (None: the attack has none)."""
+    from raudit.attacks import get as get_attack
+    from raudit.audit.chunk import attack_context
+
+    attack = get_attack(game_spec["attack"])
+    if not attack.views or game_spec["features"] != attack.default_features:
+        return None
+    return attack.view_slices(attack_context(ds.train, game_spec, ds.test))
 
 
 def estimates_of(result: dict[str, Any]) -> dict[str, float | None]:

@@ -85,6 +85,13 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
                      "attack was right on every test model): more shadow models could show "
                      "a larger eps")
         return text
+    beyond = _beyond_mechanism(row)
+    if beyond is not None:  # within the claim, but more than the mechanism spends
+        top = audited_eps(row)
+        return (f"claimed eps = {eps:g}; this audit shows eps >= {top:.2f} at {conf}: within "
+                f"the claim, but above the mechanism's eps_true = {beyond:.2f}, so the leak is "
+                "outside the privacy events (non-private preprocessing or a released value "
+                "the accountant never saw)")
     if not math.isnan(ceiling) and ceiling <= eps:
         limit = (f"this audit cannot detect a violation: with this many shadow models it could "
                  f"not have shown more than eps_max = {ceiling:.2f}, at most the claimed "
@@ -106,6 +113,13 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
         return f"no violation detected of claimed eps = {eps:g}: {signal}; {ceiling_txt}"
     return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}, within the "
             f"claim: no violation detected; {ceiling_txt}")
+
+
+def _beyond_mechanism(row: Mapping[str, Any]) -> float | None:
+    """eps_true when the audit's bound is above it (:func:`verdict_line`'s "the audit
+    exceeds the mechanism"), else None."""
+    true, top = number(row.get("eps_true")), audited_eps(row)
+    return true if 0 <= true < top else None
 
 
 def audited_eps(row: Mapping[str, Any]) -> float:
@@ -151,7 +165,7 @@ def verdict_line(row: Mapping[str, Any]) -> str:
     # smartnoise's bounds="data" pre-pass): say so, or "mechanism 0.00" reads as a contradiction
     outside = ("; the audit exceeds the mechanism: the leak is outside the privacy events "
                "(non-private preprocessing or a released value the accountant never saw)"
-               if 0 <= true < lo else "")
+               if _beyond_mechanism(row) is not None else "")
     if lo > eps:
         return f"claimed {eps:.2f}, {mech}; audited >= {lo:.2f}: VIOLATED{outside}{power}"
     ratio = None if outside else tightness(row)

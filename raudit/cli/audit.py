@@ -20,7 +20,7 @@ from raudit.cli.audit_view import jsonable, show
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 
-Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics) or querybased (counting queries on the target).")]
+Attack = Annotated[str, typer.Option("--attack", "-a", help="groundhog (summary statistics), querybased (counting queries on the target), domias (synthetic over reference density at the target) or ensemble (the best of these, chosen on validation).")]
 Features = Annotated[Optional[str], typer.Option("--features", help="Feature set: naive, hist, corr, ensemble (groundhog); default: the attack's.")]
 Target = Annotated[Optional[str], typer.Option("--target", "-t", help="auto (mini-MIAs over the most outlying records), worst-case (the planted target), or a row id of the training table. Default: worst-case where planted, else auto.")]
 Shadow = Annotated[str, typer.Option("--shadow-models", "-S", help="Shadow models per world (40% train the attack, 20% choose the threshold, 40% test), or `auto`: a sequential audit of up to 2,000 (stages of --first-stage, doubling) that stops by --target-width or --until-ceiling (the default rule).")]

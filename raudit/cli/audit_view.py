@@ -97,9 +97,7 @@ def show(r: dict) -> None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
     if r.get("feature_view"):
-        t.add_row("white-box features", f"{r['feature_view']} (of black-box, white-box and "
-                  "union: the largest bound on the validation split; the test split is not "
-                  "read to choose)")
+        t.add_row(*_view_row(r))
     if r.get("first_error"):
         t.add_row("first error", r["first_error"])
     rows_txt = ("each world its own training size (the study's protocol)"
@@ -128,3 +126,14 @@ def show(r: dict) -> None:
                         + (f" (eps_true: {r['eps_true_method']}, {r['eps_true_source']})"
                            # the line itself names the source where eps_true is n/a
                            if r.get("eps_true_source") and r.get("eps_true_method") else ""))
+
+
+def _view_row(r) -> tuple[str, str]:
+    """The feature view the audit chose on validation, and what it chose among."""
+    why = "the largest bound on the validation split; the test split is not read to choose"
+    if r.get("threat_model") == "white-box":
+        return "white-box features", f"{r['feature_view']} (of black-box, white-box and union: {why})"
+    from raudit.attacks import get as get_attack
+
+    names = [v for v, _ in get_attack(r["attack"]).views] + ["union"]
+    return "attack chosen", f"{r['feature_view']} (of {', '.join(names)}: {why})"

@@ -26,8 +26,10 @@ from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
 from raudit.results.convert import number
 
+# models, models_ok and missing all count both worlds (the summary's shadow_models is per
+# world: 1000 beside models_ok 2000 read as twice as many models finished as were asked)
 HEAD = ["job", "impl", "attack", "features", "dataset", "target", "epsilon", "delta",
-        "shadow_models", "models_ok", "missing", "auc", "tpr", "fpr"]
+        "models", "models_ok", "missing", "auc", "tpr", "fpr"]
 MIDDLE = ["eps_max", "saturated", "eps_true", "tightness", "threat_model"]
 TAIL = ["mu_gdp", "synthetic_protocol", "seed"]
 
@@ -38,6 +40,13 @@ def columns() -> list[str]:
     Estimates table shows them capped and flagged)."""
     return (HEAD + [column_of(n) for n in bound_names()] + MIDDLE
             + [column_of(n) for n in estimate_names()] + TAIL)
+
+
+def summary_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The audit summaries as shown: :func:`columns`, with ``models`` (both worlds, as
+    models_ok and missing count) in place of the per-world shadow_models."""
+    models = rows["shadow_models"] * 2 if "shadow_models" in rows else None
+    return rows.assign(models=models).reindex(columns=columns())
 
 
 def estimates_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -96,16 +105,39 @@ def rebuild(shadow: pd.DataFrame, row) -> dict | str:
     if not all(an._two_classes(an.matrix(p)[1]) for p in parts.values()):
         return "some split has no finished shadow model of one world"
     view = row.get("feature_view")
-    if isinstance(view, str) and view:  # a white-box audit analysed the view it chose
-        from raudit.audit.whitebox import views
-
-        parts = {k: an.restrict(p, views(row["impl"])[view]) for k, p in parts.items()}
+    if isinstance(view, str) and view:  # the audit analysed the view it chose
+        slices = _views(row, df)
+        if isinstance(slices, str):
+            return slices
+        parts = {k: an.restrict(p, slices[view]) for k, p in parts.items()}
     seed = derive_seed(int(row["seed"]), seeds.ATTACK) % 2**32
     scored = an.attack_scores(parts["train"], {"val": parts["val"], "test": parts["test"]}, seed)
     flip = row.get("direction") == "inverted"
     out = {k: ((1.0 - s) if flip else s, y) for k, (s, y) in scored.items()}
     out["auc"] = float(roc_auc_score(scored["test"][1], scored["test"][0]))
     return out
+
+
+def _views(row, shadow: pd.DataFrame) -> dict[str, slice] | str:
+    """The feature views the audit of ``row`` chose among, or why they cannot be had: an
+    attack's views (ensemble) need its context, so its dataset must load here."""
+    if str(row.get("threat_model") or "") == "white-box":
+        from raudit.audit.whitebox import views
+
+        return views(row["impl"])
+    from raudit import data
+    from raudit.audit.chunk import attack_context
+    from raudit.audit.game import default_context, find_target
+    from raudit.attacks import get as get_attack
+
+    try:
+        ds = data.load(row["dataset"])
+        target = find_target(ds.train, shadow["target"].iloc[0], row["dataset"])
+        spec = {"target": target, "context": default_context(int(row["seed"]))}
+        slices = get_attack(row["attack"]).view_slices(attack_context(ds.train, spec, ds.test))
+    except Exception as exc:  # noqa: BLE001 - any failure is a reason shown in the report
+        return f"the views of attack {row['attack']!r} need its dataset here ({exc})"
+    return slices if slices is not None else f"attack {row['attack']!r} has no views"
 
 
 def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
@@ -205,8 +237,9 @@ def section(res: Results, out: Path) -> Section | None:
         sec.add(Verdict(label(r), verdict(r.to_dict()) + (
             f" [{line}]" if isinstance(line, str) and line else ""),
                         number(r["eps_cp"]) > number(r["epsilon"])))
-    table = rows.reindex(columns=columns())
-    sec.add(Table("Audit summaries", table, "audits.csv", " ".join(
+    table = summary_table(rows)
+    sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
+        "count both worlds. " + " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
         + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "
         "attack would reach with these test models. Only the bounds (eps_cp, eps_curve) "

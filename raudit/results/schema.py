@@ -145,7 +145,7 @@ SUMMARY: dict[str, pa.DataType] = {
     # version 13: the noise kinds the generator's mechanism releases, comma-separated
     # (Capabilities.releases: laplace, gaussian, randomized-response; null: none declared)
     "mechanism_releases": _STR,
-    "feature_view": _STR,  # white-box: "black-box" | "white-box" | "union" (null: black-box)
+    "feature_view": _STR,  # white-box: "black-box" | "white-box" | "union"; ensemble: an attack or "union"
 }
 
 # version 4 (the utility command): one row per fit x sample x classifier x setting x metric;

@@ -238,7 +238,7 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     stopped = top if cap_hi is None or top < cap_hi else None
 
     def contexts(rows):
-        return [chunk.attack_context(ds.train, {**gs, "target": r}) for r in rows]
+        return [chunk.attack_context(ds.train, {**gs, "target": r}, ds.test) for r in rows]
     tables = synths[: min(len(synths), 4)]
     first = candidates[:1] or [game.target]
     X, one_cpu = _cpu(lambda: extract_many(gs["features"], tables, contexts(first)))

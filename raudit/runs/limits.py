@@ -143,6 +143,7 @@ def _check_memory(what: str, driver_models: int, chunk: int, per_model: int, act
 def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = None) -> None:
     """Refuse an audit whose sizes this machine cannot hold (see the module docstring)."""
     from raudit import data
+    from raudit.attacks import get as get_attack
 
     machine = machine or Machine.here()
     actors = check_engine(engine, machine)
@@ -150,7 +151,7 @@ def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = No
     _check_ceilings({"max_iter": opts.get("max_iter"), "samples_per_model": req.samples_per_model,
                      "first_stage": req.first_stage})
     if ds is None:
-        dataset = req.dataset or ("worst-case" if req.attack == "querybased" else "breast-cancer")
+        dataset = req.dataset or get_attack(req.attack).default_dataset
         ds = data.load(dataset, label=req.label, bounds=req.bounds)
     data.require_binary(ds, "an audit")  # before sizing it: the right reason, first
     rows, cols = ds.train.shape

@@ -51,8 +51,8 @@ def test_attack_registry():
     assert clf.resolve("groundhog") == (clf.ATTACKS.get("groundhog"), "naive")
     assert clf.resolve("groundhog", "ensemble")[1] == "ensemble"
     assert clf.resolve("querybased")[1] == "querybased"
-    with pytest.raises(UnknownNameError, match="unknown attack 'tapas'; known: groundhog, "
-                                               "querybased"):
+    with pytest.raises(UnknownNameError, match="unknown attack 'tapas'; known: domias, "
+                                               "ensemble, groundhog, querybased"):
         clf.get("tapas")
     with pytest.raises(ConfigError, match="attack 'querybased' takes the feature sets "
                                           "querybased; got 'naive'"):

@@ -123,7 +123,8 @@ def test_extract_stacks_and_keeps_width_when_empty():
 def test_registry():
     assert fs.get("naive") is fs.naive
     with pytest.raises(UnknownNameError, match="unknown feature set 'nope'; known: corr, "
-                                               "ensemble, hist, naive, querybased"):
+                                               "domias, ensemble, hist, naive, "
+                                               "querybased, stacked"):
         fs.get("nope")
     with pytest.raises(ConfigError, match="already registered"):
         fs.register("naive", fs.naive)

@@ -53,3 +53,25 @@ def test_an_audit_above_the_mechanism_names_a_leak_outside_the_events():
     within = verdict_line({**row, "eps_true": 0.2, "eps_cp": 0.6, "eps_curve": 0.1})
     assert "outside the privacy events" in within and "% of what it spends" not in within
     assert "outside" not in verdict_line({**row, "eps_true": 2.5})
+
+
+def test_a_verdict_within_the_claim_but_above_the_mechanism_does_not_say_no_violation():
+    """Issue 49 item 5: a user-CSV audit (data-derived bounds: a leak no event carries)
+    printed "no violation detected" in its verdict and "the audit exceeds the mechanism:
+    the leak is outside the privacy events" in the line beside it. Both now say the same."""
+    from raudit.audit.verdict import verdict
+
+    row = {"epsilon": 1.0, "eps_true": 0.5, "eps_cp": 0.7, "eps_curve": 0.3, "eps_max": 3.0,
+           "auc": 0.8, "tp": 30, "fn": 10, "tn": 30, "fp": 10, "tpr": 0.75, "fpr": 0.25}
+    v, line = verdict(row), verdict_line(row)
+    assert "outside the privacy events" in line
+    assert "no violation detected" not in v
+    assert "within the claim, but above the mechanism's eps_true = 0.50" in v
+    # the curve above eps_true with CP at 0 (the verdict read "found no signal" there)
+    curve = {**row, "eps_cp": 0.0, "eps_curve": 0.6}
+    assert "outside the privacy events" in verdict_line(curve)
+    assert "outside the privacy events" in verdict(curve)
+    assert "no violation detected" not in verdict(curve)
+    # at or below the mechanism: the plain verdicts
+    assert "no violation detected" in verdict({**row, "eps_true": 0.9})
+    assert "outside" not in verdict({**row, "eps_true": 0.9})
