@@ -8,8 +8,19 @@
 step is taken; each k trains ``--steps`` + 1 steps and the CPU time (``process_time``, so a
 loaded machine inflates it less than wall time) between progress callbacks is printed, the
 first step excluded. ``--profile`` prints torch.profiler's top operators of the last step.
-The FLOP limit is the teachers' arithmetic per step (:func:`teacher_flop`) at one core's
-peak (``--peak`` GFLOP/s, 88 for fp32 on this machine's cores, issue 31).
+The FLOP limit is the small teacher's arithmetic per step (:func:`teacher_flop`) at one core's
+peak (``--peak`` GFLOP/s, 88 for fp32 on this machine's cores, issue 31); it is not printed for
+the upstream teacher, which it does not model.
+
+A preset at fewer teachers (its teachers' memory grows with k: ~36 GB at paper-eps1's 4,000)::
+
+    python benchmarks/gpate_steps.py 250 500 --dataset mnist10 --preset paper-eps1 \
+        --rows-per-teacher 14 --steps 2
+
+``--rows-per-teacher R`` trains on k x R rows of a seeded shuffle of the table, so each teacher
+holds R rows as at the preset's size (paper-eps1 on the 56,000 rows of ``mnist10``: 14) and
+the batch clamps to R as there: a step's work is then k times one teacher's, and the full
+size's step is the measured one scaled by 4,000 / k.
 """
 
 from __future__ import annotations
@@ -44,7 +55,7 @@ def teacher_flop(k: int, batch: int, teacher_batch: int, ch: int = 16, classes: 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("teachers", type=int, nargs="*", default=[25, 100, 400])
-    ap.add_argument("--batch", type=int, default=30)
+    ap.add_argument("--batch", type=int, default=None, help="default 30, or the preset's")
     ap.add_argument("--z-dim", type=int, default=None)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--chunk", type=int, default=None, help="teachers per block (option teacher_chunk)")
@@ -55,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu", help="cpu or cuda (cuda: wall seconds, synchronised)")
     ap.add_argument("--dataset", choices=["mnist", "mnist10"], default="mnist",
                     help="mnist10: the 10-class configuration (conditional=true, classes=10)")
+    ap.add_argument("--preset", default=None, help="a gpate preset, e.g. paper-eps1 (mnist10)")
+    ap.add_argument("--rows-per-teacher", type=int, default=None, metavar="R",
+                    help="train on k x R rows of a seeded shuffle (each teacher holds R rows)")
     a = ap.parse_args(argv)
+    if a.rows_per_teacher is not None and a.rows_per_teacher < 1:
+        print("gpate_steps: --rows-per-teacher must be at least 1", file=sys.stderr)
+        return 2
     try:
         a.device = str(pick_device(a.device))  # before any work; auto -> cpu or cuda
     except ConfigError as exc:
@@ -65,8 +82,15 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     clock = time.perf_counter if cuda else time.process_time  # a GPU's work is not CPU time
     ds = data.load(a.dataset)
-    n = len(ds.train)
     for k in a.teachers:
+        table = ds.train
+        if a.rows_per_teacher:
+            if k * a.rows_per_teacher > len(table):
+                print(f"gpate_steps: {k} x {a.rows_per_teacher} rows exceed the table's "
+                      f"{len(table):,}", file=sys.stderr)
+                return 2
+            table = table.sample(k * a.rows_per_teacher, random_state=0)
+        n = len(table)
         stamps: list[float] = []
         prof = None
         if a.profile:
@@ -80,22 +104,30 @@ def main(argv: list[str] | None = None) -> int:
             if prof is not None and i == a.steps:  # profile the last step only
                 prof.__enter__()
 
-        opts = dict(config="image", teachers=k, max_iter=a.steps + 1, batch=a.batch, device=a.device)
+        opts = dict(config="image", teachers=k, max_iter=a.steps + 1, device=a.device)
+        if a.preset:
+            opts["preset"] = a.preset
+        if a.batch or not a.preset:
+            opts["batch"] = a.batch or 30
         if ds.classes > 2:
             opts.update(conditional=True, classes=ds.classes)
         opts.update({kk: v for kk, v in (("z_dim", a.z_dim), ("teacher_chunk", a.chunk),
                                                     ("teacher_kernels", a.kernels)) if v})
         gen = generators.get("gpate")(**opts)
         t0 = clock()
-        gen.fit_many([ds.train], epsilon=1e6, seeds=[0], progress=tick)
+        hp = gen.resolve(n, table.shape[1])
+        gen.fit_many([table], epsilon=1e6, seeds=[0], progress=tick)
         steps = np.diff(stamps)
-        tb = max(1, min(a.batch, n // k))
-        flop = teacher_flop(k, a.batch, tb, classes=ds.classes)
-        limit = flop / (a.peak * 1e9)
-        print(f"k={k} batch={a.batch} teacher_batch={tb}: {'wall' if cuda else 'CPU'} s per step {np.round(steps, 2).tolist()} "
-              f"(median {np.median(steps):.2f}); setup + first step {stamps[0] - t0:.1f}s; "
-              f"teachers {flop / 1e12:.3f} TFLOP/step, limit {limit:.2f}s at {a.peak:g} GFLOP/s, "
-              f"median / limit {np.median(steps) / limit:.2f}", flush=True)
+        line = (f"k={k} rows={n:,} batch={hp.batch} teacher_batch={hp.teacher_batch} "
+                f"teacher={hp.teacher_net}: {'wall' if cuda else 'CPU'} s per step "
+                f"{np.round(steps, 2).tolist()} (median {np.median(steps):.2f}); setup + first "
+                f"step {stamps[0] - t0:.1f}s")
+        if hp.teacher_net == "small":
+            flop = teacher_flop(k, hp.batch, hp.teacher_batch, classes=ds.classes)
+            limit = flop / (a.peak * 1e9)
+            line += (f"; teachers {flop / 1e12:.3f} TFLOP/step, limit {limit:.2f}s at "
+                     f"{a.peak:g} GFLOP/s, median / limit {np.median(steps) / limit:.2f}")
+        print(line, flush=True)
         if prof is not None:
             prof.__exit__(None, None, None)
             print(prof.key_averages().table(sort_by="self_cuda_time_total" if cuda else "self_cpu_time_total", row_limit=12))

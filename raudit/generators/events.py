@@ -96,6 +96,24 @@ class GradientVotes:
     active: np.ndarray  # (M,) bool
 
 
+@dataclass(frozen=True)
+class TeacherContributions:
+    """Each teacher's own input to a private aggregation, before clipping and binning (G-PATE:
+    its projected gradient per generated record and coordinate), for the check that a
+    teacher's votes are a function of its own partition (:mod:`raudit.inspect.partition`).
+
+    Emitted for the FIRST aggregation only: there the generator is still its data-free
+    initialisation, so each teacher's input may depend on its own partition and public
+    draws alone; from the second step on the generator has learned from every partition
+    and all inputs legitimately depend on all of them (and k x B x q values a step would
+    be the largest event by far).
+    """
+
+    iteration: int
+    values: np.ndarray  # (M, k, B, q) float64
+    active: np.ndarray  # (M,) bool
+
+
 
 
 def real_losses(logits: "torch.Tensor", ok: "torch.Tensor | None" = None) -> np.ndarray:
@@ -139,7 +157,7 @@ class DpSgdStep:
 
 
 Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, TeacherLoss, GradientVotes,
-              DpSgdStep]
+              DpSgdStep, TeacherContributions]
 Observer = Callable[[Event], None]
 
 

@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from raudit.accountants.gnmax import (DEFAULT_ORDERS, eps_from_rdp, rdp_gnmax_independent,
+                                      rdp_threshold_independent)
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
 from raudit.inspect.cells import Cell, cell
 from raudit.inspect.context import Context
 from raudit.inspect.partition import NO_EVENTS
 from raudit.inspect.trace import Trace
 
-__all__ = ["check_accountant", "check_overshoot", "check_uncharged", "correct_table",
-           "recompute"]
+__all__ = ["check_accountant", "check_overshoot", "check_uncharged", "confident_gnmax_reference",
+           "correct_table", "recompute"]
 
 #: relative difference of eps below which two accountants agree (float noise of sums)
 AGREE = 1e-6
@@ -115,11 +117,7 @@ def check_accountant(ctx: Context) -> Cell:
     if tr is None:
         return Cell("moments_accountant", "not_checked", NO_EVENTS)
     if tr.gradient_votes and not tr.votes:
-        return cell("moments_accountant", True, "data-dependent Confident-GNMax RDP: whether a "
-                    "step is taken depends on the eps its votes would cost, and eps_hat is "
-                    "released, without smooth sensitivity (a known issue of the published "
-                    f"G-PATE); {sum(v[3] for v in tr.gradient_votes)} of "
-                    f"{len(tr.gradient_votes)} aggregations were applied")
+        return _check_confident_gnmax(tr, ctx.delta)
     if not tr.accountant:
         if tr.votes:
             return Cell("moments_accountant", "not_checked", "votes but no AccountantStep events")
@@ -164,6 +162,36 @@ def _against(tr: Trace, ref: float, what: str) -> Cell:
     if not under and final > ref * (1.0 + 1e-3):
         ev += " (its total also holds other charges, e.g. DP bounds)"
     return cell("moments_accountant", under, ev, "moments")
+
+
+def confident_gnmax_reference(queries: int, answered: int, sigma1: float, sigma2: float,
+                              delta: float) -> float:
+    """The data-independent eps of ``queries`` Confident-GNMax threshold checks at sigma1,
+    ``answered`` of them answered by GNMax at sigma2 (RDP, raudit's gnmax curves): what
+    such a run spends whatever its votes, the bound a released eps may not undercut."""
+    rdp = (queries * rdp_threshold_independent(sigma1, DEFAULT_ORDERS)
+           + answered * rdp_gnmax_independent(sigma2, DEFAULT_ORDERS))
+    return float(eps_from_rdp(rdp, DEFAULT_ORDERS, delta))
+
+
+def _check_confident_gnmax(tr: Trace, delta: float) -> Cell:
+    """G-PATE's aggregations: violated when the released eps_hat lies below the
+    data-independent bound of its charged queries (the data-dependent stop, released
+    without smooth sensitivity: upstream's accounting, the switch ``accountant=gnmax``)."""
+    if not tr.accountant:
+        return Cell("moments_accountant", "not_checked", "gradient votes but no accountant steps")
+    charged = [v for v in tr.gradient_votes if v[3]]
+    q, a = sum(v[1] for v in charged), sum(v[2] for v in charged)
+    sigma1, sigma2 = tr.gradient_votes[0][5], tr.gradient_votes[0][6]
+    ref = confident_gnmax_reference(q, a, sigma1, sigma2, delta)
+    c = _against(tr, ref, f"{len(charged)} charged Confident-GNMax aggregations ({q} threshold "
+                 f"checks at sigma1 {sigma1:g}, {a} answers at sigma2 {sigma2:g}; "
+                 f"data-independent RDP, delta {delta:g})")
+    if c.status == "violated":
+        return cell("moments_accountant", True, c.evidence + ": the stop and eps_hat are "
+                    "data-dependent RDP released without smooth sensitivity (the published "
+                    "G-PATE's accounting), so eps_hat is no DP guarantee", c.plot)
+    return c
 
 
 def _check_gaussian(tr: Trace, delta: float) -> Cell:

@@ -44,6 +44,9 @@ class Context:
     probe_delta: float | None = None
     probe_skipped: str = ""
     bounds_probe: Probe | None = None
+    # the run retrained with one teacher's rows permuted (:func:`..partition.permuted_partition`):
+    # info {"teacher", "rows", "contributions" (k, ...)}; None where the run reports no inputs
+    partition_probe: Probe | None = None
     public_bounds: tuple[int, int] = (0, 0)  # (columns with public bounds, columns)
     # the range each column's output may take by the generator's own claim (public or DP
     # bounds, never the records'), None when it makes none

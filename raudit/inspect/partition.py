@@ -2,6 +2,11 @@
 its members trained teachers, and did the model the generator learns from read real rows.
 
 All four read the TeacherBatch / Votes / TeacherLoss events (the study's figures 2-3).
+Disjoint rows are not enough when teachers share state (G-PATE's upstream slots: one
+Adam state for the teachers of a slot, issue 47), so where a generator reports each
+teacher's input to its first aggregation (TeacherContributions) the partition cell also
+measures independence: the runner retrains with one teacher's rows changed
+(:func:`permuted_partition`) and every other teacher's input must stay bit-identical.
 """
 
 from __future__ import annotations
@@ -10,11 +15,13 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 
 from raudit.inspect.cells import Cell, cell
 from raudit.inspect.context import Context
 
-__all__ = ["check_partition", "check_pate", "check_student", "check_teachers", "overlaps"]
+__all__ = ["check_partition", "check_pate", "check_student", "check_teachers", "overlaps",
+           "permuted_partition"]
 
 NO_EVENTS = "the generator emitted no training events (no observer support): only black-box checks ran"
 #: a teacher whose loss on its own rows is this far below chance (ln 2) after its first
@@ -91,7 +98,52 @@ def check_partition(ctx: Context) -> Cell:
     if over:
         ev += (f"; teachers {over} read more than their share"
                + ("" if violated else " (disjoint: an unequal but valid partition)"))
-    return cell("data_partition", violated, ev, "records-seen")
+    shared, independence = _independence(ctx)
+    return cell("data_partition", violated or shared, ev + independence, "records-seen")
+
+
+def permuted_partition(table: pd.DataFrame, rows: np.ndarray,
+                       rng: np.random.Generator) -> pd.DataFrame:
+    """``table`` with each column's values permuted among ``rows`` (its own permutation per
+    column): those records change, while every column keeps its values (its marginal), so
+    anything fitted on the columns (bounds, encoders, categories) is fitted the same."""
+    out = table.copy()
+    rows = np.asarray(rows, dtype=np.int64)
+    for j in range(out.shape[1]):
+        col = out.iloc[:, j].to_numpy(copy=True)
+        col[rows] = col[rng.permutation(rows)]
+        out.iloc[:, j] = col
+    return out
+
+
+def _independence(ctx: Context) -> tuple[bool, str]:
+    """(another teacher's first input changed, the evidence) from the partition probe;
+    (False, "") where the generator reports no teacher inputs."""
+    tr, probe = ctx.trace, ctx.partition_probe
+    if probe is None or tr is None or tr.contributions is None:
+        return False, ""
+    if probe.skipped:
+        return False, f"; independence of the votes not measured ({probe.skipped})"
+    base, other = tr.contributions, probe.info["contributions"]
+    j, n = probe.info["teacher"], probe.info["rows"]
+    changed = [t for t in range(base.shape[0]) if not np.array_equal(base[t], other[t])]
+    others = [t for t in changed if t != j]
+    own = int(np.sum(base[j] != other[j]))
+    text = (f"; retrained with teacher {j}'s {n} rows permuted column-wise (same seed, the "
+            f"columns' values unchanged): its own first-step input changed in {own} of "
+            f"{base[j].size} values, the inputs of {len(others)} of {base.shape[0] - 1} other "
+            "teachers changed")
+    if others:
+        scale = float(np.abs(base).max()) or 1.0
+        worst = max(float(np.abs(base[t] - other[t]).max()) for t in others)
+        text += (f" (teachers {others[:8]}{' ...' if len(others) > 8 else ''}, largest "
+                 f"change {worst / scale:.2g} of the largest input): their votes depend on "
+                 "another teacher's partition, so one record moves more than one vote")
+    elif not own:
+        text += ": the change did not reach the teacher itself, so this shows nothing"
+    else:
+        text += ": each teacher's votes depend on its own partition only"
+    return bool(others), text
 
 
 def check_teachers(ctx: Context) -> Cell:

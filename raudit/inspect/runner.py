@@ -33,7 +33,7 @@ __all__ = ["CHECKS", "InspectSpec", "check_trainable", "inspect_generator", "run
            "skipped_run", "trainable"]
 
 #: probes of the INSPECT seed stream (never renumber)
-RUN, ACCOUNTANT_PROBE, BOUNDS_PROBE = 0, 1, 2
+RUN, ACCOUNTANT_PROBE, BOUNDS_PROBE, PARTITION_PROBE = 0, 1, 2, 3
 
 CHECKS: Registry[Callable[[Context], Cell]] = Registry("inspect check")
 for _cat, _fn in (
@@ -111,6 +111,30 @@ def _bounds_probe(cls, spec: InspectSpec, ds, delta: float) -> Probe:
     return Probe(table, [synth], {"probed": probed, "max_iter": kwargs.get("max_iter")})
 
 
+def _partition_probe(cls, spec: InspectSpec, ds, delta: float, trace, fit_seed: int) -> Probe:
+    """The run again with the same seed and teacher 0's rows permuted column-wise, stopped
+    after its first aggregation (all the check compares): its teachers' first inputs."""
+    teacher = trace.teacher_ids[0]
+    rows = trace.teachers_seen[teacher]
+    table = partition.permuted_partition(
+        ds.train, rows, np.random.default_rng(derive_seed(spec.seed, INSPECT, PARTITION_PROBE)))
+    kwargs = dict(spec.options)
+    if cls.describe().accepts("max_iter"):
+        kwargs["max_iter"] = 1
+    log = EventLog()
+    info = {"teacher": teacher, "rows": int(rows.size)}
+    try:
+        _fit(cls, kwargs, table, epsilon=spec.epsilon, delta=delta, seed=fit_seed,
+             columns=ds.columns, observer=log)
+    except RauditError as exc:
+        return Probe(table, skipped=f"probe failed: {exc}", info=info)
+    got = trace_of(log).contributions
+    if got is None or got.shape != trace.contributions.shape:
+        return Probe(table, skipped="the probe's run reported no comparable teacher inputs",
+                     info=info)
+    return Probe(table, info={**info, "contributions": got})
+
+
 def run_checks(ctx: Context, names: list[str] | None = None) -> list[Cell]:
     """Every registered check (or ``names``) applied to ``ctx``, in the table's order."""
     wanted = names or [c for c in CATEGORIES if c in CHECKS]
@@ -181,6 +205,8 @@ def inspect_generator(spec: InspectSpec, ds, *, probes: bool = True,
         ctx.probe_lam, ctx.probe_delta = spec.probe_lam, ctx.delta
     if probes:
         ctx.bounds_probe = _bounds_probe(cls, spec, ds, privacy.delta)
+    if probes and trace is not None and trace.contributions is not None and trace.teacher_ids:
+        ctx.partition_probe = _partition_probe(cls, spec, ds, privacy.delta, trace, fit_seed)
     cells = run_checks(ctx)
     its, eps = trace.eps_series() if trace is not None else (np.zeros(0), np.zeros(0))
     return {

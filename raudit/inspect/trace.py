@@ -18,6 +18,7 @@ from raudit.generators.events import (
     GradientVotes,
     LabelNoise,
     TeacherBatch,
+    TeacherContributions,
     TeacherLoss,
     Votes,
 )
@@ -49,6 +50,8 @@ class Trace:
     gradient_votes: list[tuple] = field(default_factory=list)
     # DP-SGD on real rows: (iteration, steps, noise multiplier, clip, sampling rate)
     dp_sgd: list[tuple] = field(default_factory=list)
+    # each teacher's input to the first aggregation, (k, ...) (TeacherContributions), or None
+    contributions: np.ndarray | None = None
     iterations: int = 0
 
     @property
@@ -100,6 +103,8 @@ def trace_of(log: EventLog, model: int = 0) -> Trace:
         elif isinstance(ev, DpSgdStep):
             tr.dp_sgd.append((int(ev.iteration), int(ev.steps), float(ev.noise_multiplier),
                               float(ev.clip), float(ev.sampling_rate)))
+        elif isinstance(ev, TeacherContributions) and tr.contributions is None:
+            tr.contributions = np.asarray(ev.values[model], dtype=np.float64)
         elif isinstance(ev, GradientVotes):
             answered = np.asarray(ev.answered[model], dtype=bool)
             tr.gradient_votes.append((int(ev.iteration), int(answered.size), int(answered.sum()),

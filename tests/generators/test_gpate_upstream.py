@@ -24,6 +24,10 @@ from raudit.generators.pategan.partitions import shuffled_partition
 from raudit.generators.pategan.teachers import TeacherTraining, teacher_rng
 
 F64 = torch.float64
+#: the stacked teacher on each device against the reference modules on the CPU (float64 both:
+#: the devices differ in the last bits of reductions only); CUDA skipped without a device
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
+                                                                reason="no CUDA device"))]
 
 
 class Reference(nn.Module):
@@ -104,16 +108,21 @@ def _perturbed(net, groups, seed=0):
     return p
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("classes", [10, 2])
-def test_the_stacked_upstream_teacher_equals_a_loop_of_reference_modules(classes):
+def test_the_stacked_upstream_teacher_equals_a_loop_of_reference_modules(classes, device):
+    from raudit.generators.nn.stacked import Stacked
+
     net, groups, b = UpstreamTeacher(classes), 3, 6
     p = _perturbed(net, groups)
-    x = torch.stack([_rows(b, classes, s) for s in range(groups)]).requires_grad_(True)
+    p = Stacked(p.flat.detach().to(device), p.layout)
+    x = torch.stack([_rows(b, classes, s) for s in range(groups)]).to(device).requires_grad_(True)
     out = net(p, x, logits=True)  # (G, B, 1)
     (gx,) = torch.autograd.grad(out.sum(), x)
+    out, gx, x = out.detach().cpu(), gx.cpu(), x.detach().cpu()
     for g in range(groups):
-        ref = Reference.of_group(net, p.flat.detach(), g)
-        xg = x[g].detach().clone().requires_grad_(True)
+        ref = Reference.of_group(net, p.flat.detach().cpu(), g)
+        xg = x[g].clone().requires_grad_(True)
         r = ref(xg[:, :784].reshape(b, 1, 28, 28), _onehot(xg.detach(), classes)
                 if classes > 2 else torch.stack([1 - xg[:, 784], xg[:, 784]], 1))
         (rx,) = torch.autograd.grad(r.sum(), xg)
@@ -133,16 +142,18 @@ def test_the_init_is_the_authors_truncated_and_plain_normals():
     assert torch.equal(v["bn2_b"], torch.zeros_like(v["bn2_b"]))
 
 
-def _teachers(k=3, models=2, n=24, chunk=2, classes=10, sample="sequential", batch=None):
+def _teachers(k=3, models=2, n=24, chunk=2, classes=10, sample="sequential", batch=None,
+              device="cpu"):
     net = UpstreamTeacher(classes)
-    x = torch.stack([_rows(n, classes, 10 + m) for m in range(models)])
-    rng = CounterRNG(list(range(models)), purpose="gpate", dtype=F64)
-    parts, sizes = shuffled_partition(rng, torch.full((models,), n), n, k)
-    t = ChunkedTeachers(net, teacher_rng(list(range(models)), k, dtype=F64), x, parts, sizes,
-                        TeacherTraining(batch or n // k, 1e-3, sample=sample), chunk=chunk)
-    with torch.no_grad():
+    x = torch.stack([_rows(n, classes, 10 + m) for m in range(models)]).to(device)
+    rng = CounterRNG(list(range(models)), purpose="gpate", dtype=F64, device=device)
+    parts, sizes = shuffled_partition(rng, torch.full((models,), n, device=device), n, k)
+    t = ChunkedTeachers(net, teacher_rng(list(range(models)), k, dtype=F64, device=device), x,
+                        parts, sizes, TeacherTraining(batch or n // k, 1e-3, sample=sample),
+                        chunk=chunk)
+    with torch.no_grad():  # drawn on the CPU: the same perturbation on any device
         t.params.flat.add_(0.05 * torch.randn(t.params.flat.shape, dtype=F64,
-                                              generator=torch.Generator().manual_seed(3)))
+                                              generator=torch.Generator().manual_seed(3)).to(device))
     return t, x
 
 
@@ -150,9 +161,10 @@ def _reference_step_grads(t, x, rows, fake, pooled=False):
     """Each teacher's gradient of mean BCE(real, 1) + mean BCE(fake, 0) through its own module:
     real and generated rows in separate calls (the authors), or in one (``pooled``)."""
     m, k, b = rows.shape
+    x, rows, fake = x.cpu(), rows.cpu(), fake.cpu()  # the reference runs on the CPU
     out = []
     for i in range(m * k):
-        ref = Reference.of_group(t.net, t.params.flat.detach(), i)
+        ref = Reference.of_group(t.net, t.params.flat.detach().cpu(), i)
         real = x[i // k, rows[i // k, i % k]]
         fk = fake[i] if fake.shape[0] == m * k else fake[i // k]
 
@@ -172,16 +184,18 @@ def _reference_step_grads(t, x, rows, fake, pooled=False):
     return torch.stack(out)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("per_teacher_fake", [False, True])
-def test_a_chunked_teacher_step_keeps_real_and_generated_batch_norm_statistics_apart(per_teacher_fake):
-    t, x = _teachers()
+def test_a_chunked_teacher_step_keeps_real_and_generated_batch_norm_statistics_apart(
+        per_teacher_fake, device):
+    t, x = _teachers(device=device)
     m, k = t.models, t.k
     fake = _rows(m * k * 5 if per_teacher_fake else m * 5, 10, 7).view(-1, 5, 785)
     rows = t.next_rows()
     want = _reference_step_grads(t, x, rows, fake)
     pooled = _reference_step_grads(t, x, rows, fake, pooled=True)
-    t.step(fake, None)
-    got = t.params.flat.grad
+    t.step(fake.to(device), None)
+    got = t.params.flat.grad.cpu()
     torch.testing.assert_close(got, want, rtol=1e-8, atol=1e-12 * float(want.abs().max()) + 1e-14)
     # one call over both batches (the small teacher's fast path) would be another gradient
     assert float((pooled - want).abs().max()) > 1e-3 * float(want.abs().max())

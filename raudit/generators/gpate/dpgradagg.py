@@ -51,6 +51,7 @@ class Aggregated:
     answered: torch.Tensor  # (M, B, q) bool
     choice: torch.Tensor  # (M, B, q) int64 answered bin, -1 where not answered
     thresh_noise: torch.Tensor  # (M, B, q)
+    values: torch.Tensor  # (M, k, B, q) each teacher's projected gradient, before clipping
 
 
 def projection(rng: CounterRNG, records: int, d: int, k_proj: int) -> torch.Tensor:
@@ -111,4 +112,5 @@ def aggregate(grads: torch.Tensor, cfg: AggConfig, rng: CounterRNG) -> Aggregate
         grad = torch.einsum("mbq,mbdq->mbd", res, proj)
     else:
         grad = res
-    return Aggregated(grad, counts, answered, torch.where(answered, choice, -1), thresh_noise)
+    return Aggregated(grad, counts, answered, torch.where(answered, choice, -1), thresh_noise,
+                      values)

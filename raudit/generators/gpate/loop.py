@@ -26,7 +26,8 @@ from raudit.accountants import create
 from raudit.accountants.events import ConfidentGNMax
 from raudit.accountants.gnmax import eps_from_rdp, rdp_gnmax_independent, rdp_threshold_independent
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import AccountantStep, GradientVotes, Observer, TeacherBatch
+from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
+                                     TeacherContributions)
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation, slot_count
@@ -157,6 +158,9 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
         stopped[active & ~ok] = "epsilon"
         acct.compose(ConfidentGNMax(event.counts, event.answered, event.threshold, event.sigma1,
                                     event.sigma2, mask=ok))
+        if observer is not None and it == 0:  # the data-free generator's step (see the event)
+            observer(TeacherContributions(it, agg.values.to(torch.float64).cpu().numpy(),
+                                          active.copy()))
         if observer is not None:
             observer(GradientVotes(it, counts, cfg.k, cfg.agg.threshold, cfg.agg.sigma1,
                                    cfg.agg.sigma2, agg.thresh_noise.cpu().numpy(), answered,
