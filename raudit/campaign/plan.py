@@ -273,10 +273,10 @@ def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None,
         if job is not None:
             out.append(job)
         errors += found
-    if missing and (skipped is None or not (out or errors)):
-        errors += [f"{spec_where(specs, m.job)}: job {m.job}: {m.reason}" for m in missing]
-    elif missing:
+    if skipped is not None and (out or errors):
         skipped += missing
+    else:  # nowhere to say it, or nothing would be left to run: the missing data is an error
+        errors += [f"{spec_where(specs, m.job)}: job {m.job}: {m.reason}" for m in missing]
     if errors:
         head = f"{len(errors)} error(s) in the campaign:" if len(errors) > 1 else ""
         raise ConfigError((head + "\n  " + "\n  ".join(errors)) if head else errors[0])
