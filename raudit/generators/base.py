@@ -93,9 +93,14 @@ def group_tables(tables: Sequence[pd.DataFrame], seeds: Sequence[int], *, epsilo
     if len(tables) != len(seeds):
         raise ConfigError(f"{len(tables)} tables but {len(seeds)} seeds")
     groups: dict[Any, list[int]] = {}
+    # once per distinct table object: an audit chunk passes one table M times, and the
+    # key (smartnoise's column plan) reads every value of it
+    keys: dict[int, Any] = {}
     for i, t in enumerate(tables):
-        check_table(t, allow_nan=allow_nan)
-        groups.setdefault(key(t), []).append(i)
+        if id(t) not in keys:
+            check_table(t, allow_nan=allow_nan)
+            keys[id(t)] = key(t)
+        groups.setdefault(keys[id(t)], []).append(i)
     return groups
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     ``auto_chunk``: calibrate the chunk size (``-M auto``; chunking changes no number).
     ``estimate``: say the total time first, before anything trains (raudit.runs.estimate).
     """
+    started = time.perf_counter()  # the estimate counts what the run spends before it
     progress = progress or quiet
     notice = notice or (lambda msg: None)
     out = as_folder(out)
@@ -59,10 +61,10 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     fresh = not out.exists() or not ResultStore(out).done_ids()
     with prestart(engine) if fresh else contextlib.nullcontext():
         return _run_checked(req, (game, manifest, ds), out, engine,
-                            (progress, notice, auto_chunk, estimate))
+                            (progress, notice, auto_chunk, estimate), started)
 
 
-def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
+def _run_checked(req, prepared, out, engine, how, started: float) -> dict[str, Any]:
     progress, notice, auto_chunk, estimate = how
     game, manifest, ds = prepared
     said: list[str] = []  # with an estimate, -M auto's line follows it
@@ -70,7 +72,8 @@ def _run_checked(req, prepared, out, engine, how) -> dict[str, Any]:
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
             req, engine, said.append if estimate else notice, (game, ds)))
         limits.check_audit(req, engine, ds)  # the chosen M may hold more than the default
-    est = _say_estimate(req, game, ds, engine, notice) if estimate else None
+    est = (_say_estimate(req, game, ds, engine, notice, time.perf_counter() - started)
+           if estimate else None)
     for message in said:
         notice(message)
     audit_id = spec_hash(manifest)[:16]
@@ -122,12 +125,13 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
             "notes": done.stats.notes, "target_row": job.game.target}
 
 
-def _say_estimate(req, game, ds, engine, notice):
-    """Print the estimate line; the Estimate (None when it could not be made)."""
+def _say_estimate(req, game, ds, engine, notice, spent_s: float = 0.0):
+    """Print the estimate line; the Estimate (None when it could not be made).
+    ``spent_s``: the run's seconds so far (its chunk-size calibration), in the total."""
     from raudit.runs.estimate import game_estimate, line
 
     try:
-        est = game_estimate(req, game, ds, engine)
+        est = game_estimate(req, game, ds, engine, spent_s)
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that

@@ -179,6 +179,21 @@ def startup_s(engine) -> float | None:
     return float(got["startup_s"])
 
 
+# The start-up said before a machine has measured its own (a fresh cache): Ray's init
+# (4-6 s, engine/prestart.py, overlapping the calibration that a fresh cache runs first) and
+# the actors' imports of torch and raudit and their dataset's parse after it; the first
+# run with Ray measured 10.9 s with 2 workers on the 2-core Xeon at load 10 (2026-11-29).
+# Counting nothing instead left the first line of a fresh clone's audit short by this much.
+COLD_STARTUP_S = 8.0
+
+
+def startup_guess(engine) -> tuple[float, str]:
+    """(seconds, how) of the start-up an estimate counts: :func:`startup_s` ("measured"),
+    or :data:`COLD_STARTUP_S` ("typical") where this machine has not measured it yet."""
+    got = startup_s(engine)
+    return (got, "measured") if got is not None else (COLD_STARTUP_S, "typical")
+
+
 def observe_startup(engine, seconds: float) -> None:
     """Keep a run's measured start-up (Ray and its actors) for the next estimate."""
     from raudit.runs import chunk_cache

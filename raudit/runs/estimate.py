@@ -8,7 +8,13 @@ per set-up), none is a constant fitted once:
   pool model also computes every candidate's features, a game model one context's;
 * target selection's scoring: one attack forest per candidate on the pool's models
   (in the driver, one process);
-* the analysis: the attack forest on the game's train split and the bounds.
+* the analysis: the attack forest on the game's train split and the bounds;
+* start-up: starting Ray and its actors, as the last run on this machine with the same
+  backend and workers measured it; before any run has, a typical figure
+  (:data:`raudit.runs.costs.COLD_STARTUP_S`), said as such, never nothing;
+* what the command already spent when the line is printed (``spent_s``: loading, the
+  chunk-size calibration and the measurement of these costs, tens of seconds on a cold
+  cache): the total is the command's, from its start, not only what is left.
 
 Iterations per model: for the PATE family with a data-independent accountant (lam <=
 1e-3: spec section 10) the closed form of
@@ -45,8 +51,10 @@ class Estimate:
     costs: Costs | None = None  # the measured parts (None: training at ``rate`` only)
     forest_rows: int = 0  # rows each selection forest fits (and scores)
     pooled: bool = True  # a pool model computes every candidate's features
-    startup_s: float | None = 0.0  # starting Ray and its actors (None: not measured yet)
+    startup_s: float | None = 0.0  # starting Ray and its actors (None: not known at all)
     costs_key: str | None = None  # the costs' cache entry (checked after the run)
+    startup_how: str = "measured"  # or "typical": not measured on this machine yet
+    spent_s: float = 0.0  # the command's seconds before the line (calibration, loading)
 
     def per_model(self, many: bool = False) -> float:
         """Seconds of one shadow model: training, sampling and the attack's features."""
@@ -81,7 +89,8 @@ class Estimate:
 
     @property
     def total_s(self) -> float:
-        return (self.startup_s or 0.0) + self.selection_s + self.game_s + self.analysis_s
+        return (self.spent_s + (self.startup_s or 0.0) + self.selection_s + self.game_s
+                + self.analysis_s)
 
 
 def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
@@ -146,11 +155,17 @@ def audit_estimate(req, engine, out=None) -> Estimate:
     return game_estimate(req, game, ds, engine)
 
 
-def game_estimate(req, game, ds, engine) -> Estimate:
+def game_estimate(req, game, ds, engine, spent_s: float = 0.0) -> Estimate:
     """:func:`audit_estimate` of a request already prepared (``raudit.audit.runner.prepare``
-    resolves its privacy once: run_audit passes its own game and dataset)."""
+    resolves its privacy once: run_audit passes its own game and dataset). ``spent_s``: what
+    the command has spent before this call (run_audit's chunk-size calibration); the costs
+    measured here are added to it."""
+    import time
+
     from raudit.audit import targets as tg
-    from raudit.runs.costs import costs_of, startup_s
+    from raudit.runs.costs import costs_of, startup_guess
+
+    t0 = time.perf_counter()
 
     fit = cb.game_fit(game)
     impl, opts, dataset, eps, delta, label, bounds = fit
@@ -185,17 +200,23 @@ def game_estimate(req, game, ds, engine) -> Estimate:
     else:  # per-candidate: its own pairs per candidate, one forest each
         selection, forests = 2 * len(cands) * int(req.target_pairs), len(cands)
         rows = int(req.target_pairs)
+    startup, startup_how = startup_guess(engine)
     return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
                     1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
-                    rows, pooled, startup_s(engine), costs_key)
+                    rows, pooled, startup, costs_key, startup_how,
+                    spent_s + time.perf_counter() - t0)
 
 
 def line(est: Estimate) -> str:
     """The one line printed before anything trains."""
     d = cb_duration
     parts = []
+    if est.spent_s >= 1:
+        parts.append(f"{d(est.spent_s)} spent measuring and loading")
     if est.startup_s is None:
         parts.append("start-up not measured yet")
+    elif est.startup_how == "typical":
+        parts.append(f"start-up {d(est.startup_s)} (typical: not measured here yet)")
     elif est.startup_s >= 1:
         parts.append(f"start-up {d(est.startup_s)}")
     if est.selection_models:

@@ -108,6 +108,26 @@ def test_estimate_sums_its_measured_parts():
                                                          "cached", 1, c, 0, True, None))
 
 
+def test_the_total_counts_what_was_spent_and_a_typical_start_up_before_one_is_measured():
+    """The first line's total is the command's: the seconds already spent before it (a fresh
+    cache's calibration) and, where this machine never measured Ray's start-up, a typical
+    one said as such (it used to count nothing: a fresh clone's line came out short)."""
+    c = cs.Costs(m=8, model_s=0.01, iter_s=0.002, iterations=None, extract_s=0.003,
+                 extract_many_s=0.05, forest_s0=0.1, forest_s1=0.001, bounds_s=0.02)
+    ray2 = EngineConfig(backend="ray", workers=2)
+    assert cs.startup_guess(ray2) == (cs.COLD_STARTUP_S, "typical")  # a fresh cache
+    assert cs.startup_guess(LOCAL) == (0.0, "measured")  # nothing to start
+    base = Estimate(200, 2000, 64, 40, "closed form", 500.0, "measured now", 2, c, 100, True)
+    cold = Estimate(200, 2000, 64, 40, "closed form", 500.0, "measured now", 2, c, 100, True,
+                    cs.COLD_STARTUP_S, None, "typical", 21.0)
+    assert cold.total_s == pytest.approx(base.total_s + 21.0 + cs.COLD_STARTUP_S)
+    said = line(cold)
+    assert "21 s spent measuring and loading" in said and "(typical: not measured here" in said
+    assert f"about {round(cold.total_s / 60)} min in all" in said
+    cs.observe_startup(ray2, 5.5)  # the first run measured it: that one is counted now
+    assert cs.startup_guess(ray2) == (5.5, "measured")
+
+
 def test_costs_are_measured_once_then_cached(monkeypatch):
     from raudit.audit.runner import AuditRequest, prepare
 
@@ -131,7 +151,7 @@ def test_auto_chunk_is_chosen_before_the_estimate(tmp_path, monkeypatch):
     monkeypatch.setattr(ra, "audit_chunk_size",
                         lambda req, engine, notice, game: notice("chunk size 7") or 7)
     monkeypatch.setattr(es, "game_estimate",
-                        lambda req, game, ds, engine: seen.append(req.chunk_size) or
+                        lambda req, game, ds, engine, *spent: seen.append(req.chunk_size) or
                         Estimate(0, 10, 0, 3, "max_iter", 100.0, "cached", 1))
     monkeypatch.setattr(ra, "_run_locked", lambda *a: (_ for _ in ()).throw(
         KeyboardInterrupt()))  # stop before any training

@@ -13,6 +13,7 @@ from raudit.errors import ConfigError, DataError
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.smartnoise import encoding as sne
+from raudit.generators.pategan.smartnoise import port as snp
 from raudit.generators.pategan.pate_nets import EpsilonTooSmall
 
 SmartNoise = generators.get("smartnoise")
@@ -240,3 +241,27 @@ def test_fakes_drawn_in_blocks_of_models_train_the_same_bits(monkeypatch):
     for other in out[1:]:
         for (a, it_a), (b, it_b) in zip(out[0], other):
             assert it_a == it_b and torch.equal(a, b)
+
+
+def test_a_chunk_of_one_table_is_set_up_once(monkeypatch):
+    """An audit chunk passes one table object M times: its checks, column plan and encoder
+    fit run once and the models share the encoder (the fit reads no seed), and the models
+    are the same bits as each trained from its own copy of the table (set up apart);
+    bounds="dp" draws noise per model, so there every model keeps its own encoder."""
+    df = table(n=200)
+    plans = []
+    real = sne.column_plan
+    counted = lambda t, e: plans.append(id(t)) or real(t, e)  # noqa: E731
+    monkeypatch.setattr(sne, "column_plan", counted)  # the encoder's fit
+    monkeypatch.setattr(snp, "column_plan", counted)  # group_tables' key
+    opts = dict(teachers=2, batch=16, max_iter=3)
+    shared = SmartNoise(**opts).fit_many([df] * 3, epsilon=1e6, seeds=[4, 5, 6])
+    assert len(plans) == 2  # group_tables' key and the one encoder fit, not 2 x 3
+    assert len({id(m._batch.encoders[m._index]) for m in shared}) == 1
+    apart = SmartNoise(**opts).fit_many([df.copy() for _ in range(3)], epsilon=1e6, seeds=[4, 5, 6])
+    assert len({id(m._batch.encoders[m._index]) for m in apart}) == 3
+    for a, b in zip(shared, apart):
+        pd.testing.assert_frame_equal(a.sample(30, seed=1), b.sample(30, seed=1))
+    dp = SmartNoise(bounds="dp", preprocessor_eps=2.0, **opts).fit_many([df] * 2, epsilon=3.0,
+                                                                         seeds=[0, 1])
+    assert dp[0]._batch.encoders[0] is not dp[1]._batch.encoders[1]

@@ -122,6 +122,12 @@ class SmartNoiseEncoder(Encoder):
     integers: str = "round"
     seeds: SeedBook | None = None
 
+    @property
+    def shareable(self) -> bool:  # type: ignore[override]
+        """Only ``bounds="dp"`` draws noise from the model's seed; any other fit is a
+        function of (table, columns), so the models of a chunk share one (Encoder)."""
+        return self.bounds != "dp"
+
     def fit(self, df: pd.DataFrame, columns: tuple[ColumnMeta, ...] | None) -> "SmartNoiseEncoder":
         x = df.to_numpy(dtype=float)
         meta = {c.name: c for c in columns} if columns else {}
