@@ -147,3 +147,33 @@ def test_tables_of_two_layouts_in_one_call_each_train_as_alone():
         pd.testing.assert_frame_equal(x.sample(20, seed=2), y.sample(20, seed=2))
     again = gen.fit_many([b, a], epsilon=1e9, seeds=[5, 4])  # the same instance, a second call
     pd.testing.assert_frame_equal(again[1].sample(20, seed=2), alone[0].sample(20, seed=2))
+
+
+def test_a_model_that_stopped_leaves_the_chunk_and_the_others_keep_their_bits(monkeypatch):
+    """A chunk's models stop on eps at different iterations (here 6, 4, 4 and 5); each
+    stopped model leaves the stacked tensors (training.Live) instead of being computed
+    until the last one stops (issue 45: a fifth of a cervical chunk's work at M=32). With
+    an observer none leaves (its events report every model), so the two fits compare the
+    narrowed loop with the whole one: every generator parameter, eps_hat, the charged and
+    uncharged counts and the samples are bit for bit the same. Checked also against the
+    code before the change on cervical (4 models, lam 0.002: iterations 5, 4, 6, 4)."""
+    from raudit.generators.pategan.synthcity import training
+
+    narrowed = []
+    real_narrowed = training.Live.narrowed
+    monkeypatch.setattr(training.Live, "narrowed",
+                        lambda self, keep, *a: narrowed.append(len(keep)) or real_narrowed(self, keep, *a))
+    kw = dict(teachers=3, lam=0.01, orders=20, max_iter=30)
+    seeds = [3, 4, 5, 6]
+    fit = lambda **o: Synthcity(**kw).fit_many([table(seed=1)] * 4, epsilon=2.0, delta=1e-5,
+                                               seeds=seeds, **o)
+    whole = fit(observer=lambda event: None)
+    assert narrowed == []
+    narrow = fit()
+    assert narrowed == [2, 1]  # models left: two stop at iteration 4, one at 5
+    assert [m.summary()["iterations"] for m in narrow] == [6, 4, 4, 5]
+    for row, (a, b) in enumerate(zip(whole, narrow)):
+        assert np.array_equal(a._batch.trained.generator.flat[row].detach().numpy(),
+                              b._batch.trained.generator.flat[row].detach().numpy())
+        assert a.summary() == b.summary()
+        pd.testing.assert_frame_equal(a.sample(50, seed=9), b.sample(50, seed=9), check_exact=True)
