@@ -147,3 +147,71 @@ def test_tables_of_two_layouts_in_one_call_each_train_as_alone():
         pd.testing.assert_frame_equal(x.sample(20, seed=2), y.sample(20, seed=2))
     again = gen.fit_many([b, a], epsilon=1e9, seeds=[5, 4])  # the same instance, a second call
     pd.testing.assert_frame_equal(again[1].sample(20, seed=2), alone[0].sample(20, seed=2))
+
+
+def test_a_model_that_stopped_leaves_the_chunk_and_the_others_keep_their_bits(monkeypatch):
+    """A chunk's models stop on eps at different iterations (here 6, 4, 4 and 5); each
+    stopped model leaves the stacked tensors (training.Live) instead of being computed
+    until the last one stops (issue 45: a fifth of a cervical chunk's work at M=32). With
+    an observer none leaves (its events report every model), so the two fits compare the
+    narrowed loop with the whole one: every generator parameter, eps_hat, the charged and
+    uncharged counts and the samples are bit for bit the same. Checked also against the
+    code before the change on cervical (4 models, lam 0.002: iterations 5, 4, 6, 4)."""
+    from raudit.generators.pategan.synthcity import training
+
+    narrowed = []
+    real_narrowed = training.Live.narrowed
+    monkeypatch.setattr(training.Live, "narrowed",
+                        lambda self, keep, *a: narrowed.append(len(keep)) or real_narrowed(self, keep, *a))
+    kw = dict(teachers=3, lam=0.01, orders=20, max_iter=30)
+    seeds = [3, 4, 5, 6]
+    fit = lambda **o: Synthcity(**kw).fit_many([table(seed=1)] * 4, epsilon=2.0, delta=1e-5,
+                                               seeds=seeds, **o)
+    whole = fit(observer=lambda event: None)
+    assert narrowed == []
+    narrow = fit()
+    assert narrowed == [2, 1]  # models left: two stop at iteration 4, one at 5
+    assert [m.summary()["iterations"] for m in narrow] == [6, 4, 4, 5]
+    for row, (a, b) in enumerate(zip(whole, narrow)):
+        assert np.array_equal(a._batch.trained.generator.flat[row].detach().numpy(),
+                              b._batch.trained.generator.flat[row].detach().numpy())
+        assert a.summary() == b.summary()
+        pd.testing.assert_frame_equal(a.sample(50, seed=9), b.sample(50, seed=9), check_exact=True)
+
+
+def test_the_generator_heads_by_width_equal_a_softmax_per_block_bit_for_bit():
+    """SkipGenerator runs one Gumbel-softmax per block width (issue 45: 29 blocks on cervical,
+    each slice a full-width zero gradient in the backward); the output and the parameter
+    gradient equal the per-block loop it replaced, bit for bit."""
+    import torch
+    import torch.nn.functional as F
+
+    from raudit.generators.nn.rng import CounterRNG
+    from raudit.generators.nn.stacked import linear
+    from raudit.generators.pategan.synthcity.nets import SkipGenerator
+
+    blocks = [(1, 5), (6, 2), (9, 5), (14, 3), (17, 2), (19, 4)]  # columns 0, 8 and 23 plain
+    net = SkipGenerator(12, 24, blocks)
+
+    def per_block(p, x, rng):  # the loop before issue 45
+        v = p.views()
+        h = torch.cat([torch.relu(linear(x, v["w0"], v["b0"])), x], dim=-1)
+        h = torch.cat([torch.relu(linear(h, v["w1"], v["b1"])), h], dim=-1)
+        out = linear(h, v["w2"], v["b2"])
+        gumbel = -torch.log(-torch.log(rng.open_uniform(x.shape[1], 24, bits=32))).to(out.dtype)
+        parts, at = [], 0
+        for o, w in blocks:
+            parts.append(out[..., at:o])
+            parts.append(F.softmax((out[..., o:o + w] + gumbel[..., o:o + w]) / net.tau, dim=-1))
+            at = o + w
+        parts.append(out[..., at:])
+        return torch.cat(parts, dim=-1)
+
+    results = []
+    for fn in (net, per_block):
+        rng = CounterRNG([1, 2, 3], purpose="heads")
+        p = net.create(rng)
+        y = fn(p, rng.normal(7, 12) * 3, rng)
+        (y * torch.arange(24.0)).sum().backward(inputs=[p.flat])
+        results.append((y.detach(), p.flat.grad))
+    assert torch.equal(results[0][0], results[1][0]) and torch.equal(results[0][1], results[1][1])

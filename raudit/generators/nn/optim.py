@@ -102,6 +102,13 @@ class Adam(_Masked):
             else:
                 self._eager(p, g)
 
+    def select(self, params: Stacked, index: torch.Tensor) -> None:
+        """Follow ``params``, the groups ``index`` of the ones optimised so far (a loop that
+        drops stopped models from its stacked tensors): their moments and step counts."""
+        self.p = params
+        self.m, self.v, self.t = self.m[index], self.v[index], self.t[index]
+        self._pad = None  # sized for the old tensors' tail
+
     def _common_step(self, active: torch.Tensor | None) -> float | None:
         """The step count the moving models share after this step, or None if they differ.
         They always share it in the loops here: a model that stops never moves again."""

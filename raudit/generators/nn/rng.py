@@ -176,6 +176,11 @@ class CounterRNG:
         sub.keys = self.keys[lo:hi]
         return sub
 
+    def keep(self, index: torch.Tensor) -> None:
+        """Keep only the streams of models ``index`` (in place; the counter is shared, so
+        each kept model goes on drawing what it would have drawn beside the others)."""
+        self.keys = self.keys[index]
+
     def _positions(self, n: int) -> torch.Tensor:
         """The stream positions of the next draw of n numbers (then the counter moves on)."""
         if n >= 1 << 32:

@@ -91,6 +91,16 @@ class CondSampler:
         self.positions = torch.as_tensor(pos, device=dev)
         self.cond = torch.as_tensor(cond, dtype=x.dtype, device=dev)
 
+    def select(self, index: torch.Tensor) -> "CondSampler":
+        """The sampler of models ``index`` only. The tables keep their widths (the longest
+        loader list of the whole chunk), so every draw keeps its shape and each model's numbers."""
+        sub = object.__new__(CondSampler)
+        sub.__dict__.update(self.__dict__)
+        sub.models = int(index.numel())
+        sub.probs, sub.length = self.probs[index], self.length[index]
+        sub.positions, sub.cond = self.positions[index], self.cond[index]
+        return sub
+
     def batch(self, rng: CounterRNG, b: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The first DataLoader batch of a fresh shuffle: row ids (M, b) and validity (M, b).
 

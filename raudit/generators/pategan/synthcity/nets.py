@@ -46,6 +46,17 @@ class SkipGenerator:
         h1 = hidden + n_in
         self.widths = [(n_in, hidden), (h1, h1), (2 * h1, n_out)]
         self.blocks, self.tau, self.n_out = softmax_blocks, tau, n_out
+        # The heads by width: one softmax over all blocks of a width (rows of w columns,
+        # each the same arithmetic as its block's own softmax) instead of one per block,
+        # whose slices each cost a full-width zero gradient in the backward (a cervical
+        # table has 29 blocks of 6 widths). ``order`` puts the columns back in place.
+        widths = sorted({w for _, w in softmax_blocks})
+        in_block = {c for o, w in softmax_blocks for c in range(o, o + w)}
+        self.plain = torch.tensor([c for c in range(n_out) if c not in in_block], dtype=torch.long)
+        self.heads = [(w, torch.tensor([c for o, ww in softmax_blocks if ww == w for c in range(o, o + w)],
+                                       dtype=torch.long)) for w in widths]
+        gathered = torch.cat([self.plain, *(cols for _, cols in self.heads)])
+        self.order = torch.argsort(gathered)
 
     def create(self, rng: CounterRNG) -> Stacked:
         return _create(rng, self.widths)
@@ -60,13 +71,13 @@ class SkipGenerator:
         # torch's gumbel_softmax: g = -log(E), E ~ Exp(1) = -log(U)
         u = rng.open_uniform(x.shape[1], self.n_out, bits=32)  # latent noise: 32 bits, half the hashing
         gumbel = -torch.log(-torch.log(u)).to(out.dtype)
-        parts, at = [], 0
-        for o, w in self.blocks:
-            parts.append(out[..., at:o])
-            parts.append(F.softmax((out[..., o:o + w] + gumbel[..., o:o + w]) / self.tau, dim=-1))
-            at = o + w
-        parts.append(out[..., at:])
-        return torch.cat(parts, dim=-1)
+        dev = out.device
+        logits = (out + gumbel) / self.tau  # element-wise: each column's own value
+        parts = [out.index_select(-1, self.plain.to(dev))]
+        for w, cols in self.heads:
+            x = logits.index_select(-1, cols.to(dev))
+            parts.append(F.softmax(x.view(*x.shape[:-1], -1, w), dim=-1).view(x.shape))
+        return torch.cat(parts, dim=-1).index_select(-1, self.order.to(dev))
 
 
 class DropoutCritic:

@@ -40,6 +40,59 @@ class SynthcityHP:
     latent: int
 
 
+class Live:
+    """The models of a chunk that still train, and their rows of every stacked tensor.
+
+    The loop runs until the chunk's last model stops; a stopped model kept in the tensors
+    cost as much as a training one (a cervical chunk's models stop on eps between about
+    15 and 20 iterations: at M=32 a fifth of the work was for stopped models). Dropping
+    it gives the others the same numbers: each model's arithmetic is its own (the port is
+    chunk-invariant, ``whole_blocks``), its random streams are keyed by its seed with a
+    counter all share, and every draw keeps the chunk's shape (``n_max``, the partition
+    width ``p`` and the loader's list width stay the whole chunk's).
+    """
+
+    def __init__(self, index: np.ndarray, x: torch.Tensor, rows: torch.Tensor, s: torch.Tensor,
+                 sampler: CondSampler, gen: Stacked, critic: Stacked, teachers: RefitTeachers,
+                 out: torch.Tensor):
+        self.index, self.x, self.rows, self.s, self.sampler = index, x, rows, s, sampler
+        self.gen, self.critic, self.teachers = gen, critic, teachers
+        self.out = out  # (M, P) the whole chunk's generators: a model's row once it left
+
+    @property
+    def models(self) -> int:
+        return len(self.index)
+
+    def whole(self, n1: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Votes (rows here) as the whole chunk's arrays, a model not here charging nothing."""
+        m = self.out.shape[0]
+        if len(self.index) == m:
+            return n1, valid
+        n1_all = np.zeros((m, *n1.shape[1:]), dtype=n1.dtype)
+        valid_all = np.zeros((m, *valid.shape[1:]), dtype=bool)
+        n1_all[self.index], valid_all[self.index] = n1, valid
+        return n1_all, valid_all
+
+    def narrowed(self, keep: np.ndarray, rng: CounterRNG, g_opt: Adam, d_opt: Adam) -> "Live":
+        """These models' rows ``keep`` only; the others' generators are final (stored)."""
+        dev = self.x.device
+        gone = torch.as_tensor(np.setdiff1d(np.arange(len(self.index)), keep), device=dev)
+        self.out[torch.as_tensor(self.index, device=dev)[gone]] = self.gen.flat.detach()[gone]
+        at = torch.as_tensor(keep, device=dev)
+        rng.keep(at)
+        gen, critic = (Stacked(t.flat.detach()[at].clone().requires_grad_(True), t.layout)
+                       for t in (self.gen, self.critic))
+        g_opt.select(gen, at)
+        d_opt.select(critic, at)
+        return Live(self.index[keep], self.x[at], self.rows[at], self.s[at], self.sampler.select(at),
+                    gen, critic, RefitTeachers(len(keep), self.teachers.k), self.out)
+
+    def finish(self) -> Stacked:
+        """The whole chunk's generators (M rows, in the chunk's order)."""
+        self.out[torch.as_tensor(self.index, device=self.x.device)] = self.gen.flat.detach()
+        return Stacked(self.out, self.gen.layout)
+
+
 def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, *, options,
                     epsilon, delta, observer, progress) -> Trained:
     m, n_max, d = batch.x.shape
@@ -60,26 +113,33 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
     teachers = RefitTeachers(m, k)
     acct = QueryAccountant(options["accountant"], k=k, lam=hp.lam, orders=hp.orders, models=m)
     s = batch.rows // k  # (M,) rows per teacher
+    p = int(s.max())  # the chunk's: draws keep their shapes when models leave the tensors
     active = np.ones(m, dtype=bool)
     iters = np.zeros(m, dtype=np.int64)
     eps_hat = acct.eps(deltas)
     stopped = ["max_iter"] * m
     uncharged = np.zeros(m, dtype=np.int64)
 
+    # The models still training, as rows of the stacked tensors: a stopped model leaves
+    # them (with an observer, whose events report every model, none leaves)
+    live = Live(np.arange(m), batch.x, batch.rows, s, sampler, gen, critic, teachers,
+                torch.empty_like(gen.flat, requires_grad=False))
+
     def generate(n: int) -> torch.Tensor:
-        cond = sampler.sample(rng, n)
-        return g_net(gen, torch.cat([rng.normal(n, hp.latent), cond], dim=-1), rng)
+        cond = live.sampler.sample(rng, n)
+        return g_net(live.gen, torch.cat([rng.normal(n, hp.latent), cond], dim=-1), rng)
 
     it = 0
     first = None
     while bool(active.any()) and (hp.max_iter is None or it < hp.max_iter):
+        ml, x, rows, s, gen, critic = live.models, live.x, live.rows, live.s, live.gen, live.critic
+        now = active[live.index]
         # 1. teachers on a re-drawn partition
-        perm = rng.permutation(n_max, batch.rows)
-        p = int(s.max())
+        perm = rng.permutation(n_max, rows)
         cols = torch.arange(p, device=dev)
         offs = torch.minimum(torch.arange(k, device=dev)[None, :, None] * s[:, None, None] + cols,
-                             (batch.rows - 1)[:, None, None])
-        parts = torch.gather(perm, 1, offs.reshape(m, -1)).view(m, k, p)
+                             (rows - 1)[:, None, None])
+        parts = torch.gather(perm, 1, offs.reshape(ml, -1)).view(ml, k, p)
         r = min(b, p) if options["teacher_data"] == "batch" else p
         keys = rng.open_uniform(k, p)  # the harness keeps the first `batch` of a shuffle
         keys = torch.where(cols[None, None, :] < s[:, None, None], keys, keys + 2.0)
@@ -87,9 +147,10 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
         rows_t = torch.gather(parts, 2, pick)
         n_real = torch.minimum(s, torch.tensor(r, device=dev)) if options["teacher_data"] == "batch" else s
         ok = cols[None, None, :r] < n_real[:, None, None]
-        real = gather_rows(batch.x, rows_t.reshape(m, -1)).view(m, k, r, d)
+        real = gather_rows(x, rows_t.reshape(ml, -1)).view(ml, k, r, d)
         with torch.no_grad():
-            fake = generate(k * r).view(m, k, r, d)
+            fake = generate(k * r).view(ml, k, r, d)
+        teachers = live.teachers
         teachers.fit(real, ok.expand(-1, k, -1), fake, ok.expand(-1, k, -1))
         if observer is not None:
             rows_np = torch.where(ok, rows_t, -1).cpu().numpy()
@@ -100,13 +161,13 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
             observer(TeacherLoss(it, teachers.losses_on(*first), active.copy()))
         # 2. the GAN: `epochs` batches, one critic and one generator step each
         for _ in range(hp.epochs):
-            pos, valid = sampler.batch(rng, b)
-            nb = valid.sum(1).to(batch.x.dtype)
-            can = active & (nb.cpu().numpy() > 0)
+            pos, valid = live.sampler.batch(rng, b)
+            nb = valid.sum(1).to(x.dtype)
+            can = now & (nb.cpu().numpy() > 0)
             upd = None if can.all() else torch.as_tensor(can, device=dev)
-            vf = valid.to(batch.x.dtype)
-            real = gather_rows(batch.x, pos)
-            cond = gather_rows(sampler.cond, pos) if c else real[..., :0]
+            vf = valid.to(x.dtype)
+            real = gather_rows(x, pos)
+            cond = gather_rows(live.sampler.cond, pos) if c else real[..., :0]
             real_c = torch.cat([real, cond], dim=-1)
             with torch.no_grad():
                 fake = g_net(gen, torch.cat([rng.normal(b, hp.latent), cond], dim=-1), rng)
@@ -117,13 +178,13 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
                 y = y & ~early[:, None]
             charged = can & ~early.cpu().numpy()
             n1_np = n1.cpu().numpy()
-            acct.charge(n1_np, valid.cpu().numpy() & charged[:, None])
-            uncharged += can & ~charged
+            acct.charge(*live.whole(n1_np, valid.cpu().numpy() & charged[:, None]))
+            uncharged[live.index] += can & ~charged
             if observer is not None:
                 observer(Votes(it, n1_np, k, 1.0 / hp.lam, noise.cpu().numpy(), y.cpu().numpy(),
                                charged.copy(), active.copy(), "threshold"))
                 observer(TeacherBatch(it, -1, torch.where(valid, pos, -1).cpu().numpy(), can.copy()))
-            yf = y.to(batch.x.dtype)
+            yf = y.to(x.dtype)
             fake_c = torch.cat([fake, cond], dim=-1)
             out_r, out_f = critic_net(critic, real_c, rng), critic_net(critic, fake_c, rng)
             err_real = ((vf * out_r).sum(1) + (yf * out_f).sum(1)) / (nb + yf.sum(1)).clamp(min=1)
@@ -147,6 +208,9 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
         it += 1
         eps_hat = account_iteration(acct, deltas, epsilon, it, active, eps_hat, stopped,
                                     observer, progress)
+        if observer is None and bool(active.any()) and not active[live.index].all():
+            live = live.narrowed(np.flatnonzero(active[live.index]), rng, g_opt, d_opt)
+    gen = live.finish()
     extra = [{"stopped": st, "charged_queries": int(q), "uncharged_batches": int(u), "delta": float(dl)}
              for st, q, u, dl in zip(stopped, acct.charged, uncharged, deltas)]
     return _trained(gen, g_net, sampler, hp, iters, eps_hat, extra)
