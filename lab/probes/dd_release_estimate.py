@@ -2,7 +2,7 @@
 
 Reads the ``votes`` events of a `raudit train --impl fixed ... --events` run (any
 analysis) and, for each eps and Confident-GNMax setting, takes the plan `fixed` would make
-for the same number of queries and teachers (:func:`raudit.generators.pategan.fixed_dd.plan_dd`:
+for the same number of queries and teachers (:func:`raudit.generators.pategan.fixed.dd.plan_dd`:
 the threshold check's sigma1, the answers' sigma2, T) and computes, on these vote
 histograms, the expected data-dependent RDP of the run: every query's threshold check at its
 data-independent cost, each query's GNMax answer at its data-dependent cost weighted by the
@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from raudit.accountants.gnmax import DEFAULT_ORDERS, logq_gnmax, rdp_gnmax
-from raudit.generators.pategan.fixed_dd import plan_dd
+from raudit.generators.pategan.fixed.dd import plan_dd
 
 SETTINGS = ((0.8, 0.1), (0.9, 0.1), (0.9, 0.05), (0.95, 0.05))  # (T / k, sigma2 / k)
 

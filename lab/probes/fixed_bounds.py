@@ -17,8 +17,8 @@ import argparse
 import numpy as np
 
 from raudit import data
-from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, private_columns
-from raudit.generators.pategan.noise_calibration import bounds_noise
+from raudit.generators.pategan.core.dp_bounds import DPBoundsEncoder, private_columns
+from raudit.generators.pategan.core.noise_calibration import bounds_noise
 
 RULES = {  # name: (mass, centred, within_run)
     "run (before 2026-11-25)": (1.0, False, False),

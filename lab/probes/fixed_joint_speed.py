@@ -1,5 +1,5 @@
 """`fixed -o critic=joint` on epileptic: CPU seconds per iteration and model with the teachers'
-hand gradient and kept first layer (pategan/fixed_grad.py) against autograd (what
+hand gradient and kept first layer (pategan/fixed/grad.py) against autograd (what
 ``RAUDIT_HAND_GRAD=0`` runs), alternating in one process, and whether both give the same
 synthetic rows (they must: same bits).
 
@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from raudit import data, generators
-from raudit.generators.pategan import teachers as teachers_mod
+from raudit.generators.pategan.core import teachers as teachers_mod
 
 RECIPE = dict(critic="joint", lr=1e-3, query_batch=8, teacher_steps=1, teacher_lr=1e-4,
               bounds_mass=0.9, bounds_centre=True, output_offset=0.5, batch=16)

@@ -23,7 +23,7 @@ import torch
 from raudit import generators
 from raudit.generators.kwargs import parse_value
 from raudit.data.dataset import ColumnMeta
-from raudit.generators.pategan import teachers as teachers_module
+from raudit.generators.pategan.core import teachers as teachers_module
 
 ROWS, FEATURES, SD = 2000, 20, 0.02
 

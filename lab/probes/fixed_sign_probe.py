@@ -5,7 +5,7 @@ Reads one ``raudit utility --out DIR`` folder of a sign-query run, retrains its 
 models with the same model seeds (one batched call, the same code path as the run: the same
 bits), and prints per fit: the run's Setting B AUROC (LR), the released flip, the AUROC the
 generator had before it (LR on labels flipped ranks the other way: 1 - AUROC), and for EVERY
-rule of :mod:`raudit.generators.pategan.fixed_sign` the teachers' votes (as is, flipped) on
+rule of :mod:`raudit.generators.pategan.fixed.sign` the teachers' votes (as is, flipped) on
 the same generator and what the rule says with ALL training rows as one teacher (``whole``,
 +1 as is, -1 flipped). A wrong sign with a confident vote and ``whole`` agreeing is the rule's
 notion of the sign disagreeing with the classifier's; a split vote is the partition's. The
@@ -29,7 +29,7 @@ import torch
 from raudit import data
 from raudit.generators import get
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan import fixed_sign
+from raudit.generators.pategan.fixed import sign as fixed_sign
 
 
 def main(folder: str) -> None:

@@ -8,7 +8,7 @@ and prints, per setting (eps and options; the folders of one setting at several 
 values pooled, fits paired by seed), what the vote budget allows beside what the fits did:
 
 * k, the answers Q = iterations x student_steps x query_batch, and sigma of ``fixed``'s plan
-  (the DP bounds' histogram included, :func:`raudit.generators.pategan.fixed.plan`: data-
+  (the DP bounds' histogram included, :func:`raudit.generators.pategan.fixed.generator.plan`: data-
   independent, so computed here from the schema, not read off a fit);
 * P(unanimous) = Phi(k / (sqrt 2 sigma)): the chance that a vote on which all k teachers
   agree is released as their label (GNMax, two classes);
@@ -41,9 +41,9 @@ from raudit.errors import ConfigError
 from raudit.generators import get
 from raudit.generators.kwargs import parse_value
 from raudit.generators.labelled import public_label
-from raudit.generators.pategan.dp_bounds import private_columns
-from raudit.generators.pategan.fixed import plan
-from raudit.generators.pategan.fixed_sign import plan_sign
+from raudit.generators.pategan.core.dp_bounds import private_columns
+from raudit.generators.pategan.fixed.generator import plan
+from raudit.generators.pategan.fixed.sign import plan_sign
 from raudit.utility.learning import paired_one_sided, seed_means
 
 DELTA = 1e-5

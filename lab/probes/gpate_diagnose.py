@@ -48,7 +48,7 @@ from raudit.generators.gpate.dpgradagg import Aggregated, vote_counts
 from raudit.generators.gpate.nets import ClassImageNets
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.pate_nets import draw_z
+from raudit.generators.pategan.core.nets import draw_z
 from raudit.utility.cnn import cnn_accuracy
 
 CLASSES = 10

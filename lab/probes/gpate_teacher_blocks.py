@@ -26,9 +26,9 @@ import torch
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.nets import ImageNets
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.pate_nets import draw_z
-from raudit.generators.pategan.teachers import TeacherTraining, teacher_rng
-from raudit.generators.pategan.partitions import shuffled_partition
+from raudit.generators.pategan.core.nets import draw_z
+from raudit.generators.pategan.core.teachers import TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.partitions import shuffled_partition
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ The other teachers' votes on a canary query are fixed by the auditor and cancel 
 the likelihood ratio, so a trial is the exact sufficient statistic of
 :class:`raudit.audit.transcript.VoteMechanism` (tests/audit/test_active.py checks it
 against :func:`canary_releases`, which runs the generator's own noisy aggregation,
-:func:`raudit.generators.pategan.aggregation.aggregator`, on the canary design).
+:func:`raudit.generators.pategan.core.aggregation.aggregator`, on the canary design).
 
 One run (:func:`one_run_active`): m canary records in ONE run, each in with
 probability 1/2. A vote histogram has two coordinates per query, shared by every
@@ -71,13 +71,13 @@ def coordinate_llr(mech: VoteMechanism, u: np.ndarray) -> np.ndarray:
 def canary_releases(mech: VoteMechanism, teachers: int, base: int, world: int, trials: int,
                     seed: int):
     """The released histograms of ``trials`` runs of the canary design through the
-    generator's own noisy aggregation (torch, :mod:`raudit.generators.pategan.aggregation`):
+    generator's own noisy aggregation (torch, :mod:`raudit.generators.pategan.core.aggregation`):
     ``base`` other teachers vote 1 on every canary query, the target's teacher votes 1
     in world 1 and 0 in world 0. Returns the noise-added (n1, n0) arrays (trials, Q)."""
     import torch
 
     from raudit.generators.nn.rng import CounterRNG
-    from raudit.generators.pategan.aggregation import GAUSSIAN_AGGREGATIONS, aggregator
+    from raudit.generators.pategan.core.aggregation import GAUSSIAN_AGGREGATIONS, aggregator
 
     if not 0 <= base < teachers:
         raise ConfigError(f"base votes must lie in [0, teachers), got {base}")

@@ -29,8 +29,8 @@ from raudit.generators.batch_types import TrainBatch
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.events import Observer
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.pate_nets import LoopConfig
-from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.nets import LoopConfig
+from raudit.generators.pategan.core.teachers import LocalTeachers, TeacherTraining, teacher_rng
 
 
 class TeacherShard:

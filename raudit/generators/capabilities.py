@@ -61,7 +61,7 @@ _CHOICES: dict[type, dict[str, tuple]] = {}
 class OptionsObject:
     """Base of a generator's options object: a frozen dataclass whose defaults are the
     upstream behaviour. Literal fields are closed sets, checked on construction with the
-    same one-line error as :func:`raudit.generators.pategan.options.choice`."""
+    same one-line error as :func:`raudit.generators.pategan.core.options.choice`."""
 
     truthy: ClassVar[tuple[str, ...]] = ()  # switches a port has always taken as bool(value)
 

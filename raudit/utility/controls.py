@@ -4,7 +4,7 @@ it is supposed to learn from, fit by fit, so that "it learns" has a baseline.
 Two kinds, one question each:
 
 * ``coin``: every released vote or answer replaced by a fair coin inside the generator
-  (:mod:`raudit.generators.pategan.aggregation`, :mod:`raudit.generators.gpate.dpgradagg`).
+  (:mod:`raudit.generators.pategan.core.aggregation`, :mod:`raudit.generators.gpate.dpgradagg`).
   Only generators whose labels come from votes declare it (``Capabilities.controls``):
   for them it removes everything the data can teach beyond the non-private preprocessing.
 * ``shuffle``: the training table's label column permuted at random before the fit, for

@@ -2,7 +2,7 @@
 
 ``raudit utility --control coin`` runs every sweep point twice: the real fits, and the
 same fits (same seeds: same initialisation, partition and z draws) with every released
-label or answer replaced by a fair coin (:mod:`raudit.generators.pategan.aggregation`,
+label or answer replaced by a fair coin (:mod:`raudit.generators.pategan.core.aggregation`,
 :mod:`raudit.generators.gpate.dpgradagg`). Whatever utility the control reaches comes
 from the generator's architecture, its public metadata and chance, not from the votes.
 ``--control shuffle`` (any generator) trains the control fits on the table with its labels

@@ -30,7 +30,7 @@ def _llr_of_releases(mech, teachers, base, world, trials, seed):
 @pytest.mark.parametrize("noise,scale", [("laplace", 4.0), ("gaussian", 3.0)])
 def test_exact_statistic_is_the_generators_own_aggregation(noise, scale):
     """Trials drawn from the exact sufficient statistic have the law of the canary design
-    run through raudit.generators.pategan.aggregation (KS, both worlds); a 20 % wrong
+    run through raudit.generators.pategan.core.aggregation (KS, both worlds); a 20 % wrong
     noise scale is told apart (the check can fail)."""
     mech = VoteMechanism(noise, scale, 30, "argmax")
     rng = np.random.default_rng(7)

@@ -234,7 +234,7 @@ def slow_step(monkeypatch):
     import time
 
     from raudit.generators.nn import compiled
-    from raudit.generators.pategan import fused_step
+    from raudit.generators.pategan.core import fused_step
 
     def slow_compile(fn):
         t0 = time.process_time()

@@ -20,7 +20,7 @@ import pandas as pd
 
 from raudit.accountants.pate import eps_from_moments
 from raudit.generators.events import AccountantStep, EventLog, Votes
-from raudit.generators.pategan.smartnoise.port import SmartNoisePateGan
+from raudit.generators.pategan.ports.smartnoise.port import SmartNoisePateGan
 
 folder = Path(sys.argv[-1])
 req = json.loads((folder / "request.json").read_text())

@@ -22,7 +22,7 @@ ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 def probe(spec):
     from raudit.generators.nn import optim
-    from raudit.generators.pategan import teachers
+    from raudit.generators.pategan.core import teachers
 
     return {**{n: os.environ.get(n) for n in compiled.ARITHMETIC},
             "hand_grad": teachers.HAND_GRAD, "fused_adam": optim.FUSED}

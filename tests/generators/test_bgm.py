@@ -1,10 +1,10 @@
-"""synthcity's BGM / one-hot column encoding (raudit.generators.pategan.synthcity.encoding)."""
+"""synthcity's BGM / one-hot column encoding (raudit.generators.pategan.ports.synthcity.encoding)."""
 
 import numpy as np
 import pandas as pd
 from sklearn.mixture import BayesianGaussianMixture
 
-from raudit.generators.pategan.synthcity.encoding import SynthcityEncoder, column_kinds
+from raudit.generators.pategan.ports.synthcity.encoding import SynthcityEncoder, column_kinds
 
 
 def table(n=300, seed=0):
@@ -84,7 +84,7 @@ def test_encoding_is_seeded():
 def test_cached_fit_is_the_fit_of_the_same_column():
     """Two encoders of equal columns share one mixture; a changed column gets its own fit,
     and a cached fit encodes exactly as a fresh one (the cache is only a shortcut)."""
-    from raudit.generators.pategan.synthcity import encoding as bgm
+    from raudit.generators.pategan.ports.synthcity import encoding as bgm
 
     rng = np.random.default_rng(3)
     x = rng.normal(size=200)

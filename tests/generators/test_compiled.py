@@ -97,7 +97,7 @@ def test_pinned_runs_do_not_move_when_compiled(compile_on, cid):
 def test_the_fused_teacher_step_is_within_tolerance_of_eager(compile_on, monkeypatch):
     """RAUDIT_COMPILE=fused reorders float32 sums: loss and gradients agree to 1e-5 relative."""
     from raudit.generators.nn.stacked import MLP
-    from raudit.generators.pategan import teachers as T
+    from raudit.generators.pategan.core import teachers as T
 
     monkeypatch.setenv("RAUDIT_COMPILE", "fused")
     g, b, d = 40, 16, 9  # 8 models x 5 teachers

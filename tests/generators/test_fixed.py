@@ -11,9 +11,9 @@ from raudit.data.dataset import ColumnMeta, infer_columns
 from raudit.errors import ConfigError, DataError
 from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
-from raudit.generators.pategan.fixed import plan
-from raudit.generators.pategan.partitions import iid_partition
+from raudit.generators.pategan.core.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
+from raudit.generators.pategan.fixed.generator import plan
+from raudit.generators.pategan.core.partitions import iid_partition
 
 Fixed = generators.get("fixed")
 
@@ -202,7 +202,7 @@ def test_every_arch_spends_the_same_planned_budget(arch):
 def test_an_eps_no_noise_can_serve_names_the_smallest_that_can():
     # the RDP-to-(eps, delta) conversion has a floor: below it no sigma calibrates, and
     # the error says from which eps one does (and that one does, 0.1 % below does not)
-    from raudit.generators.pategan.noise_calibration import NoNoise
+    from raudit.generators.pategan.core.noise_calibration import NoNoise
 
     with pytest.raises(NoNoise, match="smallest it can be calibrated for is") as err:
         plan(0.001, 1e-5, 12_800, 5, 0.2)

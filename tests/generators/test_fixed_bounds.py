@@ -13,8 +13,8 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds, trim
-from raudit.generators.pategan.fixed_nets import OffsetMLP
+from raudit.generators.pategan.core.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds, trim
+from raudit.generators.pategan.fixed.nets import OffsetMLP
 
 Fixed = generators.get("fixed")
 BINS = len(bin_edges()) - 1
@@ -183,7 +183,7 @@ def test_bad_bounds_and_offset_options_are_one_line_errors():
 
 
 def test_centred_critics_read_the_features_minus_a_half_and_the_label_as_it_is():
-    from raudit.generators.pategan.fixed_nets import JointCritic, ShiftedCritic
+    from raudit.generators.pategan.fixed.nets import JointCritic, ShiftedCritic
     rng = CounterRNG([5], purpose="t", dtype=torch.float64)
     plain = MLP([3, 4, 1], ["relu", "sigmoid"])
     p = plain.create(rng)

@@ -13,7 +13,7 @@ from raudit.accountants.release import GnssPlan
 from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, GradientVotes, Votes
-from raudit.generators.pategan.fixed_dd import SIGMA2_MIN, plan_dd
+from raudit.generators.pategan.fixed.dd import SIGMA2_MIN, plan_dd
 from raudit.generators.transcript import run_eps_true
 
 Fixed = generators.get("fixed")

@@ -1,4 +1,4 @@
-"""`fixed`'s joint-critic teachers by hand (pategan/fixed_grad.py) against autograd, to the bit."""
+"""`fixed`'s joint-critic teachers by hand (pategan/fixed/grad.py) against autograd, to the bit."""
 
 import numpy as np
 import pandas as pd
@@ -7,11 +7,11 @@ import torch
 
 from raudit import generators
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan import fixed_grad
-from raudit.generators.pategan import teachers as teachers_mod
-from raudit.generators.pategan.fixed_nets import JointCritic
-from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
-from raudit.generators.pategan.partitions import iid_partition
+from raudit.generators.pategan.fixed import grad as fixed_grad
+from raudit.generators.pategan.core import teachers as teachers_mod
+from raudit.generators.pategan.fixed.nets import JointCritic
+from raudit.generators.pategan.core.teachers import LocalTeachers, TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.partitions import iid_partition
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

@@ -14,8 +14,8 @@ from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, Votes
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.fixed import plan
-from raudit.generators.pategan.fixed_sign import answer, plan_sign, sign_sigma, teacher_votes
+from raudit.generators.pategan.fixed.generator import plan
+from raudit.generators.pategan.fixed.sign import answer, plan_sign, sign_sigma, teacher_votes
 
 Fixed = generators.get("fixed")
 

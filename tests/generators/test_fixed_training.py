@@ -8,9 +8,9 @@ import torch
 from raudit import generators
 from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
-from raudit.generators.pategan.fixed import plan
-from raudit.generators.pategan.fixed_nets import JointCritic
-from raudit.generators.pategan.loop import student_loss
+from raudit.generators.pategan.fixed.generator import plan
+from raudit.generators.pategan.fixed.nets import JointCritic
+from raudit.generators.pategan.core.loop import student_loss
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
 
@@ -80,13 +80,13 @@ def test_training_options_leave_the_privacy_plan_and_charge_unchanged(analysis):
 
 
 def test_soft_target_is_the_noisy_vote_share_by_hand():
-    from raudit.generators.pategan.aggregation import soft_target
+    from raudit.generators.pategan.core.aggregation import soft_target
     n1 = torch.tensor([[7, 2, 10]])
     noise = torch.tensor([[[0.5, -1.0], [0.0, 3.0], [0.0, 5.0]]], dtype=torch.float64)  # (Y0, Y1)
     # margin (n1 + Y1) - (k - n1 + Y0): 6 - 3.5 = 2.5; 5 - 8 = -3; 15 - 0 = 15 (clipped)
     assert soft_target(n1, 10, noise)[0].tolist() == pytest.approx([0.625, 0.35, 1.0])
     # the argmax GNMax releases is the soft target's side of 1/2
-    from raudit.generators.pategan.aggregation import gaussian_argmax
+    from raudit.generators.pategan.core.aggregation import gaussian_argmax
     rng = CounterRNG([4], purpose="t", dtype=torch.float64)
     n1 = torch.tensor([[0, 3, 5, 6, 9, 10]])
     labels, noise = gaussian_argmax(n1, 10, rng, 2.0)

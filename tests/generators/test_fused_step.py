@@ -1,4 +1,4 @@
-"""RAUDIT_COMPILE=step (raudit.generators.pategan.fused_step): the traced iteration draws the
+"""RAUDIT_COMPILE=step (raudit.generators.pategan.core.fused_step): the traced iteration draws the
 eager streams' numbers and hands the accountant and observer what the eager loop does; the
 compiled one agrees with eager within float rounding. Fast tests run the traced program
 without compiling it (``_compile`` is the identity); one slow test compiles."""
@@ -16,8 +16,8 @@ import torch
 from raudit import generators
 from raudit.generators.nn import compiled
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan import fused_step
-from raudit.generators.pategan.pate_nets import LoopConfig
+from raudit.generators.pategan.core import fused_step
+from raudit.generators.pategan.core.nets import LoopConfig
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "regression"))
 from pinned_cases import table  # noqa: E402
@@ -96,7 +96,7 @@ def test_other_setups_stay_eager(monkeypatch, traced):
     cfg = LoopConfig(k=3, batch=8, lam=1.0, noise_scale=1.0)
     gen = generators.get("paper")()
     nets = gen.nets(4)
-    from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
+    from raudit.generators.pategan.core.teachers import LocalTeachers, TeacherTraining, teacher_rng
     x = torch.rand(2, 30, 4)
     parts = torch.arange(30).view(1, 3, 10).expand(2, 3, 10)
     sizes = torch.full((2, 3), 10)

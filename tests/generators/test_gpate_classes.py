@@ -102,7 +102,7 @@ def _class_gap(nets, classes: int) -> float:
     pushed darker by the same amount, as a teacher whose image gradient ignores the label
     pushes it), then return the mean pixel of the last class's images minus the first's."""
     from raudit.generators.nn.optim import Adam
-    from raudit.generators.pategan.pate_nets import draw_z
+    from raudit.generators.pategan.core.nets import draw_z
 
     rng = CounterRNG([0], purpose="gpate")
     p = nets.generator.create(rng)

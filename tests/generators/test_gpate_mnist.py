@@ -11,8 +11,8 @@ from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.loop import teacher_gradients
 from raudit.generators.gpate.nets import ImageNets
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.teachers import TeacherTraining, teacher_rng
-from raudit.generators.pategan.partitions import shuffled_partition
+from raudit.generators.pategan.core.teachers import TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.partitions import shuffled_partition
 
 
 def mnist_shaped(n=60, seed=0):

@@ -20,8 +20,8 @@ from raudit.generators.gpate.nets import ClassImageNets, UpstreamTeacher
 from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.partitions import shuffled_partition
-from raudit.generators.pategan.teachers import TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.partitions import shuffled_partition
+from raudit.generators.pategan.core.teachers import TeacherTraining, teacher_rng
 
 F64 = torch.float64
 #: the stacked teacher on each device against the reference modules on the CPU (float64 both:

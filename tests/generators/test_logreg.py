@@ -7,7 +7,7 @@ import pytest
 import torch
 from sklearn.linear_model import LogisticRegression
 
-from raudit.generators.pategan.logreg import fit_logreg, predict_logreg
+from raudit.generators.pategan.ports.logreg import fit_logreg, predict_logreg
 
 
 def problems(g=4, n=100, p=12, shift=0.7, seed=0):

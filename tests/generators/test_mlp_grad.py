@@ -10,9 +10,9 @@ from raudit import generators
 from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
-from raudit.generators.pategan import teachers as teachers_mod
-from raudit.generators.pategan.smartnoise.nets import discriminator
-from raudit.generators.pategan.teachers import bce_logits
+from raudit.generators.pategan.core import teachers as teachers_mod
+from raudit.generators.pategan.ports.smartnoise.nets import discriminator
+from raudit.generators.pategan.core.teachers import bce_logits
 
 
 def _autograd(net, p, real, fake, valid):
@@ -65,7 +65,7 @@ def test_blocks_of_whole_models_give_one_blocks_bits(d, monkeypatch):
 @pytest.mark.parametrize("b", [64, 7])
 @pytest.mark.parametrize("block_rows", [mlp_grad.BLOCK_ROWS, 640])
 def test_one_half_with_labels_is_the_students_autograd(b, block_rows, monkeypatch):
-    # the student's step (loop.py): one batch of fakes, a 0/1 label per row, the mean BCE;
+    # the student's step (pategan/core/loop.py): one batch of fakes, a 0/1 label per row, the mean BCE;
     # 40 models in blocks of 10 (labels cut with the rows) where the batch allows blocks
     monkeypatch.setattr(mlp_grad, "BLOCK_ROWS", block_rows)
     g, d = 40, 29
@@ -140,7 +140,7 @@ def test_halves_made_per_block_give_the_whole_halves_bits(monkeypatch):
 def test_smartnoise_fakes_made_per_block_train_to_the_same_bits(monkeypatch):
     # batch 64: the teachers' gradient in blocks of one model, each block's fakes generated
     # there (pate_nets.TeacherFakes), against autograd on the whole round's fakes
-    from raudit.generators.pategan import pate_nets
+    from raudit.generators.pategan.core import nets as pate_nets
     rng = np.random.default_rng(4)
     df = pd.DataFrame(rng.normal(size=(400, 11)), columns=list("abcdefghijk"))
     df["label"] = (rng.random(400) < 0.5).astype(int)

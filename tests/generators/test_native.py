@@ -5,7 +5,7 @@ import torch
 
 from raudit.generators.nn import native
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.smartnoise.nets import ResidualGenerator
+from raudit.generators.pategan.ports.smartnoise.nets import ResidualGenerator
 
 needs_lib = pytest.mark.skipif(native.lib() is None, reason="no C compiler here: torch is used")
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from raudit.generators.pategan.partitions import distinct_rows
+from raudit.generators.pategan.core.partitions import distinct_rows
 
 
 def _reference(x: torch.Tensor):
@@ -76,7 +76,7 @@ def test_blocked_width_one_layer_on_gathered_rows_has_the_plain_bits(dtype, bloc
 
 
 def test_lowest_first_is_the_stable_sort_prefix_with_and_without_ties():
-    from raudit.generators.pategan.partitions import lowest_first
+    from raudit.generators.pategan.core.partitions import lowest_first
     g = torch.Generator().manual_seed(0)
     keys = torch.rand(50, 40, generator=g, dtype=torch.float64)
     tied = torch.randint(0, 6, (50, 40), generator=g).to(torch.float64)  # ties everywhere

@@ -11,7 +11,7 @@ from raudit import generators
 from raudit.accountants import PateVote, create, iterations_to_reach
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.borealis.port import borealis_sizes, borealis_z_dim
+from raudit.generators.pategan.ports.borealis.port import borealis_sizes, borealis_z_dim
 
 Borealis = generators.get("borealis")
 

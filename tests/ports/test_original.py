@@ -12,9 +12,9 @@ from raudit import generators
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.original.port import OriginalPateGan, ScaleEncoder
-from raudit.generators.pategan.label_noise import label_noise_sigma, noisy_labels
-from raudit.generators.pategan.wgan_gp import WganNets
+from raudit.generators.wgan.original.port import OriginalPateGan, ScaleEncoder
+from raudit.generators.wgan.label_noise import label_noise_sigma, noisy_labels
+from raudit.generators.wgan.gp import WganNets
 
 Original = generators.get("original")
 

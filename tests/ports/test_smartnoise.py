@@ -12,9 +12,9 @@ from raudit.accountants import PateVote, create, eps_data_independent, iteration
 from raudit.errors import ConfigError, DataError
 from raudit.generators.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.smartnoise import encoding as sne
-from raudit.generators.pategan.smartnoise import port as snp
-from raudit.generators.pategan.pate_nets import EpsilonTooSmall
+from raudit.generators.pategan.ports.smartnoise import encoding as sne
+from raudit.generators.pategan.ports.smartnoise import port as snp
+from raudit.generators.pategan.core.nets import EpsilonTooSmall
 
 SmartNoise = generators.get("smartnoise")
 
@@ -215,7 +215,7 @@ def test_tables_with_other_one_hot_widths_train_apart():
 def test_generator_forward_without_gradients_has_the_same_bits(binary):
     """The in-place forward used for the teachers' and votes' fakes (no autograd) against
     the autograd forward the generator step uses."""
-    from raudit.generators.pategan.smartnoise.nets import ResidualGenerator
+    from raudit.generators.pategan.ports.smartnoise.nets import ResidualGenerator
 
     for m, n, latent, d in [(3, 96, 64, 30), (2, 7, 8, 13)]:
         net, rng = ResidualGenerator(latent, d, binary), CounterRNG(list(range(m)), dtype=torch.float64)
@@ -229,7 +229,7 @@ def test_generator_forward_without_gradients_has_the_same_bits(binary):
 def test_fakes_drawn_in_blocks_of_models_train_the_same_bits(monkeypatch):
     """loop.fakes draws the no-gradient fakes block by block over the models (cache-sized
     blocks): blocks of 1 and 2 models and all at once give the same trained models."""
-    from raudit.generators.pategan.smartnoise import port
+    from raudit.generators.pategan.ports.smartnoise import port
 
     tables, seeds = [table(seed=1)] * 4 + [table(seed=2)], [11, 12, 13, 14, 15]
     opts = dict(teachers=3, batch=16, max_iter=6)

@@ -7,7 +7,7 @@ import pytest
 from raudit import generators
 from raudit.accountants import eps_from_moments, moments_paper, moments_synthcity
 from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
-from raudit.generators.pategan.cond import split_sizes
+from raudit.generators.pategan.ports.synthcity.cond import split_sizes
 
 Synthcity = generators.get("synthcity")
 
@@ -157,7 +157,7 @@ def test_a_model_that_stopped_leaves_the_chunk_and_the_others_keep_their_bits(mo
     narrowed loop with the whole one: every generator parameter, eps_hat, the charged and
     uncharged counts and the samples are bit for bit the same. Checked also against the
     code before the change on cervical (4 models, lam 0.002: iterations 5, 4, 6, 4)."""
-    from raudit.generators.pategan.synthcity import training
+    from raudit.generators.pategan.ports.synthcity import training
 
     narrowed = []
     real_narrowed = training.Live.narrowed
@@ -188,7 +188,7 @@ def test_the_generator_heads_by_width_equal_a_softmax_per_block_bit_for_bit():
 
     from raudit.generators.nn.rng import CounterRNG
     from raudit.generators.nn.stacked import linear
-    from raudit.generators.pategan.synthcity.nets import SkipGenerator
+    from raudit.generators.pategan.ports.synthcity.nets import SkipGenerator
 
     blocks = [(1, 5), (6, 2), (9, 5), (14, 3), (17, 2), (19, 4)]  # columns 0, 8 and 23 plain
     net = SkipGenerator(12, 24, blocks)

@@ -12,8 +12,8 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
 from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.turing.port import TuringEncoder, TuringPateGan
-from raudit.generators.pategan.label_noise import label_noise_sigma, noisy_labels
+from raudit.generators.wgan.turing.port import TuringEncoder, TuringPateGan
+from raudit.generators.wgan.label_noise import label_noise_sigma, noisy_labels
 
 Turing = generators.get("turing")
 

@@ -15,7 +15,7 @@ from scipy import stats
 from raudit.engine.driver import EngineConfig
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.aggregation import aggregator
+from raudit.generators.pategan.core.aggregation import aggregator
 from raudit.runs.utility import run_utility
 from raudit.utility.learning import (curve_rows, fit_means, learning_threshold,
                                      paired_one_sided, pooled_controls, seed_means,

@@ -13,7 +13,7 @@ discriminator with a linear output.
 Accounting: every critic step is a :class:`~raudit.accountants.GaussianStep` (noise
 multiplier z, Poisson rate q) charged to dp_accounting's ``RdpAccountant``
 (add/remove neighbours). The number of iterations is fixed in advance and z is
-calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.dp_bounds`,
+calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.core.dp_bounds`,
 ``bounds_share`` of eps, only for columns without public bounds) plus all critic
 steps cost at most eps: the stopping time is data-independent and never overshoots.
 
@@ -44,9 +44,9 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.mechanism import DryRun, table_shape
-from raudit.generators.pategan.dp_bounds import DPBoundsFitting, private_columns
-from raudit.generators.pategan.noise_calibration import calibrate
-from raudit.generators.pategan.options import positive
+from raudit.generators.pategan.core.dp_bounds import DPBoundsFitting, private_columns
+from raudit.generators.pategan.core.noise_calibration import calibrate
+from raudit.generators.pategan.core.options import positive
 
 WEIGHT_CLIP = 0.01
 

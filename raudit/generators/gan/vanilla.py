@@ -39,9 +39,9 @@ from raudit.generators.gan.common import critic_of, gather_rows, paper_discrimin
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
-from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.options import choice, positive
-from raudit.generators.pategan.teachers import bce_logits
+from raudit.generators.pategan.core.encoding import MinMaxEncoder
+from raudit.generators.pategan.core.options import choice, positive
+from raudit.generators.pategan.core.teachers import bce_logits
 
 PRESETS = {  # the non-collapsing default, and the paper's GAN taken literally
     "default": {"conditional": True, "output": "linear", "z": "normal"},

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 
 from raudit.generators.nn import whole
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan.teachers import LocalTeachers, bce_logits
+from raudit.generators.pategan.core.teachers import LocalTeachers, bce_logits
 
 
 class ChunkedTeachers(LocalTeachers):

@@ -66,8 +66,8 @@ from raudit.generators.gpate.options import (CONFIGS, UPSTREAM_BATCH, GPateHP, G
                                              accountant_of, check_options, recipe_of,
                                              teacher_net_of, with_preset)
 from raudit.generators.labelled import public_label
-from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan.options import teachers_for
+from raudit.generators.pategan.core.encoding import MinMaxEncoder
+from raudit.generators.pategan.core.options import teachers_for
 
 SMOOTH_SENSITIVITY_NOTE = (
     "with accountant=gnmax (the tabular default; image: -o accountant=gnmax) eps_hat is the "

@@ -34,9 +34,9 @@ from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation, 
 from raudit.generators.nn import whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
-from raudit.generators.pategan.pate_nets import draw_z
-from raudit.generators.pategan.teachers import LocalTeachers, TeacherTraining, teacher_rng
-from raudit.generators.pategan.partitions import shuffled_partition
+from raudit.generators.pategan.core.nets import draw_z
+from raudit.generators.pategan.core.teachers import LocalTeachers, TeacherTraining, teacher_rng
+from raudit.generators.pategan.core.partitions import shuffled_partition
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Literal
 from raudit.errors import ConfigError
 from raudit.generators.capabilities import OptionsObject
 from raudit.generators.labelled import check_conditional
-from raudit.generators.pategan.options import positive
+from raudit.generators.pategan.core.options import positive
 
 #: per configuration: rows per teacher (k = N // ratio), batch, k_proj, sigma1 and sigma2 as
 #: fractions of k (the reference MNIST run: 60,000 rows, 4,000 teachers, sigma1 = 3000,

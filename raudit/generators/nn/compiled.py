@@ -8,16 +8,16 @@ dozen integer passes of a hash one tensor at a time; inductor fuses them into on
 reorders sums and would move the pinned regression runs (see lab/performance.md).
 
 ``RAUDIT_COMPILE=fused`` also compiles the teachers' step (real-batch gather, forward,
-loss and its backward, :mod:`raudit.generators.pategan.teachers`), which fuses and reorders
+loss and its backward, :mod:`raudit.generators.pategan.core.teachers`), which fuses and reorders
 floating-point sums: its gradients agree with eager to about 1e-6 relative (float32), not
 bit for bit, so votes and stopping points may differ from the pinned runs.
 
 ``RAUDIT_COMPILE=step`` compiles instead the whole training iteration of the PATE-GAN loop
-(`paper`, `borealis`, `smartnoise`: :mod:`raudit.generators.pategan.loop` with plain MLP teachers
+(`paper`, `borealis`, `smartnoise`: :mod:`raudit.generators.pategan.core.loop` with plain MLP teachers
 and student) and of the WGAN-GP loop
 (`original`, `turing`) as one graph per process and set-up: generator, teachers or critic,
 votes and their noise, student, Adam and both random streams
-(:mod:`raudit.generators.pategan.fused_step`, :mod:`raudit.generators.pategan.wgan_step`); the
+(:mod:`raudit.generators.pategan.core.fused_step`, :mod:`raudit.generators.wgan.step`); the
 accountant and the observer get the step's votes, noise and rows after the call. The draws are
 the eager streams' (the hash is integer arithmetic), but sums are reordered: parameters drift from
 eager by float rounding (e.g. 1e-4 relative after 20 float32 iterations of `paper`, 1e-16 in
@@ -79,7 +79,7 @@ def mode() -> str:
 
 
 # The environment switches that change a training run's arithmetic, not only its speed:
-# this module's mode, the teachers' hand-written gradient (pategan/teachers.py) and torch's
+# this module's mode, the teachers' hand-written gradient (pategan/core/teachers.py) and torch's
 # fused Adam kernel (nn/optim.py), the last two read at import. Ray actors get the driver's
 # values (engine/actors.py), and cached calibration rates are keyed on them (runs/chunk_cache.py).
 ARITHMETIC = ("RAUDIT_COMPILE", "RAUDIT_HAND_GRAD", "RAUDIT_FUSED_ADAM")

@@ -161,7 +161,7 @@ class Adam(_Masked):
 
 def adam_update(p, g, m, v, t, active, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
     """One Adam step as a pure function (for a traced, compiled step: :mod:`raudit.generators.
-    pategan.fused_step`): :meth:`Adam._fused`'s formulas (lerp for the first moment) on the rows
+    pategan.core.fused_step`): :meth:`Adam._fused`'s formulas (lerp for the first moment) on the rows
     where ``active``, the other rows keeping their values. Returns the new (p, m, v, t)."""
     b1, b2 = betas
     mask = active[:, None]

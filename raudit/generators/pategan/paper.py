@@ -31,14 +31,14 @@ from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
 from raudit.generators.mechanism import DryRun, table_shape, vote_releases
 from raudit.generators.nn.stacked import MLP
-from raudit.generators.pategan.aggregation import CONTROLS, laplace_scale
-from raudit.generators.pategan.encoding import MinMaxEncoder
-from raudit.generators.pategan import fused_step
-from raudit.generators.pategan.pate_nets import LoopConfig, PateNets
-from raudit.generators.pategan.loop import TeacherSource, to_trained, train_pate_gan
-from raudit.generators.pategan.options import (PateHP, check_pate_options, pate_schedule,
+from raudit.generators.pategan.core.aggregation import CONTROLS, laplace_scale
+from raudit.generators.pategan.core.encoding import MinMaxEncoder
+from raudit.generators.pategan.core import fused_step
+from raudit.generators.pategan.core.nets import LoopConfig, PateNets
+from raudit.generators.pategan.core.loop import TeacherSource, to_trained, train_pate_gan
+from raudit.generators.pategan.core.options import (PateHP, check_pate_options, pate_schedule,
                                                positive)
-from raudit.generators.pategan.partitions import shuffled_partition
+from raudit.generators.pategan.core.partitions import shuffled_partition
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""`fixed`: the generator (generator.py) and the parts only it uses."""
