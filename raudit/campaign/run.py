@@ -124,9 +124,9 @@ def _resumed(row: dict, job, out: Path) -> dict:
     planned = job.planned_models() if job.kind == "audit" else 0
     if not planned:
         return row
-    done = len(ResultStore(out, partition=job.partition).done_ids())
+    done = ResultStore(out, partition=job.partition).done_models()
     if job.game.target == "auto":
-        done += len(ResultStore(out / "target-selection", partition=job.partition).done_ids())
+        done += ResultStore(out / "target-selection", partition=job.partition).done_models()
     left = max(0.0, 1.0 - done / planned)
     if left == 1.0:
         return row

@@ -214,6 +214,16 @@ class ResultStore:
             return empty_frame(table)
         return to_pandas(self.read_arrow(table))
 
+    def done_models(self, table: str = "shadow") -> int:
+        """How many models have a row with status ``ok``: distinct training seeds, so a model
+        stored as several rows (a selection pool's one per candidate, in either world by
+        candidate; several samples of one model) counts once."""
+        data = self._scan(table, lambda ds: ds.to_table(columns=["seed"],
+                                                        filter=pds.field("status") == "ok"))
+        if data is None:
+            return 0
+        return len(set(data.column("seed").to_pylist()))
+
     def done_ids(self, table: str = "shadow") -> set[str]:
         """The ``trial_id`` of every row with status ``ok`` (trials a resume skips)."""
         data = self._scan(table, lambda ds: ds.to_table(columns=["trial_id"],

@@ -147,6 +147,16 @@ def test_done_ids_only_counts_ok_rows(tmp_path):
     assert store.done_ids("shadow") == {trial_id({"i": 0}), trial_id({"i": 2})}
 
 
+def test_done_models_counts_a_model_of_several_rows_once(tmp_path):
+    # a selection pool stores one row per candidate of each model, in either world
+    store = ResultStore(tmp_path)
+    rows = [{**shadow_row(10 * m + c, world="in" if c % 2 else "out"), "seed": 2**62 + m}
+            for m in range(3) for c in range(4)]
+    store.append("shadow", rows + [{**shadow_row(99, status="failed"), "seed": 7}])
+    assert len(store.done_ids("shadow")) == 12 and store.done_models("shadow") == 3
+    assert ResultStore(tmp_path / "none").done_models("shadow") == 0
+
+
 def test_pandas_reads_the_folder(tmp_path):
     store = ResultStore(tmp_path)
     for i in range(3):
