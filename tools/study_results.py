@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from raudit.audit.verdict import audited_eps
 from raudit.report.load import load
 from raudit.report.study import comparison
 
@@ -52,7 +53,8 @@ def per_job(folder: Path, plan: dict[str, dict], workers: int) -> pd.DataFrame:
             "plan_error": round(cpu / planned_cpu - 1, 3) if planned_cpu > 0 else float("nan"),
             "auc": round(float(s["auc"]), 4), "eps_cp": round(float(s["eps_cp"]), 3),
             "eps_max": round(float(s["eps_max"]), 3),
-            "verdict": "VIOLATED" if float(s["eps_cp"]) > float(s["epsilon"]) else "not detected",
+            # the verdict's own bound (CP or curve, whichever is larger), not eps_cp alone
+            "verdict": "VIOLATED" if audited_eps(s) > float(s["epsilon"]) else "not detected",
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 
