@@ -293,6 +293,25 @@ def _execute(fig: Figure, timeout: float):
     return done, round(time.perf_counter() - t0, 1)
 
 
+def carry(rows: list[dict], kind: str, device: str, smoke: bool, out: Path) -> list[dict]:
+    """The figures an ``--only`` run did not measure, taken from the newest earlier results
+    file of this host kind, each row keeping its own commit and date: the tables are drawn
+    from one file per host kind, so a partial run must not drop the rest of the host's table."""
+    measured = {r["key"] for r in rows}
+    keys = {f.key for f in figures(device, smoke)}
+    earlier = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(out.glob("*.json"))]
+    earlier = [d for d in earlier if d["host"]["kind"] == kind and bool(d.get("smoke")) == smoke]
+    if not earlier:
+        return []
+    newest = max(earlier, key=lambda d: d["date"])
+    return [r for r in newest["figures"] if r["key"] in keys and r["key"] not in measured]
+
+
+def _in_suite_order(rows: list[dict], device: str, smoke: bool) -> list[dict]:
+    order = {f.key: i for i, f in enumerate(figures(device, smoke))}
+    return sorted(rows, key=lambda r: order.get(r["key"], len(order)))
+
+
 def run(device: str = "cpu", smoke: bool = False, only: list[str] | None = None,
         out: Path = RESULTS, timeout: float = 3600) -> Path:
     """Measure the figures and write the JSON; returns its path. Written whole, then renamed:
@@ -307,10 +326,12 @@ def run(device: str = "cpu", smoke: bool = False, only: list[str] | None = None,
         rows.append({**measure(fig, timeout, ran), "commit": sha, "date": started[:10]})
         print(f"  -> {rows[-1].get('value')} {fig.unit} {rows[-1].get('skipped', '')}",
               file=sys.stderr, flush=True)
+    carried = carry(rows, host["kind"], device, smoke, out) if only else []
     doc = {"schema": SCHEMA, "host": host, "commit": sha, "dirty": dirty, "date": started,
            "smoke": smoke, "load_1min": round(os.getloadavg()[0], 2),
            "source": "python -m benchmarks readme" + (f" --device {device}" if device != "cpu" else ""),
-           "figures": rows}
+           "figures": _in_suite_order(rows + carried, device, smoke),
+           "carried": [r["key"] for r in carried]}
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{host['kind']}-{sha}{'-dirty' if dirty else ''}{'-smoke' if smoke else ''}.json"
     tmp = path.with_suffix(".json.tmp")

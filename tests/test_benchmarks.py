@@ -101,3 +101,30 @@ def test_the_advertised_audit_runs_as_a_user_runs_it(monkeypatch, tmp_path):
     ran: dict = {}
     assert [readme.measure(f, 10, ran)["value"] for f in figs] == [140.0, 130.0]
     assert runs == ["advertised-audit"]  # the command ran once for both figures
+
+
+def test_an_only_run_carries_the_hosts_other_figures(monkeypatch, tmp_path):
+    """`--only KEY` re-measures KEY and keeps the host's other figures from its newest file,
+    each with its own commit: the tables read one file per host kind, so a partial run must
+    not empty the rest of the table (nor take another host's or a smoke run's rows)."""
+    host = readme.host_kind("cpu")
+    keys = [f.key for f in readme.figures("cpu")]
+
+    def doc(kind, date, smoke=False, commit="old"):
+        return {"schema": 1, "host": {**host, "kind": kind}, "commit": commit, "date": date,
+                "smoke": smoke, "figures": [{"key": k, "value": 1.0, "commit": commit}
+                                            for k in keys]}
+    (tmp_path / "a.json").write_text(json.dumps(doc(host["kind"], "2026-01-01", commit="old")))
+    (tmp_path / "b.json").write_text(json.dumps(doc(host["kind"], "2026-02-01", commit="newer")))
+    (tmp_path / "c.json").write_text(json.dumps(doc("other-host", "2026-03-01", commit="x")))
+    (tmp_path / "d.json").write_text(json.dumps(doc(host["kind"], "2026-04-01", True, "smoke")))
+    monkeypatch.setattr(readme, "measure", lambda fig, timeout, ran: {
+        "key": fig.key, "label": fig.label, "unit": fig.unit, "value": 2.0})
+    monkeypatch.setattr(readme, "commit", lambda: ("new", False))
+    path = readme.run(only=[keys[3]], out=tmp_path)
+    written = json.loads(path.read_text())
+    assert [f["key"] for f in written["figures"]] == keys  # the suite's order, none dropped
+    by_key = {f["key"]: f for f in written["figures"]}
+    assert by_key[keys[3]]["value"] == 2.0 and by_key[keys[3]]["commit"] == "new"
+    assert {by_key[k]["commit"] for k in keys if k != keys[3]} == {"newer"}
+    assert written["carried"] == [k for k in keys if k != keys[3]]
