@@ -3,6 +3,7 @@ finished) `raudit campaign configs/study-audit.yaml` folder, and the study compa
 
     raudit campaign configs/study-audit.yaml --dry-run --json > plan.json   # on an empty cache
     python tools/study_results.py runs/study-audit --plan plan.json --workers 2
+    python tools/study_results.py runs/study-utility     # its comparison rows that ran
 
 writes ``docs/results/study-audit.csv`` (per job: models, model-iterations, training CPU
 seconds, model-iterations per CPU-second, the plan's estimate and its error, AUC, eps_cp,
@@ -76,9 +77,14 @@ def main() -> None:
     plan = {}
     if a.plan:
         plan = {r["job"]: r for r in json.loads(a.plan.read_text())["jobs"]}
-    jobs = per_job(a.folder, plan, a.workers)
     comp = comparison(load(a.folder))
     a.out.mkdir(parents=True, exist_ok=True)
+    if not (a.folder / "summary").exists():  # a utility campaign: its comparison rows only
+        comp = comp[comp["raudit"] != "not run"]
+        comp.to_csv(a.out / "study-utility-comparison.csv", index=False)
+        print(markdown(comp))
+        return
+    jobs = per_job(a.folder, plan, a.workers)
     jobs.to_csv(a.out / "study-audit.csv", index=False)
     comp.to_csv(a.out / "study-comparison.csv", index=False)
     print(markdown(jobs))
