@@ -98,9 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shadow-models", type=int, default=500, help="black-box models per world")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    print(f"| switch | steps | claimed | data-independent eps (teachers a record moves) | "
-          f"transcript: eps_true / eps_cp (max) | worst-case black-box: eps_true / eps_cp "
-          f"(max), AUC |")
+    print("| switch | steps | claimed | data-independent eps (teachers a record moves) | "
+          "transcript: eps_true / eps_cp (max) | worst-case black-box: eps_true / eps_cp "
+          "(max), AUC |")
     print("|---|---|---|---|---|---|")
     t0 = time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
