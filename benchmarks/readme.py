@@ -113,8 +113,9 @@ class Sizes:
     campaign: str = "configs/study-audit.yaml"
     extrapolate_m: int = 32
     cap: int = 50
-    teachers: int = 3733
+    teachers: int = 3733  # the GPU step figure (the earlier eps-1 size)
     steps: int = 2
+    preset_teachers: int = 500  # the CPU step figure: paper-eps1 at k teachers, scaled to 4,000
     released: int = 2
     m_gpu: int = 8192
     m_gpu_smartnoise: int = 2048
@@ -122,9 +123,11 @@ class Sizes:
     white_box_models: int = 100  # shadow models per world of each white-box audit
 
 
+PAPER_EPS1_TEACHERS = 4000  # the authors' eps = 1 command (gpate's paper-eps1 preset)
+
 SMOKE = Sizes(m=2, m_smartnoise=2, m_gpate=2, iters=2, repeats=1, scale="0.005",
               shadow_models=4, scaling_iters=2, chunk=2, campaign="configs/quick-audit.yaml",
-              extrapolate_m=2, cap=2, teachers=10, steps=1, released=1, m_gpu=8,
+              extrapolate_m=2, cap=2, teachers=10, steps=1, preset_teachers=10, released=1, m_gpu=8,
               m_gpu_smartnoise=2, m_gpu_campaign=2, white_box_models=5)
 
 
@@ -194,8 +197,15 @@ def figures(device: str = "cpu", smoke: bool = False) -> list[Figure]:
                f"(training, M = {s.m_smartnoise})", "x",
                ("benchmarks/released_vs_port.py", "--released", str(s.released), "--models",
                 str(s.m_smartnoise)), _released_ratio, needs=("upstream",)),
-        Figure("gpate-mnist-step", f"G-PATE MNIST step, {s.teachers:,} teachers (eps 1)", "CPU-s",
-               gpate_steps, _match(r"\(median ([\d.]+)\)"), needs=("mnist",)),
+        # a teacher's work per step does not depend on k (each holds 14 rows, the batch
+        # clamps to them), so the 4,000 teachers' step is k teachers' times 4,000 / k; the
+        # full size needs ~36 GB for its teachers
+        Figure("gpate-mnist-step-eps1", f"G-PATE MNIST step at paper-eps1, 4,000 teachers "
+               f"({s.preset_teachers:,} measured, scaled)", "CPU-s",
+               ("benchmarks/gpate_steps.py", str(s.preset_teachers), "--dataset", "mnist10",
+                "--preset", "paper-eps1", "--rows-per-teacher", "14", "--steps", str(s.steps)),
+               lambda o: PAPER_EPS1_TEACHERS / s.preset_teachers * _match(r"\(median ([\d.]+)\)")(o),
+               needs=("mnist",)),
         Figure("white-box-gain", f"white-box minus black-box eps_cp on the same models, the "
                f"least of paper, original, borealis and gan (querybased, worst case, "
                f"{s.white_box_models} models per world)", "eps",

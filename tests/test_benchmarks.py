@@ -51,8 +51,9 @@ def test_readers_parse_the_scripts_output():
         "campaign, 1 worker(s) ...\nspeed-up 1 -> 2 workers, preload on: 1.89x\n") == 1.89
     assert figs["study-campaign-training"].read(
         "total (cpu clock): 3.7 core-hours of training; on 2 cores here ~1.9 h") == 3.7
-    assert figs["gpate-mnist-step"].read(
-        "k=3733 batch=64 teacher_batch=15: CPU s per step [27.03, 26.93] (median 26.98); ...") == 26.98
+    assert figs["gpate-mnist-step-eps1"].read(  # 500 teachers measured, scaled to 4,000
+        "k=500 rows=7,000 batch=14: CPU s per step [18.5, 18.54] (median 18.52); ...") == \
+        pytest.approx(8 * 18.52)
     as_user = json.dumps({"command": "raudit audit --impl smartnoise --attack groundhog",
                           "cold": {"estimate_s": 120.0, "measured_total_s": 146.2},
                           "warm": {"estimate_s": 120.0, "measured_total_s": 131.0}}, indent=2)

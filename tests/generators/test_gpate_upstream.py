@@ -296,7 +296,7 @@ def test_the_recipe_clamps_the_batch_to_the_rows_per_teacher_and_presets_set_the
     with pytest.raises(ConfigError, match="teacher_batch is the generator batch"):
         g(config="image", teacher_batch=5)
     with pytest.raises(ConfigError, match="for config=image"):
-        g(recipe="upstream")
+        g(teacher_net="upstream")
     assert g().resolve(120, 4).accountant == "gnmax"  # tabular keeps its data-dependent default
 
 

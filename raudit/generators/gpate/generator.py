@@ -40,7 +40,8 @@ from its once-shuffled partition (the whole partition when it holds one batch), 
 generator conditioned on a one-hot class, each teacher's generated batch drawn with its real
 batch's labels; ``recipe=raudit`` / ``teacher_net=small`` give every earlier image run.
 ``preset="paper-eps1"`` / ``"paper-eps10"``: the authors' two MNIST commands
-(:data:`.options.PRESETS`).
+(:data:`.options.PRESETS`); ``"paper-tabular"``: the paper's tabular setting, ``config="tabular"``
+with that recipe (no batch norm there, so nothing to pass separately).
 
 The authors' privacy bugs are switches, off by default: ``shared_teacher_state`` and
 ``shared_teacher_init`` (:mod:`.slots`: the teachers time-sharing one in-graph slot share
