@@ -1,8 +1,9 @@
 """`raudit audit`: the distinguishing game with thousands of shadow models.
 
-Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked there, once,
-before ``--out`` is touched, as for :func:`raudit.api.audit`) and the run; what it
-prints is :mod:`raudit.cli.audit_view`.
+Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked once,
+by :func:`raudit.runs.audit_plan.prepare` and the threat model it selects, before ``--out``
+is touched, as for :func:`raudit.api.audit`) and the run; what it prints is
+:mod:`raudit.cli.audit_view`.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def audit(
 
     D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
     """
-    from raudit.runs.audit_settings import AuditSettings, execute, prepare
+    from raudit.runs.audit_plan import execute, prepare
+    from raudit.runs.audit_settings import AuditSettings
 
     plan = prepare(AuditSettings(  # every check, once, in the run layer
         impl=impl, attack=attack, features=features, dataset=dataset, target=target,
