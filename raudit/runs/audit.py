@@ -160,6 +160,15 @@ class BlackBox(ThreatModel):
     def shadow_anytime(self, s: AuditSettings) -> bool:
         return s.sequential == "anytime"
 
+    def check(self, s: AuditSettings) -> None:
+        if s.sequential == "anytime" and not isinstance(s.shadow_models, bool):
+            try:
+                shadow_models = int(s.shadow_models)
+            except (TypeError, ValueError):
+                return  # not a number: prepare says so in its own line
+            from raudit.audit.sequential import check_anytime_stages
+            check_anytime_stages(s.first_stage, shadow_models)
+
     def run(self, s: AuditSettings, req: ar.AuditRequest, out: Path, engine: EngineConfig, *,
             auto_chunk: bool, progress: Progress | None = None,
             notice: Callable[[str], None] | None = None) -> dict[str, Any]:
