@@ -200,10 +200,5 @@ class WhiteBox(BlackBox):
             raise ConfigError("--threat-model white-box runs the shadow-model game: --one-run and "
                               "--sequential anytime are not built for it (use black-box)")
 
-    def views(self, impl: str) -> dict[str, slice]:
-        """The feature views its audit chooses among on the validation split."""
-        from raudit.audit.whitebox import views
-        return views(impl)
-
 
 BLACK_BOX, WHITE_BOX = BlackBox(), WhiteBox()
