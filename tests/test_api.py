@@ -264,12 +264,12 @@ def test_the_audit_command_only_maps_flags():
     from pathlib import Path
 
     import raudit.cli.audit as command
-    from raudit.audit.threat_model import THREAT_MODELS
-    from raudit.runs.audit_settings import THREATS
+    from raudit.runs.threats import THREATS
 
     source = Path(command.__file__).read_text()
     assert "ConfigError" not in source and "raise " not in source
-    assert tuple(THREATS) == THREAT_MODELS
+    assert THREATS.names() == ["active", "black-box", "external", "one-run", "transcript",
+                               "white-box"]
 
 
 def test_a_failed_classifier_is_in_the_utility_result_never_green(tmp_path):

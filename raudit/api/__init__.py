@@ -88,7 +88,8 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
     one-line message) for bad input, before any work.
     """
     from raudit.api.generator import resolved
-    from raudit.runs.audit_settings import AuditSettings, execute, prepare
+    from raudit.runs.audit_plan import execute, prepare
+    from raudit.runs.audit_settings import AuditSettings
 
     with resolved(impl, backend, options) as (name, opts):
         plan = prepare(AuditSettings(

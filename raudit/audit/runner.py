@@ -86,11 +86,11 @@ class AuditRequest:
             raise ConfigError("--sequential anytime is its own stopping rule: drop "
                               "--target-width / --until-ceiling")
         if self.sequential:
-            from raudit.audit.sequential import stages
-            stages(self.first_stage, self.shadow_models)  # first stage in [5, shadow models]
-            if self.anytime and self.first_stage == self.shadow_models:
-                raise ConfigError("--sequential anytime needs at least two stages (the first "
-                                  "one only trains the attack): -S must exceed --first-stage")
+            from raudit.audit.sequential import check_anytime_stages, stages
+            if self.anytime:
+                check_anytime_stages(self.first_stage, self.shadow_models)
+            else:
+                stages(self.first_stage, self.shadow_models)  # first stage in [5, -S]
         split_sizes(self.shadow_models)
         _synthetic_rows(self.synthetic_rows)
         if self.neighbours not in NEIGHBOURS:

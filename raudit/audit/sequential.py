@@ -34,7 +34,8 @@ from raudit.audit.epsilon import _eps_from_upper, eps_clopper_pearson
 from raudit.audit.game import split_of
 from raudit.errors import ConfigError
 
-__all__ = ["look_alpha", "eps_interval", "prefix_bounds", "should_stop", "stages"]
+__all__ = ["check_anytime_stages", "look_alpha", "eps_interval", "prefix_bounds", "should_stop",
+           "stages"]
 
 
 def stages(first: int, last: int) -> list[int]:
@@ -47,6 +48,15 @@ def stages(first: int, last: int) -> list[int]:
         out.append(s)
         s *= 2
     return out + [last]
+
+
+def check_anytime_stages(first: int, last: int) -> None:
+    """The anytime shadow-model game's stages (:mod:`raudit.audit.anytime_game`): valid
+    ones, and at least two, since the first stage only trains the attack."""
+    stages(first, last)  # first stage in [5, shadow models]
+    if first == last:
+        raise ConfigError("--sequential anytime needs at least two stages (the first "
+                          "one only trains the attack): -S must exceed --first-stage")
 
 
 def look_alpha(alpha: float, k: int) -> float:

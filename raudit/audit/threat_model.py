@@ -1,25 +1,27 @@
-"""What the attacker sees, which neighbours, which canaries: the threat model an audit
-records, and the sampling of the levels whose trials are a mechanism rather than trained
-shadow models (transcript: :mod:`raudit.audit.transcript`; active: :mod:`raudit.audit.active`).
+"""What an audit records about its threat model: what the attacker sees, which
+neighbours, which canaries, what a trial is (:class:`ThreatSpec`, in the manifest, so in
+every audit id).
 
-Its own module because it reads both levels' trials, which read nothing of it.
+A value only: the threat models themselves (their refusals, their sampling, their run)
+are the objects of :data:`raudit.runs.threats.THREATS`; each one describes itself by one
+of these records.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from raudit.audit.active import one_run_active
-from raudit.audit.transcript import VoteMechanism, one_run_transcript, transcript_scores
 from raudit.errors import ConfigError
 
-__all__ = ["THREAT_MODELS", "ThreatModel"]
+__all__ = ["LEVELS", "ThreatSpec"]
 
-THREAT_MODELS = ("black-box", "white-box", "transcript", "active")
+# the levels a record names (the results' threat_model column); a data-only audit
+# records the string "data-only" and a black-box one-run audit the level black-box
+LEVELS = ("black-box", "white-box", "transcript", "active")
 
 
 @dataclass(frozen=True)
-class ThreatModel:
+class ThreatSpec:
     """What the attacker sees, which neighbours, which canaries: recorded with the audit."""
 
     level: str = "black-box"
@@ -29,12 +31,12 @@ class ThreatModel:
     trials: str = "trained shadow models"
 
     def __post_init__(self) -> None:
-        if self.level not in THREAT_MODELS:
-            raise ConfigError(f"threat model must be one of {', '.join(THREAT_MODELS)}, "
+        if self.level not in LEVELS:
+            raise ConfigError(f"threat model must be one of {', '.join(LEVELS)}, "
                               f"got {self.level!r}")
 
     @classmethod
-    def white_box(cls, critic: bool) -> "ThreatModel":
+    def white_box(cls, critic: bool) -> "ThreatSpec":
         """The trained model too (raudit.audit.whitebox): unlimited sampling, and the
         student/discriminator's score where the training loop keeps it."""
         sees = ("the synthetic data, the trained generator (unlimited sampling: density "
@@ -45,7 +47,7 @@ class ThreatModel:
                    "trained shadow models; white-box features computed in the chunk")
 
     @classmethod
-    def transcript(cls, aggregation: str = "argmax") -> "ThreatModel":
+    def transcript(cls, aggregation: str = "argmax") -> "ThreatSpec":
         """The transcript level for a mechanism of this ``aggregation`` (vote histograms by
         default; "dp-sgd"; G-PATE's "confident-gnmax")."""
         if aggregation == "dp-sgd":
@@ -65,7 +67,7 @@ class ThreatModel:
                    "exact sufficient statistic of the likelihood ratio, no training per trial")
 
     @classmethod
-    def transcript_one_run(cls, canaries: int, aggregation: str = "argmax") -> "ThreatModel":
+    def transcript_one_run(cls, canaries: int, aggregation: str = "argmax") -> "ThreatSpec":
         if aggregation == "dp-sgd":
             return cls("transcript", "every noisy clipped gradient sum DP-SGD releases",
                        "each canary's gradient of norm C in a direction of its own",
@@ -77,7 +79,7 @@ class ThreatModel:
                    "one run of the mechanism (exact sufficient statistic per canary)")
 
     @classmethod
-    def active(cls) -> "ThreatModel":
+    def active(cls) -> "ThreatSpec":
         """The auditor also chooses what the mechanism answers (raudit.audit.active)."""
         return cls("active", "every noisy vote histogram the teachers release, on the "
                    "auditor's canary queries",
@@ -90,7 +92,7 @@ class ThreatModel:
                    "(checked against the generator's own noisy aggregation)")
 
     @classmethod
-    def active_one_run(cls, canaries: int, teachers: int) -> "ThreatModel":
+    def active_one_run(cls, canaries: int, teachers: int) -> "ThreatSpec":
         return cls("active", "every noisy vote histogram the teachers release, on the "
                    "auditor's canary queries",
                    f"each canary in one of {teachers} teachers (alone when canaries <= teachers): "
@@ -102,24 +104,3 @@ class ThreatModel:
 
     def spec(self) -> dict:
         return asdict(self)
-
-    # The threat model owns the sampling (as in TAPAS): the runs layer asks it for trials.
-
-    def scores(self, mech: VoteMechanism, *, trials: int, seed: int) -> dict:
-        """``trials`` runs per world of the worst case (:func:`transcript_scores`): the same
-        law at both levels -- assumed at ``transcript``, built by the auditor at ``active``."""
-        if self.level not in ("transcript", "active"):
-            raise ConfigError(f"{self.level} trials are trained shadow models, not a mechanism")
-        return transcript_scores(mech, trials=trials, seed=seed)
-
-    def one_run(self, mech: VoteMechanism, *, canaries: int, seed: int,
-                teachers: int | None = None) -> dict:
-        """One run with ``canaries`` canaries: the queries split among them (transcript) or
-        each flipping its own teacher on every canary query (active, over ``teachers``)."""
-        if self.level == "active":
-            if teachers is None:
-                raise ConfigError("an active one-run audit needs the generator's teacher count")
-            return one_run_active(mech, canaries=canaries, teachers=teachers, seed=seed)
-        if self.level != "transcript":
-            raise ConfigError(f"no one-run audit at the {self.level} level")
-        return one_run_transcript(mech, canaries=canaries, seed=seed)

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from raudit import generators, seeds
-from raudit.audit.threat_model import ThreatModel
+from raudit.audit.threat_model import ThreatSpec
 from raudit.errors import ConfigError
 
 __all__ = ["DENSITY", "CRITIC", "check_white_box", "features", "settings", "threat_model",
@@ -75,10 +75,10 @@ def settings(synthetic_rows: int) -> dict[str, Any]:
     return {"samples": min(max(SAMPLES_FACTOR * int(synthetic_rows), MIN_SAMPLES), MAX_SAMPLES)}
 
 
-def threat_model(impl: str) -> ThreatModel:
+def threat_model(impl: str) -> ThreatSpec:
     """The explicit white-box threat model of ``impl`` (its critic reachable or not)."""
     critic = check_white_box(impl).describe().critic
-    return ThreatModel.white_box(critic)
+    return ThreatSpec.white_box(critic)
 
 
 def views(impl: str) -> dict[str, slice]:

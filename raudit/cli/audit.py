@@ -1,8 +1,9 @@
 """`raudit audit`: the distinguishing game with thousands of shadow models.
 
-Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked there, once,
-before ``--out`` is touched, as for :func:`raudit.api.audit`) and the run; what it
-prints is :mod:`raudit.cli.audit_view`.
+Its options, mapped onto :class:`raudit.runs.audit_settings.AuditSettings` (checked once,
+by :func:`raudit.runs.audit_plan.prepare` and the threat model it selects, before ``--out``
+is touched, as for :func:`raudit.api.audit`) and the run; what it prints is
+:mod:`raudit.cli.audit_view`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ Pairs = Annotated[int, typer.Option("--target-pairs", help="--target-selection p
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
 Samples = Annotated[int, typer.Option("--samples-per-model", help="Synthetic datasets each shadow model samples (default 1, the study's game). The extra ones feed eps_bayes_multi, a Bayesian estimate that treats every (model, dataset) pair as an independent trial: an assumption, never used in the verdict.")]
 SynthIn = Annotated[Optional[Path], typer.Option("--synthetic-in", help="Data-only audit: a folder of synthetic datasets (CSV/Parquet, one per shadow model, taken in name order) produced elsewhere from D_in. Needs --synthetic-out and --target; no generator is run.")]
-Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); white-box: it also reads each trained model (unlimited sampling: density near the target; the student/discriminator's score at the target where kept), same shadow models; transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed and dpgan by a dry run of their schedule, the other vote-releasing ports and gpate from the events of one training run); active: the auditor also chooses the queries (canary queries replace the student's) and builds the worst-case neighbours (the target alone in one teacher's partition), paper and fixed.")]
+Threat = Annotated[str, typer.Option("--threat-model", help="black-box: the attack sees the final synthetic data (shadow models); white-box: it also reads each trained model (unlimited sampling: density near the target; the student/discriminator's score at the target where kept), same shadow models; transcript: it sees every noisy vote the mechanism releases (worst-case neighbours, mechanism-only trials: -S is trials per world; paper, fixed and dpgan by a dry run of their schedule, the other vote-releasing ports and gpate from the events of one training run); active: the auditor also chooses the queries (canary queries replace the student's) and builds the worst-case neighbours (the target alone in one teacher's partition), paper and fixed. one-run and external are black-box's --one-run and data-only audits by name.")]
 OneRun = Annotated[bool, typer.Option("--one-run", help="One-run audit (Steinke et al. 2023): --canaries records, each in with probability 1/2, in ONE run; an eps lower bound assuming pure DP. Black-box: the most outlying rows, scored on the run's synthetic data; transcript or active: on the mechanism's releases.")]
 Canaries = Annotated[int, typer.Option("--canaries", help="--one-run: canaries in the one run (at most the training rows).")]
 SequentialRule = Annotated[Optional[str], typer.Option("--sequential", help="anytime: an anytime-valid sequential audit (a test martingale, valid at every look) that stops as soon as the claim is rejected. Black-box: stages of --first-stage models per world, doubling up to -S (the first stage only trains the attack); transcript or active: up to 2 x -S trials, a look every 100.")]
@@ -95,7 +96,8 @@ def audit(
 
     D_in = the training data with the target, D_out = without it; every shadow model is one fit with its own seed and one synthetic dataset, of the same size in both worlds. Results go to --out as Parquet (shadow/, summary/); rerun the same command to resume.
     """
-    from raudit.runs.audit_settings import AuditSettings, execute, prepare
+    from raudit.runs.audit_plan import execute, prepare
+    from raudit.runs.audit_settings import AuditSettings
 
     plan = prepare(AuditSettings(  # every check, once, in the run layer
         impl=impl, attack=attack, features=features, dataset=dataset, target=target,

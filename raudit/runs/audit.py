@@ -1,4 +1,5 @@
-"""``run_audit``: one audit from request to summary, as a one-job schedule.
+"""``run_audit``: one audit from request to summary, as a one-job schedule; and the
+threat models whose trials are trained shadow models (black-box, white-box).
 
 ::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +26,18 @@ from raudit.audit import runner as ar
 from raudit.audit import targets as tg
 from raudit.audit.guard import probe
 from raudit.engine.driver import EngineConfig, prestart
-from raudit.errors import RauditError
+from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore, spec_hash
 from raudit.results.files import as_folder, check_writable
 from raudit.runs import limits
 from raudit.runs.chunk_size import audit_chunk_size, observe_audit
 from raudit.runs.costs import observe as observe_costs
 from raudit.runs.jobs import AuditJob
+from raudit.runs.audit_settings import AuditSettings
 from raudit.runs.schedule import Progress, quiet, schedule
+from raudit.runs.threats import THREATS, ThreatModel
 
-__all__ = ["run_audit"]
+__all__ = ["BLACK_BOX", "WHITE_BOX", "BlackBox", "WhiteBox", "run_audit"]
 
 
 def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
@@ -138,3 +142,63 @@ def _say_estimate(req, game, ds, engine, notice, spent_s: float = 0.0):
         return None  # follows says in one line what is wrong with a generator that fails here
     notice(line(est))
     return est
+
+
+class BlackBox(ThreatModel):
+    """The attack sees the final synthetic data; a trial is a trained shadow model, drawn
+    by the game's named seed streams (:func:`raudit.audit.game.trials`) and run as the
+    one-job schedule above. With --one-run it is the one-run threat model, with
+    --synthetic-in/--synthetic-out the external one."""
+
+    name = "black-box"
+
+    def chosen(self, s: AuditSettings) -> ThreatModel:
+        if s.data_only:
+            return THREATS.get("external")
+        return THREATS.get("one-run") if s.one_run else self
+
+    def shadow_anytime(self, s: AuditSettings) -> bool:
+        return s.sequential == "anytime"
+
+    def check(self, s: AuditSettings) -> None:
+        if s.sequential == "anytime" and not isinstance(s.shadow_models, bool):
+            try:
+                shadow_models = int(s.shadow_models)
+            except (TypeError, ValueError):
+                return  # not a number: prepare says so in its own line
+            from raudit.audit.sequential import check_anytime_stages
+            check_anytime_stages(s.first_stage, shadow_models)
+
+    def run(self, s: AuditSettings, req: ar.AuditRequest, out: Path, engine: EngineConfig, *,
+            auto_chunk: bool, progress: Progress | None = None,
+            notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+        return run_audit(req, out, engine, progress, notice=notice, auto_chunk=auto_chunk,
+                         estimate=True)  # the total first
+
+
+class WhiteBox(BlackBox):
+    """The same shadow models; the attack also reads each trained model (its features are
+    computed in the chunk, :mod:`raudit.audit.whitebox`, from their own seed stream)."""
+
+    name = "white-box"
+    shadow_level = "white-box"
+    tag = "-white-box"
+
+    def chosen(self, s: AuditSettings) -> ThreatModel:
+        return self
+
+    def shadow_anytime(self, s: AuditSettings) -> bool:
+        return False
+
+    def check(self, s: AuditSettings) -> None:
+        from raudit.audit.whitebox import check_white_box
+        check_white_box(str(s.impl))
+        if s.data_only:
+            raise ConfigError("--threat-model white-box reads the trained models; a data-only "
+                              "audit (--synthetic-in/--synthetic-out) has none")
+        if s.one_run or s.sequential is not None:
+            raise ConfigError("--threat-model white-box runs the shadow-model game: --one-run and "
+                              "--sequential anytime are not built for it (use black-box)")
+
+
+BLACK_BOX, WHITE_BOX = BlackBox(), WhiteBox()

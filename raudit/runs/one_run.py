@@ -1,4 +1,5 @@
-"""``run_one_run_audit``: ``raudit audit --one-run --canaries m`` at black-box level.
+"""The one-run threat model (``raudit audit --one-run --canaries m`` at black-box level)
+and its run, ``run_one_run_audit``.
 
 ONE training run with m canaries, each in with probability 1/2, scored on the run's
 synthetic data without shadow models (:mod:`raudit.audit.one_run_bb`), and Steinke et
@@ -9,6 +10,7 @@ verdict line) goes to ``--out``; everything a user can get wrong is checked befo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,24 +20,54 @@ from raudit.audit import runner as ar
 from raudit.audit import summary
 from raudit.audit.mechanisms import mechanism_columns
 from raudit.audit.one_run_bb import check_canaries, one_run_black_box
-from raudit.audit.threat_model import ThreatModel
+from raudit.audit.threat_model import ThreatSpec
 from raudit.audit.verdict import tightness, verdict_line
 from raudit.errors import ConfigError
 from raudit.generators.plugin_process import cpu_seconds
 from raudit.results import ResultStore, spec_hash
 from raudit.results.ids import canonical_json
 from raudit.results.files import as_folder, check_writable
+from raudit.runs.audit_settings import AuditSettings
+from raudit.runs.threats import ThreatModel
 
-__all__ = ["run_one_run_audit"]
+__all__ = ["ONE_RUN", "OneRun", "run_one_run_audit"]
 
 SCORER = "distance to the nearest base row minus distance to the nearest synthetic row"
 
 
-def threat_model(canaries: int) -> ThreatModel:
-    return ThreatModel("black-box", "the synthetic data of ONE training run",
-                       "base rows always in; each canary in with probability 1/2",
-                       f"{canaries} canaries: the most outlying training rows",
-                       f"one training run; canaries scored by {SCORER}")
+class OneRun(ThreatModel):
+    """One training run with m canaries, each in with probability 1/2 (its own stream,
+    seeds.ONE_RUN), scored on that run's synthetic data: no shadow model. Chosen by
+    ``--one-run`` at black-box (transcript and active run their own one-run audits)."""
+
+    name = "one-run"
+
+    def one_run(self, s: AuditSettings) -> bool:
+        return True
+
+    def check(self, s: AuditSettings) -> None:
+        if s.data_only:
+            raise ConfigError("--one-run trains its one run; a data-only audit "
+                              "(--synthetic-in/--synthetic-out) has no canaries")
+
+    def spec(self, canaries: int) -> ThreatSpec:
+        return ThreatSpec("black-box", "the synthetic data of ONE training run",
+                          "base rows always in; each canary in with probability 1/2",
+                          f"{canaries} canaries: the most outlying training rows",
+                          f"one training run; canaries scored by {SCORER}")
+
+    def sample(self, game: Any, ds: Any, canaries: int) -> dict[str, Any]:
+        """The one run: its canaries drawn in or out, trained and scored, from the stream
+        (seed, ONE_RUN) (:func:`raudit.audit.one_run_bb.one_run_black_box`)."""
+        seed = seeds.derive_seed(game.seed, seeds.ONE_RUN) % 2**32
+        return one_run_black_box(game.impl, game.options, ds.train, ds.columns,
+                                 canaries=canaries, epsilon=game.epsilon, delta=game.delta,
+                                 seed=seed)
+
+    def run(self, s: AuditSettings, req: ar.AuditRequest, out: Path, engine: Any, *,
+            auto_chunk: bool, progress: Any = None,
+            notice: Callable[[str], None] | None = None) -> dict[str, Any]:
+        return run_one_run_audit(req, out, canaries=s.canaries)
 
 
 def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -> dict[str, Any]:
@@ -46,7 +78,7 @@ def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -
                           "--until-ceiling, -S auto, --sequential)")
     game, _, ds = ar.prepare(req)
     check_canaries(canaries, len(ds.train))
-    threat = threat_model(canaries)
+    threat = ONE_RUN.spec(canaries)
     manifest = {**game.spec(), "threat_model": threat.spec(),
                 "one_run": {"canaries": int(canaries), "scorer": "dcr-difference"}}
     del manifest["shadow_models"]  # one run: -S plays no part
@@ -54,10 +86,8 @@ def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -
     ResultStore(out).check_manifest(manifest)  # another audit's folder: refuse before work
     check_writable(out)
     store = ResultStore(out)
-    seed = seeds.derive_seed(game.seed, seeds.ONE_RUN) % 2**32
     t0 = cpu_seconds()  # an exec: plugin's program included
-    one = one_run_black_box(game.impl, game.options, ds.train, ds.columns, canaries=canaries,
-                            epsilon=game.epsilon, delta=game.delta, seed=seed)
+    one = ONE_RUN.sample(game, ds, canaries)
     cpu = cpu_seconds() - t0
     row = an.summary_row(game.spec(), {"estimates": {}, "models_ok": 1, "missing": 0},
                          audit_id=audit_id, target_label=f"{canaries} canaries",
@@ -83,3 +113,6 @@ def run_one_run_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int) -
     return {**row, "estimates": {}, "out": str(out), "models_run": 1, "failed_chunks": 0,
             "wall_s": cpu, "placement": "in-process", "notes": notes,
             "target_row": f"{canaries} canaries"}
+
+
+ONE_RUN = OneRun()

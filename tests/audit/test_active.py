@@ -11,7 +11,7 @@ from scipy import stats
 from raudit.audit.active import canary_releases, check_active, coordinate_llr, one_run_active
 from raudit.audit.gdp_fit import mu_fit, mu_fit_loss
 from raudit.audit.known import max_overshoots
-from raudit.audit.threat_model import THREAT_MODELS, ThreatModel
+from raudit.audit.threat_model import LEVELS, ThreatSpec
 from raudit.audit.transcript import VoteMechanism
 from raudit.errors import ConfigError
 
@@ -122,11 +122,11 @@ def test_active_refuses_a_generator_without_a_mechanism(impl, needle):
 
 
 def test_active_threat_model_is_recorded():
-    assert "active" in THREAT_MODELS
-    spec = ThreatModel.active().spec()
+    assert "active" in LEVELS
+    spec = ThreatSpec.active().spec()
     assert spec["level"] == "active" and "REPLACE" in spec["canaries"]
     assert "alone in one teacher's partition" in spec["neighbours"]
-    assert "200 teachers" in ThreatModel.active_one_run(100, 200).spec()["neighbours"]
+    assert "200 teachers" in ThreatSpec.active_one_run(100, 200).spec()["neighbours"]
     check_active("paper"), check_active("fixed")  # both run without training
 
 
@@ -171,16 +171,19 @@ def test_active_level_is_tight_on_paper_and_fixed_where_the_arithmetic_allows():
 
 
 def test_the_threat_model_owns_the_sampling():
+    from raudit.runs.threats import THREATS
+
     mech = VoteMechanism("gaussian", 10.0, 50)
-    a = ThreatModel.active().scores(mech, trials=100, seed=3)
-    t = ThreatModel.transcript().scores(mech, trials=100, seed=3)
+    active, transcript = THREATS.get("active"), THREATS.get("transcript")
+    a = active.scores(mech, trials=100, seed=3)
+    t = transcript.scores(mech, trials=100, seed=3)
     assert np.array_equal(a["statistic"][0], t["statistic"][0])  # one law, two stories
-    with pytest.raises(ConfigError, match="trained shadow models"):
-        ThreatModel().scores(mech, trials=100, seed=3)
     with pytest.raises(ConfigError, match="teacher count"):
-        ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0)
-    one = ThreatModel.active_one_run(4, 2).one_run(mech, canaries=4, seed=0, teachers=2)
+        active.one_run_scores(mech, canaries=4, seed=0)
+    one = active.one_run_scores(mech, canaries=4, seed=0, teachers=2)
     assert one["queries_per_canary"] == 25 and one["teachers"] == 2
+    # transcript splits the queries among the canaries instead of the teachers
+    assert transcript.one_run_scores(mech, canaries=4, seed=0)["queries_per_canary"] == 12
 
 
 def test_gdp_fit_far_tail_matches_the_noncentral_t():

@@ -15,7 +15,7 @@ from scipy import stats
 from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.fdp import eps_from_mu
 from raudit.audit.mechanisms import Schedule, schedule_eps_true, schedule_of
-from raudit.audit.threat_model import ThreatModel
+from raudit.audit.threat_model import ThreatSpec
 from raudit.audit.transcript import one_run_transcript, transcript_audit
 from raudit.errors import ConfigError
 
@@ -112,10 +112,10 @@ def test_one_run_gives_every_dpsgd_canary_all_its_steps():
 
 
 def test_threat_model_names_what_dpsgd_releases():
-    tm = ThreatModel.transcript("dp-sgd").spec()
+    tm = ThreatSpec.transcript("dp-sgd").spec()
     assert "gradient" in tm["sees"] and "norm C" in tm["neighbours"]
-    assert ThreatModel.transcript().spec() == ThreatModel.transcript("argmax").spec()
-    assert "40 gradient canaries" in ThreatModel.transcript_one_run(40, "dp-sgd").canaries
+    assert ThreatSpec.transcript().spec() == ThreatSpec.transcript("argmax").spec()
+    assert "40 gradient canaries" in ThreatSpec.transcript_one_run(40, "dp-sgd").canaries
 
 
 def test_bad_input():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from raudit.audit.threat_model import ThreatModel
+from raudit.audit.threat_model import ThreatSpec
 from raudit.audit.transcript import VoteMechanism, mu_equivalent, transcript_audit
 from raudit.errors import ConfigError
 
@@ -56,12 +56,12 @@ def test_audit_stays_below_the_true_eps():
 
 
 def test_threat_model_is_a_recorded_value():
-    tm = ThreatModel.transcript()
+    tm = ThreatSpec.transcript()
     assert tm.spec()["level"] == "transcript" and "every query" in tm.spec()["neighbours"]
-    assert ThreatModel().level == "black-box"
-    assert ThreatModel.white_box(critic=True).level == "white-box"
+    assert ThreatSpec().level == "black-box"
+    assert ThreatSpec.white_box(critic=True).level == "white-box"
     with pytest.raises(ConfigError, match="threat model"):
-        ThreatModel("grey-box")
+        ThreatSpec("grey-box")
 
 
 def test_one_run_transcript_splits_the_queries_and_keeps_its_level():

@@ -1,0 +1,110 @@
+"""The threat models an audit can run, one registry kind (as TAPAS's threat models): each
+object owns its refusals (``check``), how its trials are drawn, and its run (``run``).
+
+::
+
+    THREATS.names()  # active, black-box, external, one-run, transcript, white-box
+    threat = select(settings)          # --threat-model, --one-run and --synthetic-in/out
+    threat.check(settings)             # one-line ConfigError before any work
+    threat.run(settings, req, out, engine, ...)
+
+=============  =====================================================  =====================
+name           the attacker sees / a trial is                         sampling lives in
+=============  =====================================================  =====================
+black-box      the synthetic data / a trained shadow model            raudit.runs.audit
+white-box      that and the trained model / a trained shadow model    raudit.runs.audit
+transcript     every noisy release / the mechanism alone              raudit.runs.transcript
+active         that, on the auditor's queries / the mechanism alone   raudit.runs.transcript
+one-run        one run's synthetic data / one run with m canaries     raudit.runs.one_run
+external       a user's synthetic files / one file                    raudit.runs.external
+=============  =====================================================  =====================
+
+Entries are ``module:attr`` strings, imported on first use, so that choosing a transcript
+audit never imports the shadow-model scheduler (and this module imports none of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from raudit.errors import ConfigError
+from raudit.registry import Registry
+from raudit.runs.audit_settings import AuditSettings
+
+__all__ = ["THREATS", "ThreatModel", "select"]
+
+# the order --threat-model's help and its error name them in
+ORDER = ("black-box", "white-box", "transcript", "active", "external", "one-run")
+
+
+class ThreatModel:
+    """What the attacker sees and what a trial is. ``check`` refuses the settings it cannot
+    take; ``run`` draws the trials (its own sampling) and writes the summary."""
+
+    name: ClassVar[str] = ""
+    # the game the shadow-model scheduler plays for it (raudit.audit.runner.AuditRequest's
+    # threat_model): only black-box and white-box train shadow models
+    shadow_level: ClassVar[str] = "black-box"
+    # a folder name's tag after -s{seed} (default_out)
+    tag: ClassVar[str] = ""
+
+    def check(self, s: AuditSettings) -> None:
+        """Raise a one-line ConfigError for settings this threat model cannot take."""
+
+    def chosen(self, s: AuditSettings) -> "ThreatModel":
+        """The threat model the other flags make of this one (black-box: one-run with
+        --one-run, external with --synthetic-in/--synthetic-out); itself by default."""
+        return self
+
+    def shadow_anytime(self, s: AuditSettings) -> bool:
+        """Whether the shadow-model game stops by the anytime rule (--sequential anytime)."""
+        return False
+
+    def one_run(self, s: AuditSettings) -> bool:
+        """Whether this audit is one run with --canaries canaries."""
+        return s.one_run
+
+    def default_out(self, s: AuditSettings, shadow_models: int) -> Path:
+        """``runs/audit-IMPL-ATTACK-DATASET-S...-s...`` (the folder named in ``--out``'s help)."""
+        from raudit.attacks import get as get_attack
+        from raudit.generators.exec_adapter import folder_name
+
+        ds_name = s.dataset or get_attack(s.attack).default_dataset
+        return Path("runs") / (f"audit-{folder_name(str(s.impl))}-{s.attack}-"
+                               f"{Path(ds_name).stem}-S{shadow_models}-s{s.seed}{self.tag}"
+                               + (f"-onerun{s.canaries}" if self.one_run(s) else "")
+                               + ("-anytime" if s.sequential else ""))
+
+    def run(self, s: AuditSettings, req: Any, out: Path, engine: Any, *, auto_chunk: bool,
+            progress: Any = None, notice: Callable[[str], None] | None = None
+            ) -> dict[str, Any]:
+        """Run (or resume) the audit of ``req`` (a raudit.audit.runner.AuditRequest) into
+        ``out`` on ``engine``; the summary row plus run details."""
+        raise NotImplementedError
+
+
+def _check_threat(obj: Any, name: str) -> None:
+    if not isinstance(obj, ThreatModel) or obj.name != name:
+        raise ConfigError(f"threat model {name!r} must be a ThreatModel named {name!r}, "
+                          f"got {obj!r}")
+
+
+THREATS: Registry[ThreatModel] = Registry("threat model", check=_check_threat)
+for _name, _entry in (("black-box", "raudit.runs.audit:BLACK_BOX"),
+                      ("white-box", "raudit.runs.audit:WHITE_BOX"),
+                      ("transcript", "raudit.runs.transcript:TRANSCRIPT"),
+                      ("active", "raudit.runs.transcript:ACTIVE"),
+                      ("external", "raudit.runs.external:EXTERNAL"),
+                      ("one-run", "raudit.runs.one_run:ONE_RUN")):
+    THREATS.register(_name, _entry)
+
+
+def select(s: AuditSettings) -> ThreatModel:
+    """The threat model ``s`` asks for (``--threat-model``, refined by ``--one-run`` and
+    ``--synthetic-in/--synthetic-out``); a one-line ConfigError for an unknown name."""
+    if s.threat_model not in THREATS:
+        raise ConfigError(f"--threat-model must be one of {', '.join(ORDER)}, "
+                          f"got {s.threat_model!r}")
+    return THREATS.get(s.threat_model).chosen(s)
