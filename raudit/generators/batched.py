@@ -4,8 +4,9 @@ A subclass supplies three things:
 
 * ``resolve(n_rows, n_cols)``: the hyperparameters for a table of that size
   (presets such as ``batch = min(64, N // k)`` depend on the data);
-* ``encoder()``: a fresh per-model :class:`Encoder` (each model scales its own
-  training table, as the upstream code does);
+* ``encoder(seed)``: a fresh :class:`Encoder` for the model trained with ``seed``
+  (each model scales its own training table, as the upstream code does; an encoder
+  with a DP preprocessing step draws its noise from that seed's stream);
 * ``train(batch, hp, ...)``: one call that trains every model of a
   :class:`TrainBatch` in lockstep and returns a :class:`Trained`.
 
@@ -62,7 +63,9 @@ class BatchedGenerator(Generator):
     def resolve(self, n_rows: int, n_cols: int) -> Any:
         raise NotImplementedError
 
-    def encoder(self) -> Encoder:
+    def encoder(self, seed: int) -> Encoder:
+        """A fresh encoder for the model whose training seed is ``seed``; encoders that
+        draw no noise ignore it."""
         raise NotImplementedError
 
     def train(self, batch: TrainBatch, hp: Any, *, epsilon: float, delta: float | None,
@@ -135,7 +138,8 @@ class BatchedGenerator(Generator):
         device = pick_device(self.device_name)
         for members in groups.values():
             hp = resolved[members[0]]
-            encoders = self._encoders([tables[i] for i in members], cols)
+            encoders = self._encoders([tables[i] for i in members], [seeds[i] for i in members],
+                                      cols)
             batch = self._pack([tables[i] for i in members], encoders, [seeds[i] for i in members],
                                device)
             trained = self.train(batch, hp, epsilon=epsilon, delta=delta, observer=observer,
@@ -153,14 +157,16 @@ class BatchedGenerator(Generator):
                 out[i] = view
         return out  # type: ignore[return-value]
 
-    def _encoders(self, tables, cols) -> list[Encoder]:
-        """A fitted encoder per table; one per distinct table object when shareable."""
+    def _encoders(self, tables: Sequence[pd.DataFrame], seeds: Sequence[int],
+                  cols: tuple[ColumnMeta, ...] | None) -> list[Encoder]:
+        """A fitted encoder per (table, seed); one per distinct table object when shareable
+        (a shareable fit ignores the seed)."""
         shared: dict[int, Encoder] = {}
         out = []
-        for t in tables:
+        for t, seed in zip(tables, seeds):
             enc = shared.get(id(t))
             if enc is None:
-                enc = self.encoder().fit(t, cols)
+                enc = self.encoder(int(seed)).fit(t, cols)
                 if enc.shareable:
                     shared[id(t)] = enc
             out.append(enc)

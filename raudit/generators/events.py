@@ -7,6 +7,12 @@ noise, what the accountant said) and ``raudit.inspect`` measures the rest.
 Every array has a leading model axis of size M (the models trained together in one
 batched call); ``active`` marks the models still training at that step. Events are
 only built when an observer is attached, so they cost nothing in audits.
+
+An event that released something (:class:`Releasing`) says what, as the privacy event
+an accountant consumes (:mod:`raudit.accountants.events`): ``released()``, whatever the
+generator's own accountant charged for it, or :class:`UnsupportedEventError` naming the
+event when no accountant can bound it. The event and its rule stay together, so a new
+kind of release needs no translator elsewhere.
 """
 
 from __future__ import annotations
@@ -16,10 +22,19 @@ from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
-from raudit.accountants.events import RELEASES_PER_QUERY
+from raudit.accountants.errors import UnsupportedEventError
+from raudit.accountants.events import (RELEASES_PER_QUERY, ConfidentGNMax, GaussianStep, PateVote,
+                                       PrivacyEvent)
 
 if TYPE_CHECKING:  # torch is only needed by the loops that build TeacherLoss
     import torch
+
+
+class Releasing:
+    """An observed event that released something to the generator (module docstring)."""
+
+    def released(self) -> PrivacyEvent:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -33,7 +48,7 @@ class TeacherBatch:
 
 
 @dataclass(frozen=True)
-class Votes:
+class Votes(Releasing):
     """One aggregation of teacher votes over a batch of generated samples."""
 
     iteration: int
@@ -54,6 +69,13 @@ class Votes:
     def draws_per_query(self) -> int:
         return RELEASES_PER_QUERY[self.aggregation]
 
+    def released(self) -> PateVote:
+        """The vote of every active model at the noise scale actually drawn, charged or not:
+        an uncharged vote still labels the student's samples (synthcity leaves 81 of 170
+        batches uncharged)."""
+        return PateVote(np.asarray(self.n1), int(self.k), self.noise_kind, float(self.noise_scale),
+                        self.aggregation, mask=np.asarray(self.active, dtype=bool))
+
 
 @dataclass(frozen=True)
 class AccountantStep:
@@ -66,7 +88,7 @@ class AccountantStep:
 
 
 @dataclass(frozen=True)
-class LabelNoise:
+class LabelNoise(Releasing):
     """Noise added to real/fake labels by the discriminator-only ports (original, turing)."""
 
     iteration: int
@@ -74,9 +96,15 @@ class LabelNoise:
     active: np.ndarray
     noise: np.ndarray | None = None  # (M, 2B): the draws added to the labels (Gaussian unless noise="laplace")
 
+    def released(self) -> PrivacyEvent:
+        """Nothing an accountant can bound: the noise is on the discriminator's labels, and
+        a record's influence reaches the generator through the gradients around it."""
+        raise UnsupportedEventError("noise on the discriminator's labels (bounds no record's "
+                                    "influence)")
+
 
 @dataclass(frozen=True)
-class GradientVotes:
+class GradientVotes(Releasing):
     """G-PATE's private gradient aggregation (DPGradAgg) over one batch of generated records.
 
     Each record's teacher gradients are projected to ``q`` coordinates and each coordinate
@@ -94,6 +122,14 @@ class GradientVotes:
     choice: np.ndarray  # (M, B, q) int: the released bin, -1 where not answered
     charged: np.ndarray  # (M,) bool: charged and applied (False: the step would exceed eps)
     active: np.ndarray  # (M,) bool
+
+    def released(self) -> ConfidentGNMax:
+        """Every query with its histogram, for the models that applied the step (one that
+        G-PATE computed but did not apply released nothing)."""
+        m, bins = self.counts.shape[0], self.counts.shape[-1]
+        return ConfidentGNMax(self.counts.reshape(m, -1, bins), self.answered.reshape(m, -1),
+                              float(self.threshold), float(self.sigma1), float(self.sigma2),
+                              mask=np.asarray(self.active & self.charged, dtype=bool))
 
 
 @dataclass(frozen=True)
@@ -143,7 +179,7 @@ class TeacherLoss:
 
 
 @dataclass(frozen=True)
-class DpSgdStep:
+class DpSgdStep(Releasing):
     """DP-SGD steps of a model that reads real rows directly (a DP-GAN critic): each step
     clips per-sample gradients to ``clip`` and adds N(0, (noise_multiplier clip)^2),
     on a Poisson sample of rate ``sampling_rate``."""
@@ -154,6 +190,10 @@ class DpSgdStep:
     clip: float
     sampling_rate: float
     active: np.ndarray  # (M,) bool
+
+    def released(self) -> GaussianStep:
+        return GaussianStep(float(self.noise_multiplier), float(self.sampling_rate),
+                            int(self.steps), mask=np.asarray(self.active, dtype=bool))
 
 
 Event = Union[TeacherBatch, Votes, AccountantStep, LabelNoise, TeacherLoss, GradientVotes,

@@ -1,18 +1,12 @@
 """What a run released, as privacy events: the input of eps_true and the transcript audits.
 
-A run's observed events (:mod:`raudit.generators.events`) say what the code did;
-:func:`privacy_events` turns them into the accountant-level events
-(:mod:`raudit.accountants.events`) that describe what it RELEASED, whatever its own
-accountant charged:
-
-* every :class:`Votes` of an active model becomes a :class:`PateVote` with the noise
-  scale actually drawn, charged or not (an uncharged vote still labels the student's
-  samples: synthcity leaves 81 of 170 batches uncharged);
-* :class:`DpSgdStep` -> :class:`GaussianStep` (steps, noise multiplier, sampling rate);
-* :class:`GradientVotes` applied to the generator -> :class:`ConfidentGNMax` (a step
-  G-PATE computed but did not apply released nothing);
-* :class:`LabelNoise` (noise on a discriminator's real/fake labels) bounds no
-  record's influence: it is listed in ``unsupported`` and eps_true is infinite.
+A run's observed events (:mod:`raudit.generators.events`) say what the code did; each
+one that released something says what, as an accountant-level event
+(:meth:`~raudit.generators.events.Releasing.released`: a vote -> :class:`PateVote`, a
+DP-SGD step -> :class:`GaussianStep`, G-PATE's applied gradient votes ->
+:class:`ConfidentGNMax`). :func:`privacy_events` collects them; a release no accountant
+can bound (noise on a discriminator's real/fake labels) is listed in ``unsupported`` and
+eps_true is then infinite.
 
 The record's sensitivity is read off the :class:`TeacherBatch` events: the most
 distinct teachers any row entered (1 for a partition). Steps a generator takes
@@ -27,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
+from raudit.accountants.errors import UnsupportedEventError
 from raudit.accountants.true_curve import TrueEps, eps_true
-from raudit.generators.events import DpSgdStep, GradientVotes, LabelNoise, TeacherBatch, Votes
+from raudit.generators.events import Releasing, TeacherBatch
 
 __all__ = ["ModelEvents", "Transcript", "privacy_events", "run_eps_true", "teachers_per_record"]
 
@@ -71,19 +65,11 @@ def privacy_events(observed) -> Transcript:
         active = getattr(e, "active", None)
         if active is not None:
             models = len(active)
-        if isinstance(e, Votes):
-            out.append(PateVote(np.asarray(e.n1), int(e.k), e.noise_kind, float(e.noise_scale),
-                                e.aggregation, mask=np.asarray(e.active, dtype=bool)))
-        elif isinstance(e, DpSgdStep):
-            out.append(GaussianStep(float(e.noise_multiplier), float(e.sampling_rate),
-                                    int(e.steps), mask=np.asarray(e.active, dtype=bool)))
-        elif isinstance(e, GradientVotes):
-            m, bins = e.counts.shape[0], e.counts.shape[-1]
-            out.append(ConfidentGNMax(e.counts.reshape(m, -1, bins), e.answered.reshape(m, -1),
-                                      float(e.threshold), float(e.sigma1), float(e.sigma2),
-                                      mask=np.asarray(e.active & e.charged, dtype=bool)))
-        elif isinstance(e, LabelNoise):
-            unsupported.add("noise on the discriminator's labels (bounds no record's influence)")
+        if isinstance(e, Releasing):
+            try:
+                out.append(e.released())
+            except UnsupportedEventError as exc:
+                unsupported.add(str(exc))
     sens = tuple(teachers_per_record(observed, m) for m in range(models or 0))
     per_it = tuple(teachers_per_record(observed, m, per_iteration=True) for m in range(models or 0))
     return Transcript(tuple(out), tuple(sorted(unsupported)), sens, per_it)
@@ -144,7 +130,7 @@ class ModelEvents:
             if event.teacher >= 0:
                 self._rows(event)
             return
-        if not isinstance(event, (Votes, DpSgdStep, GradientVotes, LabelNoise)):
+        if not isinstance(event, Releasing):
             return  # accountant states and losses say nothing about what was released
         tr = privacy_events([_one_model(event, m, len(active))])
         self.events += tr.events

@@ -234,7 +234,7 @@ def slow_step(monkeypatch):
     import time
 
     from raudit.generators.nn import compiled
-    from raudit.generators.pategan.core import fused_step
+    from raudit.generators.nn import fused
 
     def slow_compile(fn):
         t0 = time.process_time()
@@ -242,10 +242,10 @@ def slow_step(monkeypatch):
             pass
         return fn
     monkeypatch.setattr(compiled, "_has_compiler", lambda: True)
-    monkeypatch.setattr(fused_step, "_COMPILED", {})
-    monkeypatch.setattr(fused_step, "_compile", slow_compile)
+    monkeypatch.setattr(fused, "_COMPILED", {})
+    monkeypatch.setattr(fused, "_compile", slow_compile)
     monkeypatch.setenv("RAUDIT_COMPILE", "step")
-    return fused_step
+    return fused
 
 
 @pytest.mark.slow

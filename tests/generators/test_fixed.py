@@ -103,6 +103,21 @@ def test_dp_bounds_are_charged_and_reported():
     assert s["eps_hat"] <= 1.0 and s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
 
 
+def test_dp_bounds_noise_is_each_models_own_seed_wherever_its_table_sits():
+    """Model i's encoder draws the histogram noise of seeds[i] (``encoder(seed)``), also
+    when one table object fills several places of the chunk."""
+    df, other = table(), table(seed=1)
+    cols = infer_columns(df)[:2] + (ColumnMeta("label", "binary", 0.0, 1.0, "public"),)
+    models = Fixed(teachers=2, iterations=2, batch=8, student_steps=1).fit_many(
+        [df, other, df], epsilon=1.0, seeds=[3, 4, 5], columns=cols)
+    z = models[0].summary()["bounds_noise_multiplier"]
+    for m, t, seed in zip(models, [df, other, df], [3, 4, 5]):
+        alone = DPBoundsEncoder(noise_multiplier=z, seed=seed, mass=0.9, centred=True,
+                                within_run=True).fit(t, cols)  # fixed's default bounds rule
+        assert m._batch.encoders[m._index].declared_bounds() == alone.declared_bounds()
+    assert models[0].summary()["output_bounds"] != models[2].summary()["output_bounds"]
+
+
 def test_rejects_bad_options():
     for kwargs in ({"bounds_share": 1.0}, {"iterations": 0}, {"preset": "paper"}, {"lr": -1}):
         with pytest.raises(ConfigError):

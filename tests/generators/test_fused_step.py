@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.generators.nn import compiled
+from raudit.generators.nn import compiled, fused
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.core import fused_step
 from raudit.generators.pategan.core.nets import LoopConfig
@@ -31,8 +31,8 @@ SEEDS = [3, 4, 5]
 def traced(monkeypatch):
     """The step's traced program run eagerly (no compile): RAUDIT_COMPILE=step's logic."""
     monkeypatch.setattr(compiled, "_has_compiler", lambda: True)
-    monkeypatch.setattr(fused_step, "_compile", lambda fn: fn)
-    monkeypatch.setattr(fused_step, "_COMPILED", {})
+    monkeypatch.setattr(fused, "_compile", lambda fn: fn)
+    monkeypatch.setattr(fused, "_COMPILED", {})
 
 
 def fit(monkeypatch, mode: str, impl: str, seeds=SEEDS, **options):
@@ -48,7 +48,7 @@ def test_the_step_streams_draw_the_eager_numbers(dtype):
     dt = getattr(torch, dtype)
     eager = CounterRNG([1, 2, 3], dtype=dt)
     eager.counter = 7
-    step = fused_step.StepRNG(eager.keys, torch.tensor(7), dt)
+    step = fused.StepRNG(eager.keys, torch.tensor(7), dt)
     high = torch.tensor([[5], [9], [1]])
     for draw in (lambda r: r.uniform(4, 3, bits=32), lambda r: r.uniform(5), lambda r: r.open_uniform(6),
                  lambda r: r.laplace(4, 2, scale=3.0), lambda r: r.integers(high, 8)):
@@ -75,7 +75,7 @@ def test_the_traced_step_is_the_eager_loop(monkeypatch, traced, impl, options):
     and rows; parameters equal to float rounding (the fused Adam kernel vs its formulas)."""
     ref, ref_events = fit(monkeypatch, "0", impl, **options)
     got, events = fit(monkeypatch, "step", impl, **options)
-    assert fused_step._COMPILED  # the step did run
+    assert fused._COMPILED  # the step did run
     assert got.iterations == ref.iterations and got.eps_hat == ref.eps_hat
     assert [type(e) for e in events] == [type(e) for e in ref_events]
     for e, r in zip(events, ref_events):
@@ -122,13 +122,13 @@ def test_the_compiled_step_agrees_with_eager(monkeypatch, tmp_path_factory):
     """Compiled, float32 sums are reordered: the same stopping points and eps_hat in this run,
     parameters within 1e-4 of the largest; and a model's bits do not depend on M."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "inductor"))
-    monkeypatch.setattr(fused_step, "_COMPILED", {})
+    monkeypatch.setattr(fused, "_COMPILED", {})
     # one teacher and one student round per iteration: a small graph, compiled in CI
     options = dict(teachers=5, batch=8, lam=0.01, orders=20, max_iter=6, teacher_steps=1,
                    student_steps=1)
     ref, ref_events = fit(monkeypatch, "0", "paper", **options)
     got, events = fit(monkeypatch, "step", "paper", **options)
-    assert fused_step._COMPILED and not fused_step._BROKEN
+    assert fused._COMPILED and not fused._BROKEN
     assert got.iterations == ref.iterations and got.eps_hat == ref.eps_hat
     assert len(events) == len(ref_events)
     scale = ref.generator.flat.detach().abs().max()
@@ -151,7 +151,7 @@ def test_the_traced_wgan_step_is_the_eager_loop(monkeypatch, traced, impl, optio
     """The same rows and label noise, bit for bit; parameters equal to float rounding."""
     ref, ref_events = fit(monkeypatch, "0", impl, **options)
     got, events = fit(monkeypatch, "step", impl, **options)
-    assert fused_step._COMPILED
+    assert fused._COMPILED
     assert [type(e) for e in events] == [type(e) for e in ref_events]
     for e, r in zip(events, ref_events):
         for name, value in vars(r).items():
@@ -165,7 +165,7 @@ def test_the_traced_wgan_step_is_the_eager_loop(monkeypatch, traced, impl, optio
 def test_the_conditional_wgan_stays_eager(monkeypatch, traced):
     ref, _ = fit(monkeypatch, "0", "original", teachers=2, max_iter=2, conditional=True)
     got, _ = fit(monkeypatch, "step", "original", teachers=2, max_iter=2, conditional=True)
-    assert not fused_step._COMPILED and torch.equal(got.generator.flat, ref.generator.flat)
+    assert not fused._COMPILED and torch.equal(got.generator.flat, ref.generator.flat)
 
 
 def test_an_iteration_with_a_tie_is_taken_by_the_eager_loop(monkeypatch, traced):

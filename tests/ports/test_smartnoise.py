@@ -108,6 +108,24 @@ def test_dp_bounds_draw_per_model_noise(monkeypatch):
         SmartNoise(bounds="dp").fit(df, epsilon=3.0, seed=0)
 
 
+def test_dp_bounds_noise_is_each_models_own_seed_wherever_its_table_sits():
+    """The encoder of model i is built with seeds[i] (``encoder(seed)``): a table object
+    passed twice, with an equal copy between them, gives each model the bounds its own
+    seed draws, as an encoder fitted alone with that seed."""
+    df, other = table(n=400), table(n=400, seed=1)
+    gens = SmartNoise(bounds="dp", preprocessor_eps=2.0, teachers=2, max_iter=2).fit_many(
+        [df, other, df, df.copy()], epsilon=3.0, seeds=[7, 8, 9, 7])
+    for g, t, seed in zip(gens, [df, other, df, df], [7, 8, 9, 7]):
+        alone = sne.SmartNoiseEncoder(bounds="dp", preprocessor_eps=2.0, seed=seed).fit(t, None)
+        enc = g._batch.encoders[g._index]
+        np.testing.assert_array_equal(enc.lo, alone.lo)
+        np.testing.assert_array_equal(enc.hi, alone.hi)
+    assert not np.array_equal(gens[0]._batch.encoders[gens[0]._index].lo,
+                              gens[2]._batch.encoders[gens[2]._index].lo)  # seeds 7 and 9
+    with pytest.raises(ConfigError, match="seed"):
+        sne.SmartNoiseEncoder(bounds="dp", preprocessor_eps=2.0).fit(df, None)
+
+
 def test_teachers_see_array_split_slices_in_row_order():
     log = EventLog()
     SmartNoise(teachers=3, batch=16, max_iter=20).fit(table(n=100), epsilon=1e6, seed=0, observer=log)

@@ -90,7 +90,7 @@ class VanillaGan(BatchedGenerator):
         o = self.options
         return (min(o["iterations"], o["max_iter"] or o["iterations"]), o["batch"])
 
-    def encoder(self) -> MinMaxEncoder:
+    def encoder(self, seed: int) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
 
     def generator_net(self, d: int) -> MLP:

@@ -134,7 +134,7 @@ class GPate(BatchedGenerator):
                        bool(upstream and class_input), o["slot_teachers"],
                        o["shared_teacher_state"], o["shared_teacher_init"])
 
-    def encoder(self) -> MinMaxEncoder:
+    def encoder(self, seed: int) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
 
     def step_cost(self, hp: GPateHP, d: int, delta: float, k: int | None = None) -> StepCost:
@@ -152,7 +152,8 @@ class GPate(BatchedGenerator):
         """The base checks, then :meth:`check_step` on the table's shape: a run that
         cannot take one step is refused before any work (a sweep skips that point)."""
         super().check(data, epsilon=epsilon, delta=delta, columns=columns)
-        d = self.encoder().fit(data, tuple(columns) if columns else None).transform(data.iloc[:1]).shape[1]
+        # the encoded width only; gpate's encoder draws no noise, so any seed gives it
+        d = self.encoder(0).fit(data, tuple(columns) if columns else None).transform(data.iloc[:1]).shape[1]
         delta = self.default_delta if delta is None else delta
         self.check_step(self.resolve(len(data), data.shape[1]), d, float(epsilon), float(delta))
 

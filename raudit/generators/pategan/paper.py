@@ -88,7 +88,7 @@ class PaperPateGan(BatchedGenerator):
         return PateHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], o["teacher_steps"],
                       o["student_steps"], o["noise_scale"], o["aggregation"], o["generator_loss"])
 
-    def encoder(self) -> MinMaxEncoder:
+    def encoder(self, seed: int) -> MinMaxEncoder:
         return MinMaxEncoder(eps=0.0, clip=True, integers="round", bounds="metadata")
 
     def has_dry_run(self) -> bool:

@@ -196,7 +196,7 @@ class WganGpGenerator(BatchedGenerator):
 
     Subclasses set ``default_max_iter``, ``default_gp_coef`` (None: the number
     of critic steps, turing's choice), ``delta_bugs`` (allowed sigma rules) and
-    ``encoder()``; their constructors list every option explicitly.
+    ``encoder(seed)``; their constructors list every option explicitly.
     """
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 

@@ -18,7 +18,7 @@ from raudit.generators.events import LabelNoise, TeacherBatch
 from raudit.generators.nn import compiled
 from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.stacked import Stacked
-from raudit.generators.pategan.core.fused_step import StepRNG, run_compiled
+from raudit.generators.nn.fused import StepRNG, run_compiled
 from raudit.generators.wgan.label_noise import noisy_labels
 from raudit.generators.pategan.core.partitions import gather_rows, lowest_valid
 from raudit.generators.pategan.core.nets import draw_z

@@ -41,7 +41,7 @@ from raudit.generators.batch_types import Encoder
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.core.noise_calibration import bounds_noise
 
-__all__ = ["DPBoundsEncoder", "DPBoundsFitting", "SeededEncoder", "bin_edges", "noisy_bounds",
+__all__ = ["DPBoundsEncoder", "DPBoundsFitting", "bin_edges", "noisy_bounds",
            "private_columns", "schema_bounded", "trim"]
 
 RANGE_BITS = 20  # bins cover |x| < 2^20; larger values land in the outermost bins
@@ -197,21 +197,6 @@ class DPBoundsEncoder(Encoder):
         return out
 
 
-class SeededEncoder(DPBoundsEncoder):
-    """A DPBoundsEncoder that takes its model's seed from the fit call's SeedBook."""
-
-    def __init__(self, noise_multiplier, book, mass: float = 1.0, centred: bool = False,
-                 within_run: bool = False):
-        super().__init__(noise_multiplier=noise_multiplier, mass=mass, centred=centred,
-                         within_run=within_run)
-        self.book = book
-
-    def fit(self, df, columns):
-        if self.book is not None:
-            self.seed = self.book.pop(df)
-        return super().fit(df, columns)
-
-
 class DPBoundsFitting:
     """Mixin for a BatchedGenerator whose encoder takes DP bounds (``fixed``, ``dpgan``).
 
@@ -219,18 +204,17 @@ class DPBoundsFitting:
     and the budget before any record is read; each model's noise stream is its seed's.
     """
 
-    _seeds = None
     _z_bounds: float | None = None
     _n_dp = 0
 
-    def encoder(self) -> DPBoundsEncoder:
+    def encoder(self, seed: int) -> DPBoundsEncoder:
         o = self.options  # bounds_mass / _centre / _keep: ``fixed``'s options (dpgan has none)
-        return SeededEncoder(self._z_bounds, self._seeds, o.get("bounds_mass", 1.0),
-                             o.get("bounds_centre", False), o.get("bounds_keep", "all") == "run")
+        return DPBoundsEncoder(noise_multiplier=self._z_bounds, seed=seed,
+                               mass=o.get("bounds_mass", 1.0), centred=o.get("bounds_centre", False),
+                               within_run=o.get("bounds_keep", "all") == "run")
 
     def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,
                  progress=None, train_options=None):
-        from raudit.generators.pategan.ports.smartnoise.encoding import SeedBook  # avoids a cycle
         delta = self.default_delta if delta is None else delta
         if len(tables):
             cols = tuple(columns) if columns else None
@@ -238,10 +222,6 @@ class DPBoundsFitting:
             if isinstance(epsilon, (int, float)) and epsilon > 0 and 0 < delta < 1:
                 self._z_bounds = bounds_noise(float(epsilon), float(delta), self._n_dp,
                                               self.options["bounds_share"])
-        self._seeds = SeedBook(list(tables), list(seeds))
-        try:
-            return super().fit_many(tables, epsilon=epsilon, delta=delta, seeds=seeds,
-                                    columns=columns, observer=observer, progress=progress,
-                                    train_options=train_options)
-        finally:
-            self._seeds = None
+        return super().fit_many(tables, epsilon=epsilon, delta=delta, seeds=seeds,
+                                columns=columns, observer=observer, progress=progress,
+                                train_options=train_options)

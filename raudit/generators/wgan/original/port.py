@@ -122,7 +122,7 @@ class OriginalPateGan(WganGpGenerator):
         self._check({"preset": preset, **opts})
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 
-    def encoder(self) -> ScaleEncoder:
+    def encoder(self, seed: int) -> ScaleEncoder:
         o = self.options
         return ScaleEncoder(denominator="range", integers=o["integers"], bounds=o["bounds"],
                             label_raw=o["conditional"])

@@ -126,7 +126,7 @@ class TuringPateGan(WganGpGenerator):
         self._check({"preset": preset, **opts})
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 
-    def encoder(self) -> TuringEncoder:
+    def encoder(self, seed: int) -> TuringEncoder:
         o = self.options
         return TuringEncoder(denominator="max" if o["encoding_bug"] else "range",
                              integers=o["integers"], bounds=o["bounds"], one_hot=o["one_hot"],

@@ -99,7 +99,7 @@ class BorealisPateGan(PortPateGan):
         opts = BorealisOptions.build(options, overrides, self.name).as_dict()
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
 
-    def encoder(self) -> BorealisEncoder:
+    def encoder(self, seed: int) -> BorealisEncoder:
         return BorealisEncoder(eps=0.0, clip=True, integers=self.options["integers"],
                                bounds=self.options["bounds"])
 

@@ -96,31 +96,13 @@ def approx_bounds(values: np.ndarray, epsilon: float, laplace: np.ndarray) -> tu
     return _bin_edges(int(exceeds.min()))[0], _bin_edges(int(exceeds.max()))[1]
 
 
-class SeedBook:
-    """The seed of each table, for encoders (``BatchedGenerator.encoder()`` takes none).
-
-    Tables are matched by identity, first unused entry first: ``fit_many`` fits the
-    encoders of one group in table order, and identical tables always share a group.
-    """
-
-    def __init__(self, tables, seeds):
-        self._left = list(zip(tables, seeds))
-
-    def pop(self, table: pd.DataFrame) -> int:
-        for i, (t, s) in enumerate(self._left):
-            if t is table:
-                del self._left[i]
-                return int(s)
-        raise ConfigError("no seed recorded for this table (fit smartnoise through fit/fit_many)")
-
-
 @dataclass
 class SmartNoiseEncoder(Encoder):
     encoding: str = "study"
     bounds: str = "data"
     preprocessor_eps: float = 0.0
     integers: str = "round"
-    seeds: SeedBook | None = None
+    seed: int | None = None  # the model's training seed: the stream of the DP bounds' noise
 
     @property
     def shareable(self) -> bool:  # type: ignore[override]
@@ -144,9 +126,10 @@ class SmartNoiseEncoder(Encoder):
                 if c is not None and c.bounds == "public":
                     self.lo[j], self.hi[j] = c.lower, c.upper
         elif self.bounds == "dp" and cont:
-            if self.seeds is None:
-                raise ConfigError("bounds='dp' needs the model's seed; fit through the generator")
-            rng = CounterRNG([self.seeds.pop(df)], purpose="smartnoise-bounds", dtype=torch.float64)
+            if self.seed is None:
+                raise ConfigError("bounds='dp' needs the model's seed (SmartNoiseEncoder(seed=...), "
+                                  "as the generator's encoder(seed) builds it)")
+            rng = CounterRNG([self.seed], purpose="smartnoise-bounds", dtype=torch.float64)
             noise = rng.laplace(len(cont), 2 * BINS).cpu().numpy()[0]
             eps_col = self.preprocessor_eps / len(cont)
             for i, j in enumerate(cont):

@@ -59,7 +59,7 @@ from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
 from raudit.generators.pategan.core.nets import PateNets
 from raudit.generators.pategan.ports.base import PortPateGan
-from raudit.generators.pategan.ports.smartnoise.encoding import SeedBook, SmartNoiseEncoder, column_plan
+from raudit.generators.pategan.ports.smartnoise.encoding import SmartNoiseEncoder, column_plan
 from raudit.generators.pategan.ports.smartnoise.nets import BLOCK_ELEMENTS, ResidualGenerator, discriminator
 from raudit.generators.pategan.ports.smartnoise.options import SmartNoiseOptions
 from raudit.privacy import STUDY_DELTA
@@ -78,13 +78,12 @@ class SmartNoisePateGan(PortPateGan):
         form -o KEY=VALUE and campaign YAML arrive in."""
         opts = SmartNoiseOptions.build(options, overrides, self.name).as_dict()
         super().__init__(preset=preset, device=device, dtype=dtype, **opts)
-        self._seeds: SeedBook | None = None
 
-    def encoder(self) -> SmartNoiseEncoder:
+    def encoder(self, seed: int) -> SmartNoiseEncoder:
         o = self.options
         return SmartNoiseEncoder(encoding=o["encoding"], bounds=o["bounds"],
                                  preprocessor_eps=o["preprocessor_eps"], integers=o["integers"],
-                                 seeds=self._seeds)
+                                 seed=seed)
 
     def z_dim(self, d: int) -> int:
         return self.options["latent_dim"]
@@ -111,14 +110,10 @@ class SmartNoisePateGan(PortPateGan):
         for plan, idx in groups.items():
             part = [tables[i] for i in idx]
             spent = self._preprocessor_spent(plan, epsilon)
-            self._seeds = SeedBook(part, [seeds[i] for i in idx])
-            try:
-                fitted = super().fit_many(
-                    part, epsilon=epsilon, delta=delta, seeds=[seeds[i] for i in idx],
-                    columns=columns, observer=observer, progress=progress,
-                    train_options={"preprocessor_spent": spent, **(train_options or {})})
-            finally:
-                self._seeds = None
+            fitted = super().fit_many(
+                part, epsilon=epsilon, delta=delta, seeds=[seeds[i] for i in idx],
+                columns=columns, observer=observer, progress=progress,
+                train_options={"preprocessor_spent": spent, **(train_options or {})})
             for i, f in zip(idx, fitted):
                 f.summary_["preprocessor_eps"] = spent
                 out[i] = f

@@ -109,7 +109,7 @@ class SynthcityPateGan(BatchedGenerator):
         declaring it lets train and audit record, and bound with, the delta it trains with."""
         return "1/(N sqrt N)" if self.options["delta_rule"] == "forced" else STUDY_DELTA
 
-    def encoder(self) -> SynthcityEncoder:
+    def encoder(self, seed: int) -> SynthcityEncoder:
         return SynthcityEncoder(integers=self.options["integers"])
 
     def fit_many(self, tables, *, epsilon, delta=None, seeds, columns=None, observer=None,

@@ -143,7 +143,7 @@ class UpdatedPateGan(BatchedGenerator):
         steps = o["student_steps"] or (5 if self.preset == "paper" else 1)
         return UpdatedHP(k, batch, o["lam"], o["orders"], max_iter, o["lr"], steps, o["clip"])
 
-    def encoder(self) -> ScalerEncoder:
+    def encoder(self, seed: int) -> ScalerEncoder:
         return ScalerEncoder(eps=0.0, clip=True, integers=self.options["integers"],
                                bounds=self.options["bounds"])
 
