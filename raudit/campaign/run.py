@@ -104,7 +104,7 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
 
 
 def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
-    from raudit.runs.costs import startup_s
+    from raudit.runs.costs import startup_guess
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
@@ -113,7 +113,7 @@ def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
         return []
-    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_s(engine)))
+    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_guess(engine)))
     return rows
 
 
