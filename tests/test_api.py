@@ -76,6 +76,8 @@ def test_audit_returns_the_verdict_bounds_tables_and_folder(tmp_path):
     # the same audit as the command: same id, same bounds, same verdict
     assert r.summary["audit_id"] == s["audit_id"] and r.eps_lower == s["eps_cp"]
     assert r.verdict == s["verdict"] and r.eps_max == s["eps_max"] and r.auc == s["auc"]
+    # both count models as --json does: both worlds, the per-world count named as such
+    assert r.summary["models"] == s["models"] == 20 and "shadow_models" not in r.summary
     assert r.out == tmp_path / "a" and set(r.estimates) >= {"cp", "jeffreys", "bayes"}
     assert isinstance(r.shadow, pd.DataFrame) and len(r.shadow) == 20
     assert r.to_frame().loc[0, "impl"] == "identity"

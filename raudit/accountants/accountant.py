@@ -56,7 +56,7 @@ def _check_models(models: Any) -> int:
 
 
 def _mask_of(event: Any, models: int) -> np.ndarray:
-    mask = getattr(event, "mask", None)
+    mask: np.ndarray | None = getattr(event, "mask", None)  # an event's optional (models,) mask
     if mask is None:
         return np.ones(models, dtype=bool)
     if mask.shape != (models,):
@@ -137,7 +137,7 @@ class PateMomentsAccountant(Accountant):
             return f"the vote has k={event.k} teachers; this accountant has k={self.k}"
         return super()._unsupported(event)
 
-    def _dry_run(self, event: PateVote):
+    def _dry_run(self, event: PateVote) -> tuple[np.ndarray, np.ndarray | None, int]:
         if event.models != self.models:
             raise EventShapeError(f"the vote holds {event.models} models; this accountant "
                                   f"keeps {self.models}")
@@ -145,7 +145,7 @@ class PateMomentsAccountant(Accountant):
         inc = self._fn(event.n1[mask], self.k, self.lam, self.orders) if mask.any() else None
         return mask, inc, event.n1.shape[1]
 
-    def _apply(self, increment) -> None:
+    def _apply(self, increment: tuple[np.ndarray, np.ndarray | None, int]) -> None:
         mask, inc, queries = increment
         if inc is not None:
             self.alpha[mask] += inc

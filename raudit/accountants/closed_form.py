@@ -16,8 +16,10 @@ query the data-independent term is lam^2 l(l+1)/2: pass ``lam / 2``.
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from raudit.accountants.pate import eps_from_moments
 from raudit.errors import ConfigError
@@ -39,7 +41,13 @@ def _check_eps(eps: float) -> None:
         raise ConfigError(f"eps must be a finite number > 0, got {eps!r}")
 
 
-def eps_data_independent(queries, lam: float, L: int, delta: float):
+@overload
+def eps_data_independent(queries: int | float, lam: float, L: int, delta: float) -> float: ...
+@overload
+def eps_data_independent(queries: ArrayLike, lam: float, L: int, delta: float
+                         ) -> float | np.ndarray: ...
+def eps_data_independent(queries: ArrayLike, lam: float, L: int, delta: float
+                         ) -> float | np.ndarray:
     """eps_hat after ``queries`` queries when the data-independent term always wins.
 
     Vectorised over ``queries``; computed through :func:`eps_from_moments` so it uses

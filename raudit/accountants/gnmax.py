@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
 __all__ = ["DEFAULT_ORDERS", "eps_from_rdp", "logpr_answered", "logq_gnmax", "rdp_confident_gnmax",
@@ -41,7 +42,7 @@ __all__ = ["DEFAULT_ORDERS", "eps_from_rdp", "logpr_answered", "logq_gnmax", "rd
 DEFAULT_ORDERS = np.concatenate([[1.1], np.arange(2, 200, dtype=np.float64)])
 
 
-def _orders(orders) -> np.ndarray:
+def _orders(orders: ArrayLike) -> np.ndarray:
     o = np.atleast_1d(np.asarray(orders, dtype=np.float64))
     if o.ndim != 1 or not np.all(o > 1):
         raise ValueError(f"RDP orders must be a 1-d list of numbers > 1, got {orders!r}")
@@ -52,21 +53,22 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
     """log(1 - exp(x)) for x <= 0, stable at both ends (-inf at x = 0)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x < -1.0, np.log1p(-np.exp(np.minimum(x, -1.0))),
-                        np.log(-np.expm1(np.minimum(x, 0.0))))
+        out: np.ndarray = np.where(x < -1.0, np.log1p(-np.exp(np.minimum(x, -1.0))),
+                                   np.log(-np.expm1(np.minimum(x, 0.0))))
+    return out  # (numpy's ufunc stubs give Any)
 
 
-def rdp_gnmax_independent(sigma: float, orders) -> np.ndarray:
+def rdp_gnmax_independent(sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of GNMax (sensitivity sqrt 2): alpha / sigma^2."""
     return _orders(orders) / float(sigma) ** 2
 
 
-def rdp_threshold_independent(sigma: float, orders) -> np.ndarray:
+def rdp_threshold_independent(sigma: float, orders: ArrayLike) -> np.ndarray:
     """Data-independent RDP of the threshold check (sensitivity 1): alpha / (2 sigma^2)."""
     return _orders(orders) / (2.0 * float(sigma) ** 2)
 
 
-def logq_gnmax(counts, sigma: float) -> np.ndarray:
+def logq_gnmax(counts: ArrayLike, sigma: float) -> np.ndarray:
     """Upper bound on log Pr[GNMax's answer != argmax(counts)] (Proposition 7), per query.
 
     ``counts`` (..., C) -> (...): log sum_{j != j*} Pr[N(0, 2 sigma^2) >= n_j* - n_j],
@@ -82,26 +84,30 @@ def logq_gnmax(counts, sigma: float) -> np.ndarray:
     terms = np.where(np.arange(n_bins) == top[..., None], -np.inf, terms)  # leave j* out
     with np.errstate(divide="ignore"):
         logq = np.logaddexp.reduce(terms, axis=-1)
-    return np.minimum(logq, math.log(1.0 - 1.0 / n_bins))
+    out: np.ndarray = np.minimum(logq, math.log(1.0 - 1.0 / n_bins))
+    return out  # (numpy's ufunc stubs give Any)
 
 
-def logpr_answered(counts, threshold: float, sigma: float) -> np.ndarray:
+def logpr_answered(counts: ArrayLike, threshold: float, sigma: float) -> np.ndarray:
     """log Pr[round(max(counts)) + N(0, sigma^2) >= threshold], per query (..., C) -> (...)."""
     top = np.round(np.max(np.asarray(counts, dtype=np.float64), axis=-1))
-    return log_ndtr((top - threshold) / sigma)
+    out: np.ndarray = log_ndtr((top - threshold) / sigma)
+    return out  # (scipy has no stubs here)
 
 
-def rdp_gnmax(logq, sigma: float, orders) -> np.ndarray:
+def rdp_gnmax(logq: ArrayLike, sigma: float, orders: ArrayLike) -> np.ndarray:
     """Theorem 6: RDP of a Gaussian noisy max given log q, per query and order.
 
     ``logq`` (...) -> (..., L). The data-independent alpha / sigma^2 wherever the
     data-dependent bound's conditions fail (see the module docstring); 0 where q = 0.
     """
     table, inv = _rdp_gnmax_table(logq, sigma, orders)
-    return table[inv]
+    out: np.ndarray = table[inv]
+    return out  # (numpy's stubs: fancy indexing gives Any)
 
 
-def _rdp_gnmax_table(logq, sigma: float, orders) -> tuple[np.ndarray, np.ndarray]:
+def _rdp_gnmax_table(logq: ArrayLike, sigma: float, orders: ArrayLike
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`rdp_gnmax` as (U, L) values of the distinct log q and indices (...) into them.
 
     The bound is elementwise in log q, and a step's thousands of queries hold few distinct
@@ -109,11 +115,11 @@ def _rdp_gnmax_table(logq, sigma: float, orders) -> tuple[np.ndarray, np.ndarray
     values, so the same bits); this was ~70 % of a batched G-PATE step.
     """
     o = _orders(orders)
-    logq = np.asarray(logq, dtype=np.float64)
-    if np.any(logq > 0):
+    lq = np.asarray(logq, dtype=np.float64)
+    if np.any(lq > 0):
         raise ValueError("log q must be <= 0")
-    uniq, inv = np.unique(logq.ravel(), return_inverse=True)
-    return _rdp_gnmax(uniq, float(sigma), o), inv.reshape(logq.shape)
+    uniq, inv = np.unique(lq.ravel(), return_inverse=True)
+    return _rdp_gnmax(uniq, float(sigma), o), inv.reshape(lq.shape)
 
 
 def _query_sum(table: np.ndarray, inv: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
@@ -125,7 +131,7 @@ def _query_sum(table: np.ndarray, inv: np.ndarray, weight: np.ndarray | None = N
         return np.zeros((m, table.shape[1]))
     cols = np.ascontiguousarray(inv.T)  # one query's indices per row
     w = None if weight is None else np.ascontiguousarray(weight.T)[..., None]
-    acc = table[cols[0]] if w is None else table[cols[0]] * w[0]
+    acc: np.ndarray = table[cols[0]] if w is None else table[cols[0]] * w[0]
     for j in range(1, q):
         acc += table[cols[j]] if w is None else table[cols[j]] * w[j]
     return acc
@@ -153,38 +159,43 @@ def _rdp_gnmax(logq: np.ndarray, sigma: float, o: np.ndarray) -> np.ndarray:
     return np.where(np.isneginf(lq), 0.0, out)  # a fixed outcome costs nothing
 
 
-def rdp_threshold(logpr, sigma: float, orders) -> np.ndarray:
+def rdp_threshold(logpr: ArrayLike, sigma: float, orders: ArrayLike) -> np.ndarray:
     """RDP of the threshold check given log Pr[answered]: Theorem 6 with q = min(p, 1 - p)
     and sigma sqrt 2 (sensitivity 1 instead of GNMax's 2 in the squared form)."""
     lp = np.asarray(logpr, dtype=np.float64)
     return rdp_gnmax(np.minimum(lp, _log1mexp(lp)), math.sqrt(2.0) * sigma, orders)
 
 
-def rdp_confident_gnmax(counts, answered, threshold: float, sigma1: float, sigma2: float,
-                        orders, *, data_dependent: bool = True) -> np.ndarray:
+def rdp_confident_gnmax(counts: ArrayLike, answered: ArrayLike, threshold: float, sigma1: float,
+                        sigma2: float, orders: ArrayLike, *, data_dependent: bool = True
+                        ) -> np.ndarray:
     """Total RDP of a set of Confident-GNMax queries, summed over the query axes.
 
     ``counts`` (M, Q, C) vote histograms, ``answered`` (M, Q) whether the threshold was
     crossed -> (M, L). ``data_dependent=False`` charges the data-independent curves
     (threshold on every query, GNMax on answered ones).
     """
-    counts = np.asarray(counts)
-    answered = np.asarray(answered, dtype=bool)
-    if counts.ndim != 3 or answered.shape != counts.shape[:2]:
+    c = np.asarray(counts)
+    ans = np.asarray(answered, dtype=bool)
+    if c.ndim != 3 or ans.shape != c.shape[:2]:
         raise ValueError(f"counts must be (models, queries, bins) and answered (models, queries); "
-                         f"got {counts.shape} and {answered.shape}")
+                         f"got {c.shape} and {ans.shape}")
     o = _orders(orders)
-    n_answered = answered.sum(axis=1)[:, None]
+    n_answered = ans.sum(axis=1)[:, None]
     if not data_dependent:
-        return counts.shape[1] * rdp_threshold_independent(sigma1, o)[None, :] \
+        flat: np.ndarray = c.shape[1] * rdp_threshold_independent(sigma1, o)[None, :] \
             + n_answered * rdp_gnmax_independent(sigma2, o)[None, :]
-    lp = logpr_answered(counts, threshold, sigma1)
+        return flat
+    lp = logpr_answered(c, threshold, sigma1)
     thresh = _query_sum(*_rdp_gnmax_table(np.minimum(lp, _log1mexp(lp)), math.sqrt(2.0) * sigma1, o))
-    gn = _query_sum(*_rdp_gnmax_table(logq_gnmax(counts, sigma2), sigma2, o), answered)
-    return thresh + gn
+    gn = _query_sum(*_rdp_gnmax_table(logq_gnmax(c, sigma2), sigma2, o), ans)
+    total: np.ndarray = thresh + gn
+    return total
 
 
-def eps_from_rdp(rdp, orders, delta: float) -> np.ndarray:
+def eps_from_rdp(rdp: ArrayLike, orders: ArrayLike, delta: float) -> np.ndarray:
     """min over orders of rdp + log(1/delta) / (alpha - 1); ``rdp`` (..., L) -> (...)."""
     o = _orders(orders)
-    return np.min(np.asarray(rdp, dtype=np.float64) + math.log(1.0 / delta) / (o - 1.0), axis=-1)
+    out: np.ndarray = np.min(np.asarray(rdp, dtype=np.float64) + math.log(1.0 / delta) / (o - 1.0),
+                             axis=-1)
+    return out  # (numpy's stubs give Any)

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from raudit.accountants import pate_tables as pt
 from raudit.errors import ConfigError
@@ -61,20 +62,20 @@ def _check(k: int, lam: float, L: int) -> None:
         raise ConfigError(f"L (number of moments) must be an integer >= 1, got {L!r}")
 
 
-def _aggregate(n1, k: int, table: np.ndarray) -> np.ndarray:
+def _aggregate(n1: ArrayLike, k: int, table: np.ndarray) -> np.ndarray:
     """Sum ``table[Delta]`` over the last axis of ``n1``; NaN/inf rows only count where used."""
-    n1 = np.asarray(n1)
-    if n1.ndim == 0:
+    votes = np.asarray(n1)
+    if votes.ndim == 0:
         raise ConfigError("n1 must have a query axis: shape (..., Q), got a scalar")
-    if n1.size and not np.issubdtype(n1.dtype, np.integer):
-        if not np.all(n1 == np.rint(n1)):
+    if votes.size and not np.issubdtype(votes.dtype, np.integer):
+        if not np.all(votes == np.rint(votes)):
             raise ConfigError("n1 (teachers voting 'real') must hold integer counts")
-    n1 = n1.astype(np.int64)
-    if n1.size and (n1.min() < 0 or n1.max() > k):
-        raise ConfigError(f"n1 must lie in [0, k={k}], got values in [{n1.min()}, {n1.max()}]")
-    lead, n_q = n1.shape[:-1], n1.shape[-1]
+    n = votes.astype(np.int64)
+    if n.size and (n.min() < 0 or n.max() > k):
+        raise ConfigError(f"n1 must lie in [0, k={k}], got values in [{n.min()}, {n.max()}]")
+    lead, n_q = n.shape[:-1], n.shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))
-    gap = np.abs(2 * n1 - k).reshape(rows, n_q)
+    gap = np.abs(2 * n - k).reshape(rows, n_q)
     flat = (np.arange(rows)[:, None] * (k + 1) + gap).ravel()
     counts = np.bincount(flat, minlength=rows * (k + 1)).reshape(rows, k + 1).astype(np.float64)
     finite = np.isfinite(table)
@@ -109,7 +110,7 @@ def vote_gap_table(variant: str, k: int, lam: float, L: int) -> np.ndarray:
 # ------------------------------------------------------------------- public moments
 
 
-def moments_paper(n1, k: int, lam: float, L: int) -> np.ndarray:
+def moments_paper(n1: ArrayLike, k: int, lam: float, L: int) -> np.ndarray:
     """PATE-GAN Algorithm 1: ``alpha(l) += min(2 lam^2 l(l+1), log(...))`` per query.
 
     q = (2 + lam Delta)/(4 exp(lam Delta)). The validity condition on q is not checked
@@ -121,7 +122,7 @@ def moments_paper(n1, k: int, lam: float, L: int) -> np.ndarray:
     return _aggregate(n1, k, _table("paper", int(k), float(lam), int(L)))
 
 
-def moments_updated(n1, k: int, lam: float, L: int = 20) -> np.ndarray:
+def moments_updated(n1: ArrayLike, k: int, lam: float, L: int = 20) -> np.ndarray:
     """The ``updated`` release (2021): the paper's formula with L = 20, no rescue.
 
     When ``1 - q e^{2 lam} < 0`` the log argument can be negative for odd orders and
@@ -133,7 +134,7 @@ def moments_updated(n1, k: int, lam: float, L: int = 20) -> np.ndarray:
     return _aggregate(n1, k, _table("updated", int(k), float(lam), int(L)))
 
 
-def moments_synthcity(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
+def moments_synthcity(n1: ArrayLike, k: int, lam: float, L: int = 100) -> np.ndarray:
     """synthcity's accountant: ``clip(log(t0 + q exp(2 lam lidx + 1)), 0, upper)``.
 
     The index bug multiplies ``q e^{2 lam lidx}`` by ``e`` instead of ``e^{2 lam}``:
@@ -144,7 +145,7 @@ def moments_synthcity(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
     return _aggregate(n1, k, _table("synthcity-index-bug", int(k), float(lam), int(L)))
 
 
-def moments_missing_log(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
+def moments_missing_log(n1: ArrayLike, k: int, lam: float, L: int = 100) -> np.ndarray:
     """borealis / smartnoise: ``alpha_l += min(t, 2 lam^2 l(l+1))``, t the log's argument.
 
     t >= 1 whenever e^{2 lam} q < 1, so with 2 lam^2 L(L+1) < 1 (lam = 1e-3, L = 100)
@@ -155,7 +156,7 @@ def moments_missing_log(n1, k: int, lam: float, L: int = 100) -> np.ndarray:
     return _aggregate(n1, k, _table("missing-log", int(k), float(lam), int(L)))
 
 
-def moments_fixed(n1, k: int, lam: float, L: int, *, mechanism: str = "argmax") -> np.ndarray:
+def moments_fixed(n1: ArrayLike, k: int, lam: float, L: int, *, mechanism: str = "argmax") -> np.ndarray:
     """PATE's data-dependent bound, used correctly (raudit's ``fixed`` PATE-GAN).
 
     ``mechanism="argmax"`` (the analysed mechanism): each of the two vote counts gets
@@ -180,12 +181,12 @@ def moments_fixed(n1, k: int, lam: float, L: int, *, mechanism: str = "argmax") 
     return _aggregate(n1, k, _table(names[mechanism], int(k), float(lam), int(L)))
 
 
-def moments_fixed_threshold(n1, k: int, lam: float, L: int) -> np.ndarray:
+def moments_fixed_threshold(n1: ArrayLike, k: int, lam: float, L: int) -> np.ndarray:
     """``moments_fixed(..., mechanism="threshold")`` under its own registry name."""
     return moments_fixed(n1, k, lam, L, mechanism="threshold")
 
 
-def eps_from_moments(alpha, delta: float) -> np.ndarray:
+def eps_from_moments(alpha: ArrayLike, delta: float) -> np.ndarray:
     """eps_hat = min_l (alpha_l + log(1/delta)) / l over the last axis (l = 1..L).
 
     Moments accountant conversion (Abadi et al. 2016, Theorem 2.2; PATE-GAN Algorithm 1).
@@ -195,9 +196,10 @@ def eps_from_moments(alpha, delta: float) -> np.ndarray:
     """
     if not 0.0 < delta < 1.0:
         raise ConfigError(f"delta must lie in (0, 1), got {delta!r}")
-    alpha = np.asarray(alpha, dtype=np.float64)
-    l = np.arange(1, alpha.shape[-1] + 1, dtype=np.float64)
-    return np.min((alpha + np.log(1.0 / delta)) / l, axis=-1)
+    a = np.asarray(alpha, dtype=np.float64)
+    l = np.arange(1, a.shape[-1] + 1, dtype=np.float64)
+    out: np.ndarray = np.min((a + np.log(1.0 / delta)) / l, axis=-1)
+    return out  # (numpy's stubs give Any)
 
 
 @dataclass(frozen=True)

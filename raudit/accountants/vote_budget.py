@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
@@ -126,7 +127,7 @@ def informative_checks(epsilon: float, delta: float, teachers: int) -> int:
 
 
 def dd_answers(epsilon: float, delta: float, teachers: int, dissent: int, sigma2: float,
-               orders=None) -> int | None:
+               orders: ArrayLike | None = None) -> int | None:
     """The most GNMax answers at sigma2, each on a two-class vote with ``dissent`` teachers
     against the rest, whose data-dependent RDP (Theorem 6, :func:`rdp_gnmax`) converts to
     at most (eps, delta): max over orders of floor((eps - log(1/delta)/(order - 1)) / RDP).

@@ -80,9 +80,11 @@ class AuditResult:
 
     @property
     def violated(self) -> bool:
-        """Whether the lower bound is above the claimed eps (the report's red box)."""
-        lo = self.eps_lower
-        return lo is not None and lo > self.epsilon
+        """Whether the audit's bound (the larger of eps_cp and the curve bound, as the
+        verdict reads it) is above the claimed eps (the report's red box)."""
+        from raudit.audit.verdict import violated
+
+        return violated(self.summary)
 
     @property
     def estimates(self) -> dict[str, float | None]:

@@ -23,18 +23,26 @@ correction for the number of looks or of eps0 values tried.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
 from raudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from raudit.audit.transcript import VoteMechanism
 
 __all__ = ["anytime_transcript", "bets", "eps_lower_at", "eps_lower_sequence", "wealth"]
 
 MAX_BET = 0.9
 
+Floats = NDArray[np.float64]
 
-def bets(correct) -> np.ndarray:
+
+def bets(correct: ArrayLike) -> Floats:
     """Predictable bets: lam_t = 2 p_{t-1} - 1 clipped to [0, MAX_BET], p_{t-1} the
     smoothed accuracy of the trials before t ((1/2 + hits) / (1 + trials)).
 
@@ -49,17 +57,18 @@ def bets(correct) -> np.ndarray:
     return np.clip(2.0 * p - 1.0, 0.0, MAX_BET)
 
 
-def wealth(correct, eps0: float, *, delta: float = 0.0) -> np.ndarray:
+def wealth(correct: ArrayLike, eps0: float, *, delta: float = 0.0) -> Floats:
     """K_t(eps0) after each trial (log space inside, so long runs do not overflow)."""
     if not 0.0 <= delta < 1.0 or eps0 < 0:
         raise ConfigError(f"need eps0 >= 0 and delta in [0, 1), got {eps0!r}, {delta!r}")
-    c = np.asarray(correct, dtype=float)
+    c = np.asarray(correct, dtype=np.float64)
     q0 = min((math.exp(eps0) + delta) / (1.0 + math.exp(eps0)), 1.0)
-    return np.exp(np.cumsum(np.log1p(bets(c) * (c - q0))))
+    k: Floats = np.exp(np.cumsum(np.log1p(bets(c) * (c - q0))))  # numpy's stubs: Any here
+    return k
 
 
-def eps_lower_sequence(correct, *, alpha: float = 0.1, delta: float = 0.0,
-                       eps_max: float = 20.0) -> np.ndarray:
+def eps_lower_sequence(correct: ArrayLike, *, alpha: float = 0.1, delta: float = 0.0,
+                       eps_max: float = 20.0) -> Floats:
     """eps_lo_t after each trial: the largest eps0 whose wealth reached 1/alpha by t."""
     if not 0.0 < alpha < 1.0:
         raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
@@ -80,12 +89,12 @@ def eps_lower_sequence(correct, *, alpha: float = 0.1, delta: float = 0.0,
     return np.maximum.accumulate(out)
 
 
-def _q(eps0: np.ndarray, delta: float) -> np.ndarray:
+def _q(eps0: Floats, delta: float) -> Floats:
     return np.minimum((np.exp(eps0) + delta) / (1.0 + np.exp(eps0)), 1.0)
 
 
-def eps_lower_at(correct, looks, *, alpha: float = 0.1, delta: float = 0.0,
-                 eps_max: float = 20.0) -> np.ndarray:
+def eps_lower_at(correct: ArrayLike, looks: Iterable[int], *, alpha: float = 0.1,
+                 delta: float = 0.0, eps_max: float = 20.0) -> Floats:
     """eps_lo at the trial counts ``looks`` only (the same confidence sequence read at
     fewer times: still valid at every one of them, and no brentq per trial)."""
     if not 0.0 < alpha < 1.0:
@@ -108,8 +117,9 @@ def eps_lower_at(correct, looks, *, alpha: float = 0.1, delta: float = 0.0,
     return np.maximum.accumulate(np.array(out, dtype=float))
 
 
-def anytime_transcript(mech, *, trials: int, claimed: float, seed: int, delta: float,
-                       alpha: float = 0.1, look_every: int = 100) -> dict:
+def anytime_transcript(mech: VoteMechanism, *, trials: int, claimed: float, seed: int,
+                       delta: float, alpha: float = 0.1, look_every: int = 100
+                       ) -> dict[str, Any]:
     """An anytime-valid transcript audit of ``mech`` (a VoteMechanism): up to ``trials``
     trials, each world with probability 1/2; the guess is "in" when the exact
     log-likelihood ratio is positive (the Bayes rule at prior 1/2: no trials spent on a

@@ -9,7 +9,10 @@ statement, not a frequentist guarantee.
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from raudit.audit.epsilon import _check, _eps_interval, _upper_jeffreys
@@ -18,8 +21,10 @@ from raudit.privacy import STUDY_DELTA
 
 __all__ = ["eps_bayesian"]
 
+Floats = NDArray[np.float64]
 
-def _gauss_legendre(nodes: int, panels: int):
+
+def _gauss_legendre(nodes: int, panels: int) -> tuple[Floats, Floats]:
     """Composite Gauss-Legendre rule on [0, 1]: (points, weights)."""
     gx, gw = np.polynomial.legendre.leggauss(nodes)
     edges = np.linspace(0.0, 1.0, panels + 1)
@@ -36,7 +41,14 @@ _FINE = _gauss_legendre(32, 128)
 _EPS_CAP = 100.0
 
 
-def _mass_in_region(x, w, ay, by, eps, delta, derivative=False):
+@overload
+def _mass_in_region(x: Floats, w: Floats, ay: float, by: float, eps: float, delta: float,
+                    derivative: Literal[False] = ...) -> float: ...
+@overload
+def _mass_in_region(x: Floats, w: Floats, ay: float, by: float, eps: float, delta: float,
+                    derivative: Literal[True]) -> tuple[float, float]: ...
+def _mass_in_region(x: Floats, w: Floats, ay: float, by: float, eps: float, delta: float,
+                    derivative: bool = False) -> float | tuple[float, float]:
     """P[(X, Y) in R_eps] = E_X[F_Y(hi(X)) - F_Y(lo(X))], Y ~ Beta(ay, by), X at quantile
     nodes ``x`` with weights ``w``; with ``derivative`` also its derivative in eps."""
     e = np.exp(eps)
@@ -55,9 +67,10 @@ def _mass_in_region(x, w, ay, by, eps, delta, derivative=False):
     dhi = np.where((e + delta - x) / e <= e + delta - e * x, (x - delta) / e, e * (1.0 - x))
     logc = -special.betaln(ay, by)
 
-    def pdf(v):
+    def pdf(v: Floats) -> Floats:
         v = np.clip(v, 1e-300, 1.0 - 1e-16)
-        return np.exp(logc + special.xlogy(ay - 1.0, v) + special.xlog1py(by - 1.0, -v))
+        dens: Floats = np.exp(logc + special.xlogy(ay - 1.0, v) + special.xlog1py(by - 1.0, -v))
+        return dens  # (scipy has no stubs here)
 
     m_lo &= lo < 1.0
     d = np.zeros_like(x)
@@ -66,7 +79,7 @@ def _mass_in_region(x, w, ay, by, eps, delta, derivative=False):
     return mass, float(w @ d)
 
 
-def _eps_needed(x, y, delta):
+def _eps_needed(x: Floats, y: Floats, delta: float) -> Floats:
     """The smallest eps >= 0 whose region contains (FPR, FNR) = (x, y)."""
     eps = np.zeros_like(x)
     with np.errstate(divide="ignore"):
@@ -78,10 +91,10 @@ def _eps_needed(x, y, delta):
 
 
 def eps_bayesian(
-    tp,
-    fn,
-    tn,
-    fp,
+    tp: ArrayLike,
+    fn: ArrayLike,
+    tn: ArrayLike,
+    fp: ArrayLike,
     *,
     delta: float = STUDY_DELTA,
     alpha: float = 0.1,
@@ -109,9 +122,9 @@ def eps_bayesian(
     (300,100,380,20) -> 2.361 (EVALUATION.md; the reference integrates with
     epsabs 5e-3 and xtol 1e-2, so they hold to about 2 decimals).
     """
-    tp, fn, tn, fp = (float(c) for c in _check((tp, fn, tn, fp), delta, alpha))
+    tpf, fnf, tnf, fpf = (float(c) for c in _check((tp, fn, tn, fp), delta, alpha))
     level = alpha / 2.0
-    ax, bx, ay, by = 0.5 + fp, 0.5 + tn, 0.5 + fn, 0.5 + tp
+    ax, bx, ay, by = 0.5 + fpf, 0.5 + tnf, 0.5 + fnf, 0.5 + tpf
     if method == "monte-carlo":
         rng = np.random.default_rng(seed)
         x, y = rng.beta(ax, bx, samples), rng.beta(ay, by, samples)
@@ -127,7 +140,7 @@ def eps_bayesian(
 
     if f(0.0) >= 0.0:  # R_0 is a band of width 2 delta: only for alpha ~ delta
         return 0.0
-    lo = min(float(_eps_interval(_upper_jeffreys, tp, fn, tn, fp, delta, alpha)), _EPS_CAP)
+    lo = min(float(_eps_interval(_upper_jeffreys, tpf, fnf, tnf, fpf, delta, alpha)), _EPS_CAP)
     step = 0.5
     if lo > 0.0 and f(lo) > 0.0:
         hi = lo
@@ -149,12 +162,15 @@ def eps_bayesian(
     # increasing in eps), two or three steps; bisection-safe fallback if it stalls.
     xf = special.betaincinv(ax, bx, _FINE[0])
 
-    def g(eps: float, derivative: bool = False):
-        out = _mass_in_region(xf, _FINE[1], ay, by, eps, delta, derivative)
-        return (out[0] - level, out[1]) if derivative else out - level
+    def g(eps: float) -> float:
+        return _mass_in_region(xf, _FINE[1], ay, by, eps, delta) - level
+
+    def g_slope(eps: float) -> tuple[float, float]:
+        mass, slope = _mass_in_region(xf, _FINE[1], ay, by, eps, delta, derivative=True)
+        return mass - level, slope
 
     for _ in range(8):
-        val, slope = g(root, derivative=True)
+        val, slope = g_slope(root)
         if not slope > 0.0:
             break
         new = min(max(root - val / slope, 0.0, root - 0.5), root + 0.5)

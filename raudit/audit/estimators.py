@@ -35,7 +35,7 @@ values stay in the JSON and the Parquet columns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -120,7 +120,7 @@ def register(est: Estimator) -> Estimator:
     return est
 
 
-def _counts(fn):
+def _counts(fn: Callable[..., float]) -> Callable[[Evidence], float]:
     def run(ev: Evidence) -> float:
         return fn(*ev.counts, delta=ev.delta, alpha=ev.alpha)
     return run
@@ -235,7 +235,7 @@ def estimate_names() -> list[str]:
 FALSE_UNDER = {"gaussian-tradeoff": ("laplace", "randomized-response")}
 
 
-def known_false(name: str, releases) -> str | None:
+def known_false(name: str, releases: Iterable[str] | None) -> str | None:
     """Why estimator ``name``'s assumption is known false for a mechanism releasing
     ``releases`` (noise kinds), or None (it may hold, or nothing is known)."""
     est = ESTIMATORS.get(name)
@@ -247,7 +247,7 @@ def known_false(name: str, releases) -> str | None:
 
 
 def shown(name: str, value: float | None, *, ceiling: float | None, no_error: bool,
-          releases=()) -> str | None:
+          releases: Iterable[str] | None = ()) -> str | None:
     """How a table prints estimate ``name`` (module docstring): its value and assumption,
     capped at the audit's ceiling and flagged, or the one-line reason it is left out;
     None when it gave no value."""

@@ -25,12 +25,16 @@ statement about that whole curve (Dong, Roth & Su 2022). Two readings of it:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special
 
 from raudit.accountants.vote_budget import gdp_delta  # one definition, below audit
 from raudit.audit.epsilon import _check, _eps_from_upper, _upper_cp
-from raudit.audit.thresholds import _DIRECTIONS, _oriented, _prepare, _scan, evaluate_threshold
+from raudit.audit.thresholds import (_DIRECTIONS, _oriented, _prepare, _scan, evaluate_threshold,
+                                     picked)
 from raudit.errors import ConfigError
 from raudit.privacy import STUDY_DELTA
 
@@ -42,12 +46,14 @@ __all__ = ["GRID", "curve_counts", "curve_limits", "eps_curve", "eps_from_mu", "
 # a 100-tree forest). Fixed, so that the Bonferroni correction counts them honestly.
 GRID = np.linspace(0.0, 1.0, 101)
 
+Floats = NDArray[np.float64]
 
-def mu_from_upper(a, b):
+
+def mu_from_upper(a: ArrayLike, b: ArrayLike) -> Floats:
     """Smallest mu consistent with FPR <= a and FNR <= b under mu-GDP (0 if any)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    af, bf = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mu = -special.ndtri(a) - special.ndtri(b)
+        mu = -special.ndtri(af) - special.ndtri(bf)
     return np.where(np.isfinite(mu), np.maximum(mu, 0.0), 0.0)
 
 
@@ -69,23 +75,24 @@ def eps_from_mu(mu: float, delta: float) -> float:
     return float(optimize.brentq(lambda e: gdp_delta(e, mu) - delta, 0.0, hi, xtol=1e-9))
 
 
-def curve_counts(scores, labels, grid=GRID):
+def curve_counts(scores: ArrayLike, labels: ArrayLike, grid: ArrayLike = GRID) -> Floats:
     """(tp, fn, tn, fp) arrays for predicting "in" when score >= t (direction "scores")
     and when 1 - score >= t ("inverted"), for every t of the grid: 2 x len(grid) rows."""
-    scores, labels = _prepare(scores, labels)
-    if scores.min() < 0.0 or scores.max() > 1.0:
+    s, lab = _prepare(scores, labels)
+    if s.min() < 0.0 or s.max() > 1.0:
         raise ConfigError("the trade-off bounds take attack scores in [0, 1] (probabilities); "
-                          f"got scores in [{scores.min():g}, {scores.max():g}]")
+                          f"got scores in [{s.min():g}, {s.max():g}]")
     rows = []
-    for oriented in (scores, 1.0 - scores):
+    for oriented in (s, 1.0 - s):
         pred = oriented[None, :] >= np.asarray(grid, dtype=float)[:, None] - 1e-12
-        tp = (pred & labels).sum(axis=1)
-        fp = (pred & ~labels).sum(axis=1)
-        rows.append(np.stack([tp, labels.sum() - tp, (~labels).sum() - fp, fp], axis=1))
+        tp = (pred & lab).sum(axis=1)
+        fp = (pred & ~lab).sum(axis=1)
+        rows.append(np.stack([tp, lab.sum() - tp, (~lab).sum() - fp, fp], axis=1))
     return np.concatenate(rows).astype(np.float64)
 
 
-def curve_limits(scores, labels, *, alpha: float = 0.1, grid=GRID):
+def curve_limits(scores: ArrayLike, labels: ArrayLike, *, alpha: float = 0.1,
+                 grid: ArrayLike = GRID) -> tuple[Floats, Floats]:
     """Simultaneous CP upper limits (a on FPR, b on FNR) at every threshold of the grid.
 
     Each of the T = 2 len(grid) thresholds gets its two limits at tail alpha / (4 T)
@@ -99,7 +106,8 @@ def curve_limits(scores, labels, *, alpha: float = 0.1, grid=GRID):
     return _upper_cp(fp, fp + tn, tail), _upper_cp(fn, fn + tp, tail)
 
 
-def eps_curve(scores, labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1, grid=GRID) -> float:
+def eps_curve(scores: ArrayLike, labels: ArrayLike, *, delta: float = STUDY_DELTA, alpha: float = 0.1,
+              grid: ArrayLike = GRID) -> float:
     """The largest eps any threshold of the grid rules out, from the test split's scores.
 
     Reads :func:`curve_limits`, whose limits hold together with probability
@@ -112,8 +120,9 @@ def eps_curve(scores, labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1,
     return float(_eps_from_upper(a, b, delta).max())
 
 
-def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: float = STUDY_DELTA,
-                    alpha: float = 0.1) -> dict:
+def tradeoff_bounds(val_scores: ArrayLike, val_labels: ArrayLike, test_scores: ArrayLike,
+                    test_labels: ArrayLike, *, delta: float = STUDY_DELTA,
+                    alpha: float = 0.1) -> dict[str, Any]:
     """eps_curve (test split, corrected) and the GDP bound (threshold chosen on validation).
 
     mu_gdp uses the protocol of the CP bound: the threshold and direction that
@@ -131,26 +140,28 @@ def tradeoff_bounds(val_scores, val_labels, test_scores, test_labels, *, delta: 
     }
 
 
-def _choose_mu_threshold(scores, labels, alpha: float):
+def _choose_mu_threshold(scores: ArrayLike, labels: ArrayLike, alpha: float
+                         ) -> tuple[float, str]:
     """choose_threshold's rule (every validation score, both directions, ties to
     "scores" then to the smallest threshold) with the mu bound as the objective,
     vectorised over the candidates."""
-    scores, labels = _prepare(scores, labels)
+    s, lab = _prepare(scores, labels)
     best: tuple[float, float | None, str | None] = (-np.inf, None, None)
     for direction in _DIRECTIONS:
-        cand, tp, fn, tn, fp = _scan(_oriented(scores, direction), labels)
+        cand, tp, fn, tn, fp = _scan(_oriented(s, direction), lab)
         tail = alpha / 4.0
         mu = mu_from_upper(_upper_cp(fp.astype(float), (fp + tn).astype(float), tail),
                            _upper_cp(fn.astype(float), (fn + tp).astype(float), tail))
         i = int(np.argmax(mu))
         if mu[i] > best[0]:
             best = (float(mu[i]), float(cand[i]), direction)
-    return best[1], best[2]
+    return picked(best, "mu bound")
 
 
-def mu_gdp(tp, fn, tn, fp, *, alpha: float = 0.1) -> float:
+def mu_gdp(tp: ArrayLike, fn: ArrayLike, tn: ArrayLike, fp: ArrayLike, *,
+           alpha: float = 0.1) -> float:
     """mu lower bound from one threshold's counts (CP limits at tail alpha/4, as
     eps_clopper_pearson): mu >= Phi^-1(1 - a) - Phi^-1(b) with confidence 1 - alpha/2."""
-    tp, fn, tn, fp = _check((tp, fn, tn, fp), 0.0, alpha)
+    tpf, fnf, tnf, fpf = _check((tp, fn, tn, fp), 0.0, alpha)
     tail = alpha / 4.0
-    return float(mu_from_upper(_upper_cp(fp, fp + tn, tail), _upper_cp(fn, fn + tp, tail)))
+    return float(mu_from_upper(_upper_cp(fpf, fpf + tnf, tail), _upper_cp(fnf, fnf + tpf, tail)))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from raudit.errors import ConfigError
@@ -33,7 +34,7 @@ from raudit.errors import ConfigError
 __all__ = ["mu_fit", "mu_fit_loss"]
 
 
-def mu_fit(statistic, labels, *, alpha: float = 0.1) -> float:
+def mu_fit(statistic: ArrayLike, labels: ArrayLike, *, alpha: float = 0.1) -> float:
     """mu_lo of the binormal equal-variance fit of ``statistic`` (labels 1 = in, 0 = out),
     with P[mu_lo > mu] <= alpha/2 under that model; 0 when the data show no shift."""
     x, y = np.asarray(statistic, dtype=float), np.asarray(labels)

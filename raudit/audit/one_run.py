@@ -22,7 +22,11 @@ coverage on simulated canaries of known eps.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize, special, stats
 
 from raudit.errors import ConfigError
@@ -51,19 +55,20 @@ def eps_one_run(r: int, v: int, *, beta: float = 0.05) -> float:
     return float(optimize.brentq(lambda e: p_value(r, v, e) - beta, 0.0, 50.0, xtol=1e-10))
 
 
-def guess_counts(scores, inclusion, k: int) -> tuple[int, int]:
+def guess_counts(scores: ArrayLike, inclusion: ArrayLike, k: int) -> tuple[int, int]:
     """(r, v) when guessing "in" for the k highest and "out" for the k lowest scores."""
-    scores, s = np.asarray(scores, dtype=float), np.asarray(inclusion)
-    if scores.shape != s.shape or not np.all(np.isin(s, (-1, 1))):
+    sc, s = np.asarray(scores, dtype=float), np.asarray(inclusion)
+    if sc.shape != s.shape or not np.all(np.isin(s, (-1, 1))):
         raise ConfigError("inclusion must be +1/-1 per canary, one per score")
-    if not 1 <= 2 * k <= scores.size:
-        raise ConfigError(f"k must lie in [1, canaries/2], got {k} for {scores.size} canaries")
-    order = np.argsort(scores, kind="stable")
+    if not 1 <= 2 * k <= sc.size:
+        raise ConfigError(f"k must lie in [1, canaries/2], got {k} for {sc.size} canaries")
+    order = np.argsort(sc, kind="stable")
     v = int(np.sum(s[order[-k:]] == 1) + np.sum(s[order[:k]] == -1))
     return 2 * k, v
 
 
-def best_one_run(scores, inclusion, *, beta: float = 0.05, ks=None) -> dict:
+def best_one_run(scores: Sequence[float] | NDArray[Any], inclusion: ArrayLike, *,
+                 beta: float = 0.05, ks: Iterable[int] | None = None) -> dict[str, Any]:
     """eps_lo maximised over the guess counts ``ks`` (default: 5 shares of m), each
     tested at beta / len(ks) so the maximum keeps confidence 1 - beta."""
     m = len(scores)

@@ -9,9 +9,10 @@ bound can certify with a given number of trials.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from raudit.audit.bayes import eps_bayesian
 from raudit.audit.epsilon import eps_clopper_pearson, eps_jeffreys
@@ -25,13 +26,15 @@ __all__ = ["COUNT_BOUNDS", "audit_bound", "choose_threshold", "eps_ceiling", "ev
 #: The single-threshold count bounds f(tp, fn, tn, fp, delta, alpha) a threshold may be
 #: chosen to maximise (choose_threshold's ``estimator``). What an audit reports is
 #: raudit.audit.estimators.ESTIMATORS, whose cp/jeffreys/bayes entries call these.
-COUNT_BOUNDS: Registry[Callable[..., float]] = Registry("count estimator")
+#: f(tp, fn, tn, fp, *, delta, alpha) -> eps
+CountBound = Callable[..., float]
+COUNT_BOUNDS: Registry[CountBound] = Registry("count estimator")
 COUNT_BOUNDS.register("cp", eps_clopper_pearson)
 COUNT_BOUNDS.register("jeffreys", eps_jeffreys)
 COUNT_BOUNDS.register("bayes", eps_bayesian)
 
 
-def _estimator(name_or_fn) -> Callable[..., float]:
+def _estimator(name_or_fn: str | CountBound) -> CountBound:
     if callable(name_or_fn):
         return name_or_fn
     return COUNT_BOUNDS.get(name_or_fn)
@@ -54,28 +57,31 @@ def eps_ceiling(
 _DIRECTIONS = ("scores", "inverted")
 
 
-def _prepare(scores, labels):
-    scores = np.asarray(scores, dtype=np.float64).ravel()
-    labels = np.asarray(labels).ravel()
-    if scores.shape != labels.shape or scores.size == 0:
+def _prepare(scores: ArrayLike, labels: ArrayLike
+             ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    lab = np.asarray(labels).ravel()
+    if s.shape != lab.shape or s.size == 0:
         raise ConfigError(
             "scores and labels must be non-empty and of equal length, "
-            f"got {scores.size} and {labels.size}"
+            f"got {s.size} and {lab.size}"
         )
-    if not np.all(np.isfinite(scores)):
+    if not np.all(np.isfinite(s)):
         raise ConfigError("scores must be finite (replace NaN scores before auditing)")
-    if not np.all((labels == 0) | (labels == 1)):
+    if not np.all((lab == 0) | (lab == 1)):
         raise ConfigError("labels must be 0/1 (1 = the target was in the training data)")
-    return scores, labels.astype(bool)
+    return s, lab.astype(bool)
 
 
-def _oriented(scores, direction):
+def _oriented(scores: NDArray[np.float64], direction: str) -> NDArray[np.float64]:
     if direction not in _DIRECTIONS:
         raise ConfigError(f"direction must be 'scores' or 'inverted', got {direction!r}")
     return scores if direction == "scores" else 1.0 - scores
 
 
-def _scan(scores, labels):
+def _scan(scores: NDArray[np.float64], labels: NDArray[np.bool_]
+          ) -> tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp], NDArray[np.intp],
+                     NDArray[np.intp]]:
     """Counts for every candidate threshold t (the unique scores), predicting s >= t."""
     cand = np.unique(scores)
     pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])
@@ -84,7 +90,19 @@ def _scan(scores, labels):
     return cand, tp, pos.size - tp, neg.size - fp, fp
 
 
-def choose_threshold(val_scores, val_labels, *, delta: float = STUDY_DELTA, alpha: float = 0.1, estimator="cp"):
+def picked(best: tuple[float, float | None, str | None], bound: str) -> tuple[float, str]:
+    """The (threshold, direction) a scan over the candidates kept. A bound that is NaN at
+    every candidate keeps none: an error here, where the None used to reach a comparison
+    further on as a TypeError."""
+    _, threshold, direction = best
+    if threshold is None or direction is None:
+        raise ConfigError(f"the {bound} is NaN at every candidate threshold")
+    return threshold, direction
+
+
+def choose_threshold(val_scores: ArrayLike, val_labels: ArrayLike, *, delta: float = STUDY_DELTA,
+                     alpha: float = 0.1, estimator: str | CountBound = "cp"
+                     ) -> tuple[float, str]:
     """The (threshold, direction) maximising ``estimator`` on the validation counts.
 
     Every unique validation score is a candidate, predicting "in" when score >= t
@@ -109,10 +127,11 @@ def choose_threshold(val_scores, val_labels, *, delta: float = STUDY_DELTA, alph
         i = int(np.argmax(vals))
         if vals[i] > best[0]:
             best = (float(vals[i]), float(cand[i]), direction)
-    return best[1], best[2]
+    return picked(best, "estimator")
 
 
-def evaluate_threshold(test_scores, test_labels, threshold: float, direction: str = "scores"):
+def evaluate_threshold(test_scores: ArrayLike, test_labels: ArrayLike, threshold: float,
+                       direction: str = "scores") -> tuple[int, int, int, int]:
     """Counts (tp, fn, tn, fp) of predicting "in" when the oriented score >= threshold."""
     scores, labels = _prepare(test_scores, test_labels)
     pred = _oriented(scores, direction) >= threshold
@@ -122,15 +141,15 @@ def evaluate_threshold(test_scores, test_labels, threshold: float, direction: st
 
 
 def audit_bound(
-    val_scores,
-    val_labels,
-    test_scores,
-    test_labels,
+    val_scores: ArrayLike,
+    val_labels: ArrayLike,
+    test_scores: ArrayLike,
+    test_labels: ArrayLike,
     *,
     delta: float = STUDY_DELTA,
     alpha: float = 0.1,
-    estimator="cp",
-) -> dict:
+    estimator: str | CountBound = "cp",
+) -> dict[str, Any]:
     """Threshold on validation, bound on test: the study's protocol (EVALUATION.md s. 3).
 
     Returns :func:`threshold_counts`'s keys, eps_cp, eps_jeffreys, eps_bayes and
@@ -147,8 +166,9 @@ def audit_bound(
     return out
 
 
-def threshold_counts(val_scores, val_labels, test_scores, test_labels, *,
-                     delta: float = STUDY_DELTA, alpha: float = 0.1, estimator="cp") -> dict:
+def threshold_counts(val_scores: ArrayLike, val_labels: ArrayLike, test_scores: ArrayLike,
+                     test_labels: ArrayLike, *, delta: float = STUDY_DELTA, alpha: float = 0.1,
+                     estimator: str | CountBound = "cp") -> dict[str, Any]:
     """The threshold and direction chosen on validation and what they give on test: auc
     (roc_auc_score of the raw test scores; NaN with one class), threshold, direction,
     tp/fn/tn/fp, tpr, fpr and eps_max (the CP ceiling for these test counts)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from raudit.campaign.plan import PluginPlan
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
+from raudit.runs.costs import startup_guess
 from raudit.runs.job_estimate import plan_table
 
 def dry_plan(jobs: list, engine: EngineConfig) -> list[dict]:
@@ -69,6 +70,11 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
         out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
                     f"{r['models']:,}", f"{ge}{_iters(r)}",
                     f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}", r["rate"]])
+    startup_s, how = startup_guess(engine)  # once for the campaign, as its first line counts it
+    if startup_s >= 1:
+        out.append(["start-up", "", "", "", "", "", "", "",
+                    _dur(startup_s) + (" (typical)" if how == "typical" else ""), how])
+        tot_s += startup_s
     ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
                 f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}", ""])

@@ -104,7 +104,7 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
 
 
 def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
-    from raudit.runs.costs import startup_s
+    from raudit.runs.costs import startup_guess
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
@@ -113,7 +113,7 @@ def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
         return []
-    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_s(engine)))
+    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_guess(engine)))
     return rows
 
 
@@ -134,6 +134,22 @@ def _resumed(row: dict, job, out: Path) -> dict:
             "model_iterations": round(row["model_iterations"] * left), "done": done}
 
 
+def planned_pace(row: dict, workers: int) -> float | None:
+    """A job's planned CPU-seconds per model (per fit) from its estimate row (its wall time
+    is on ``workers`` slots), or None where the row plans no time."""
+    if not row.get("models") or not row.get("wall_s"):
+        return None
+    return float(row["wall_s"]) * workers / row["models"]
+
+
+def unit_costs(plan: list[dict], workers: int) -> dict[str, float]:
+    """Each job's :func:`planned_pace`, by name: the overall progress bar moves by planned
+    work (a cervical synthcity model costs ~50x a worst-case updated one, so counting
+    models made its ETA wrong by as much)."""
+    paces = {r["job"]: planned_pace(r, workers) for r in plan if r["kind"] != "inspect"}
+    return {name: pace for name, pace in paces.items() if pace is not None}
+
+
 def _refresh(plan: list[dict], engine: EngineConfig, notice):
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
     how the first chunk's work per model compared with its own job's planned pace. It also
@@ -152,9 +168,9 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
         units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
-        if not row or not row["models"] or not row["wall_s"]:
+        pace = None if row is None else planned_pace(row, engine.planned_workers())
+        if row is None or pace is None:
             return
-        pace = row["wall_s"] * engine.planned_workers() / row["models"]  # planned s per model
         if units and per_unit > 0:
             # One chunk tells this job's pace, not the others' (generators differ by 100x in
             # per-model cost): only its own time is rescaled.
@@ -173,7 +189,8 @@ def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[
     notice(f"{len(pool_jobs)} job(s) of {total:,} models (before resuming) on one pool")
     done = schedule(pool_jobs, out, engine, progress, notice,
                     overall=f"campaign {header['name']}",
-                    on_first=_refresh(plan, engine, notice) if plan else None)
+                    on_first=_refresh(plan, engine, notice) if plan else None,
+                    unit_cost=unit_costs(plan, engine.planned_workers()) if plan else None)
     results: dict[str, dict] = {}
     for job in pool_jobs:
         if job.name in done.errors:

@@ -116,9 +116,11 @@ def audit(
         result = execute(plan, progress, notice=_notice)
     if as_json:  # the full values stay in "estimates"; "estimates_shown" is the table's block
         from raudit.audit.estimators import estimate_lines, values_of
+        from raudit.audit.summary import counted_both_worlds
 
         shown = dict(estimate_lines(result, values_of(result)))
-        typer.echo(json.dumps(jsonable({**result, "estimates_shown": shown}), indent=2))
+        typer.echo(json.dumps(jsonable(counted_both_worlds({**result, "estimates_shown": shown})),
+                               indent=2))
     else:
         show(result)
 

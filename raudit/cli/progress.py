@@ -11,8 +11,9 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, Task,
+                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.text import Text
 
 DEFAULT_EVERY = 30.0  # seconds between two progress lines off a terminal
 
@@ -23,9 +24,19 @@ def notice(message: str) -> None:
           file=sys.stderr, flush=True)
 
 
+class _CountColumn(MofNCompleteColumn):
+    """done/total of the bar's own unit, or its ``count`` field where the bar runs on
+    another (a campaign's bar moves, and its ETA runs, by planned CPU-seconds; it counts
+    models)."""
+
+    def render(self, task: Task) -> Text:
+        count = task.fields.get("count")
+        return super().render(task) if count is None else Text(count, style="progress.download")
+
+
 def make_progress(*, transient: bool = False) -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"),
+                    _CountColumn(), TimeElapsedColumn(), TextColumn("eta"),
                     TimeRemainingColumn(), transient=transient)
 
 
@@ -48,9 +59,13 @@ class LineProgress:
     passed since the last line; :meth:`close` prints the final count."""
 
     def __init__(self, description: str, total: int | None, *, interval: float | None = None,
-                 write: Callable[[str], None] | None = None, cap: bool = False):
+                 write: Callable[[str], None] | None = None, cap: bool = False,
+                 work: float | None = None):
         # cap: ``total`` is a ceiling the phase may stop before (training iterations)
         self.description, self.total, self.cap = description, total, cap
+        # work: the phase's planned CPU-seconds; with it the share done and the time left
+        # go by work, not by count (a campaign's models differ 50x in cost)
+        self.work, self.work_done = work, 0.0
         self.interval = every() if interval is None else interval
         self.write = write or (lambda m: print(m, file=sys.stderr, flush=True))
         self.t0 = self.last = time.monotonic()
@@ -63,6 +78,11 @@ class LineProgress:
             text = f"{self.done:,} (stopped before its cap of {self.total:,})"
         elif final and self.total:
             text = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)"
+        elif self.work:
+            share = min(1.0, self.work_done / self.work)
+            text = f"{self.done:,}/{self.total or 0:,} ({100 * share:.0f}% of the planned work)"
+            if 0 < share < 1:
+                text += f", about {_dur(elapsed * (1 - share) / share)} left"
         elif self.total:
             text = f"{self.done:,}/{self.total:,} ({100 * self.done / self.total:.0f}%)"
             if 0 < self.done < self.total:
@@ -78,7 +98,10 @@ class LineProgress:
             self.last = now
             self.write(self.line())
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: int, work: float | None = None) -> None:
+        """``n`` more units done; ``work``: their planned CPU-seconds (bars made with
+        ``work``)."""
+        self.work_done += n if work is None else work
         self.update(self.done + n)
 
     def close(self) -> None:
@@ -121,18 +144,20 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
 
 @contextlib.contextmanager
 def phase_bars(quiet: bool) -> Iterator[Callable]:
-    """A progress factory ``phase(description, total) -> tick(n)``: one rich bar per phase
-    (with ETA) on a terminal, a line every few seconds off one, nothing when ``quiet``."""
+    """A progress factory ``phase(description, total, work=None) -> tick(n, work=None)``:
+    one rich bar per phase (with ETA) on a terminal, a line every few seconds off one,
+    nothing when ``quiet``. With ``work`` (the phase's planned CPU-seconds) the bar and its
+    ETA move by the work each tick says its ``n`` units cost, and still count units."""
     if quiet:
         @contextlib.contextmanager
-        def none(description, total):
-            yield lambda n: None
+        def none(description, total, work=None):
+            yield lambda n, work=None: None
         yield none
         return
     if not _on_terminal():
         @contextlib.contextmanager
-        def lines(description, total):
-            p = LineProgress(description, total)
+        def lines(description, total, work=None):
+            p = LineProgress(description, total, work=work)
             try:
                 yield p.advance
             finally:
@@ -141,7 +166,17 @@ def phase_bars(quiet: bool) -> Iterator[Callable]:
         return
     with make_progress() as bar:
         @contextlib.contextmanager
-        def phase(description, total):
-            task = bar.add_task(description, total=total)
-            yield lambda n: bar.advance(task, n)
+        def phase(description, total, work=None):
+            if work is None:
+                task = bar.add_task(description, total=total)
+                yield lambda n, work=None: bar.advance(task, n)
+                return
+            done = [0]
+            task = bar.add_task(description, total=work, count=f"0/{total:,}")
+
+            def tick(n: int, work: float | None = None) -> None:
+                done[0] += n
+                bar.update(task, advance=n if work is None else work,
+                           count=f"{done[0]:,}/{total:,}")
+            yield tick
         yield phase

@@ -20,7 +20,7 @@ from raudit.audit import analyse as an
 from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimate_lines,
                                      estimate_names, values_of)
 from raudit.audit.game import derive_seed
-from raudit.audit.verdict import ALPHA, verdict
+from raudit.audit.verdict import ALPHA, verdict, violated
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
@@ -234,9 +234,9 @@ def section(res: Results, out: Path) -> Section | None:
                  "claimed epsilon means the generator leaks more than it promises."))
     for _, r in rows.iterrows():
         line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
-        sec.add(Verdict(label(r), verdict(r.to_dict()) + (
-            f" [{line}]" if isinstance(line, str) and line else ""),
-                        number(r["eps_cp"]) > number(r["epsilon"])))
+        row = r.to_dict()
+        sec.add(Verdict(label(r), verdict(row) + (
+            f" [{line}]" if isinstance(line, str) and line else ""), violated(row)))
     table = summary_table(rows)
     sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
         "count both worlds. " + " ".join(

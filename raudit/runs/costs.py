@@ -164,7 +164,8 @@ def startup_key(engine) -> str:
 
 def startup_s(engine) -> float | None:
     """Seconds from a run's start to its first chunk's work, as the last run on this
-    machine with the same backend and workers measured it (None: never measured)."""
+    machine with the same backend and workers measured it (None: never measured). The
+    estimates count :func:`startup_guess`, which never leaves it out."""
     from raudit.engine.driver import BACKENDS
     from raudit.runs import chunk_cache
 
@@ -188,8 +189,10 @@ COLD_STARTUP_S = 8.0
 
 
 def startup_guess(engine) -> tuple[float, str]:
-    """(seconds, how) of the start-up an estimate counts: :func:`startup_s` ("measured"),
-    or :data:`COLD_STARTUP_S` ("typical") where this machine has not measured it yet."""
+    """(seconds, how) of the start-up an estimate counts, once per command: :func:`startup_s`
+    ("measured"), or :data:`COLD_STARTUP_S` ("typical") where this machine has not measured
+    it yet. The one start-up model of every estimate line: audit, utility and campaign (the
+    latter two counted nothing and said "+ start-up" on a fresh cache)."""
     got = startup_s(engine)
     return (got, "measured") if got is not None else (COLD_STARTUP_S, "typical")
 

@@ -51,7 +51,7 @@ class Estimate:
     costs: Costs | None = None  # the measured parts (None: training at ``rate`` only)
     forest_rows: int = 0  # rows each selection forest fits (and scores)
     pooled: bool = True  # a pool model computes every candidate's features
-    startup_s: float | None = 0.0  # starting Ray and its actors (None: not known at all)
+    startup_s: float = 0.0  # starting Ray and its actors (raudit.runs.costs.startup_guess)
     costs_key: str | None = None  # the costs' cache entry (checked after the run)
     startup_how: str = "measured"  # or "typical": not measured on this machine yet
     spent_s: float = 0.0  # the command's seconds before the line (calibration, loading)
@@ -89,7 +89,7 @@ class Estimate:
 
     @property
     def total_s(self) -> float:
-        return (self.spent_s + (self.startup_s or 0.0) + self.selection_s + self.game_s
+        return (self.spent_s + self.startup_s + self.selection_s + self.game_s
                 + self.analysis_s)
 
 
@@ -213,12 +213,9 @@ def line(est: Estimate) -> str:
     parts = []
     if est.spent_s >= 1:
         parts.append(f"{d(est.spent_s)} spent measuring and loading")
-    if est.startup_s is None:
-        parts.append("start-up not measured yet")
-    elif est.startup_how == "typical":
-        parts.append(f"start-up {d(est.startup_s)} (typical: not measured here yet)")
-    elif est.startup_s >= 1:
-        parts.append(f"start-up {d(est.startup_s)}")
+    said = startup_words(est.startup_s, est.startup_how)
+    if said:
+        parts.append(said)
     if est.selection_models:
         parts.append(f"target selection {est.selection_models:,} models "
                      f"{d(est.selection_s)}")
@@ -238,6 +235,14 @@ def line(est: Estimate) -> str:
                   "via RAY_ADDRESS)"]
         text += "; over 15 min: to shrink it use " + ", ".join(flags)
     return text
+
+
+def startup_words(seconds: float, how: str) -> str:
+    """The start-up as every estimate line says it (:func:`raudit.runs.costs.startup_guess`'s
+    seconds and how), or "" where there is none to speak of (in process, under 1 s)."""
+    if how == "typical":
+        return f"start-up {cb_duration(seconds)} (typical: not measured here yet)"
+    return f"start-up {cb_duration(seconds)}" if seconds >= 1 else ""
 
 
 def cb_duration(s: float) -> str:

@@ -24,7 +24,8 @@ from __future__ import annotations
 from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import LONG_S, cb_duration, closed_form_iterations, rate_at
+from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations, rate_at,
+                                  startup_words)
 from raudit.runs.calibrate import explicit_iterations
 
 CAL_M = 8
@@ -176,15 +177,16 @@ def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bo
 
 
 def total_line(rows: list[dict], workers: int, shrink: list[str],
-               startup_s: float | None = 0.0) -> str:
+               startup: tuple[float, str] = (0.0, "measured")) -> str:
     """The one line said before the jobs of ``rows`` (:func:`plan_table`) train: their
     total, where the rates came from, and past 15 min the flags (``shrink``) that make
-    the run smaller. ``startup_s``: starting Ray and its actors
-    (:func:`raudit.runs.costs.startup_s`; None: not measured on this machine yet, and the
-    line says so), part of the total: a tiny campaign said "about at most 1 s" and took
-    43 s, most of it start-up."""
+    the run smaller. ``startup``: (seconds, how) of starting Ray and its actors, once for
+    the command (:func:`raudit.runs.costs.startup_guess`, as ``raudit audit`` counts it),
+    part of the total: a tiny campaign said "about at most 1 s" and took 43 s, most of it
+    start-up."""
     runs = [r for r in rows if r["kind"] != "inspect"]
-    total = sum(r["wall_s"] for r in runs) + (startup_s or 0.0)
+    startup_s, startup_how = startup
+    total = sum(r["wall_s"] for r in runs) + startup_s
     ge = (">= " if any(r["lower_bound"] for r in runs) else
           "at most " if any(r.get("at_most") for r in runs) else "")
     models = sum(r["models"] for r in runs)
@@ -196,11 +198,10 @@ def total_line(rows: list[dict], workers: int, shrink: list[str],
     swept = any(len(set(r.get("iterations_range", ()))) > 1 for r in runs)
     its = (f"{ge}{next(iter(iters)):,} iterations per model" if len(iters) == 1 and not swept
            else f"{ge}{sum(r['model_iterations'] for r in runs):,} model-iterations")
-    start = ("" if startup_s is not None and startup_s < 1 else
-             ", start-up not measured yet" if startup_s is None else
-             f", start-up {cb_duration(startup_s)}")
+    said = startup_words(startup_s, startup_how)
+    start = f", {said}" if said else ""
     resumed = any(r.get("done") for r in runs)  # rows already less the stored models
-    text = (f"estimate: about {ge}{cb_duration(total)}{' + start-up' if startup_s is None else ''}"
+    text = (f"estimate: about {ge}{cb_duration(total)}"
             f" {'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
             f"{models:,} {unit}{' to go' if resumed else ''}, {its}{start}) on {workers} "
             f"worker(s); {how}")

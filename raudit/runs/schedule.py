@@ -14,7 +14,7 @@ as failed, with the exception, and the others go on.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import ContextManager
 
@@ -24,14 +24,17 @@ from raudit.runs.dispatch import run_spec
 from raudit.runs.jobs import weight
 
 
-#: progress(description, total) -> a context whose value ticks n units done
-Progress = Callable[[str, int], ContextManager[Callable[[int], None]]]
+#: progress(description, total) -> a context whose value ticks n units done; the overall
+#: bar of a schedule given ``unit_cost`` is opened with ``work=`` (its planned CPU-seconds)
+#: and ticked ``tick(n, work)`` (see raudit.cli.progress.phase_bars)
+Progress = Callable[..., ContextManager[Callable[..., None]]]
 
 
 @contextlib.contextmanager
-def quiet(description: str, total: int) -> Iterator[Callable[[int], None]]:
+def quiet(description: str, total: int, work: float | None = None
+          ) -> Iterator[Callable[..., None]]:
     """A progress that shows nothing."""
-    yield lambda n: None
+    yield lambda n, work=None: None
 
 
 @dataclass
@@ -42,9 +45,13 @@ class Outcome:
 
 
 def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambda m: None,
-             overall: str | None = None, probe_first: bool = True, on_first=None) -> Outcome:
+             overall: str | None = None, probe_first: bool = True, on_first=None,
+             unit_cost: Mapping[str, float] | None = None) -> Outcome:
     """Run the jobs' chunks over one pool; see the module docstring. ``on_first(job, rows)``
-    is called once, with the first chunk that succeeds (a campaign refreshes its estimate)."""
+    is called once, with the first chunk that succeeds (a campaign refreshes its estimate).
+    ``unit_cost``: each job's planned CPU-seconds per model (per fit), by name: the
+    ``overall`` bar then moves, and its ETA runs, by planned work (:func:`overall_work`)
+    while it counts models; without it, by models."""
     done = Outcome()
     first = [on_first]
     specs: list[dict] = []
@@ -72,9 +79,11 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
             done.errors[job.name] = exc
 
     with contextlib.ExitStack() as stack:
-        bars = {}
+        bars: dict[str | None, Callable[..., None]] = {}
+        cost = None if unit_cost is None else overall_work(list(live.values()), unit_cost)
         if overall is not None:
-            bars[None] = stack.enter_context(progress(overall, total))
+            bars[None] = stack.enter_context(progress(overall, total) if cost is None else
+                                             progress(overall, total, work=cost.total))
         for name, job in live.items():
             if job.total:
                 bars[name] = stack.enter_context(progress(job.describe(), job.total))
@@ -90,6 +99,10 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
             bars.get(job.name, lambda n: None)(weight(spec))
+            if None in bars and cost is None:  # the overall bar counts models ...
+                bars[None](weight(spec))
+            elif None in bars and cost is not None:  # ... and moves by their planned work
+                bars[None](weight(spec), weight(spec) * cost.per_unit[job.name])
             if first[0] is not None and error is None and rows and isinstance(rows, list):
                 call, first[0] = first[0], None
                 call(job, rows)
@@ -101,10 +114,29 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
         if specs:
             with session(engine):
                 done.stats = run_chunks(run_spec, specs, on_done=on_done, config=engine,
-                                        weight=weight, progress=bars.get(None))
+                                        weight=weight)
     for job in live.values():  # jobs with nothing left to run (resumed), in job order
         finish(job)
     return done
 
 
-__all__ = ["schedule", "Outcome", "Progress", "quiet"]
+@dataclass(frozen=True)
+class Work:
+    """The planned CPU-seconds of a schedule's models: per unit of each job, and in all."""
+
+    per_unit: dict[str, float]
+    total: float
+
+
+def overall_work(jobs: list, unit_cost: Mapping[str, float]) -> Work:
+    """Each job's planned CPU-seconds per unit (``unit_cost``; a job it lacks, e.g. one
+    whose estimate failed, at the mean of the others, or 1 when none is known) and the
+    total over the units the jobs have left (``job.total``)."""
+    known = [c for c in unit_cost.values() if c > 0]
+    fallback = sum(known) / len(known) if known else 1.0
+    per_unit = {j.name: unit_cost[j.name] if unit_cost.get(j.name, 0) > 0 else fallback
+                for j in jobs}
+    return Work(per_unit, sum(j.total * per_unit[j.name] for j in jobs))
+
+
+__all__ = ["schedule", "Outcome", "Progress", "quiet", "Work", "overall_work"]

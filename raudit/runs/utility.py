@@ -59,12 +59,12 @@ SHRINK = ["fewer fits (-F)", "fewer samples per fit (--samples)", "fewer sweep p
 
 def _say_estimate(job, engine, notice) -> None:
     from raudit.errors import RauditError
-    from raudit.runs.costs import startup_s
+    from raudit.runs.costs import startup_guess
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
         notice(total_line(plan_table([job], engine), engine.planned_workers(), SHRINK,
-                          startup_s(engine)))
+                          startup_guess(engine)))
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run

@@ -364,3 +364,10 @@ def test_the_beta_quantile_is_scipys_to_the_bit():
         assert np.array_equal(_beta_isf(tail, x + 1.0, n - x), stats.beta.isf(tail, x + 1.0, n - x))
         assert np.array_equal(_beta_isf(tail, x + 0.5, n - x + 0.5),
                               stats.beta.isf(tail, x + 0.5, n - x + 0.5))
+
+
+def test_a_bound_nan_at_every_threshold_is_an_error_not_a_missing_threshold():
+    """choose_threshold returned (None, None) when its estimator was NaN everywhere, and
+    the None failed later as a TypeError in evaluate_threshold; now typed (float, str)."""
+    with pytest.raises(ConfigError, match="NaN at every candidate"):
+        choose_threshold([0.1, 0.2, 0.7], [0, 1, 1], estimator=lambda *c, **kw: float("nan"))

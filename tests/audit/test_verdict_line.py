@@ -75,3 +75,17 @@ def test_a_verdict_within_the_claim_but_above_the_mechanism_does_not_say_no_viol
     # at or below the mechanism: the plain verdicts
     assert "no violation detected" in verdict({**row, "eps_true": 0.9})
     assert "outside" not in verdict({**row, "eps_true": 0.9})
+
+
+def test_a_curve_bound_above_the_claim_is_a_violation_though_cp_is_within_it():
+    """One rule (raudit.audit.verdict.violated): the audit's bound is the larger of CP and
+    curve, so curve > claim >= CP is VIOLATED in the sentence, the API and the report."""
+    from raudit.audit.verdict import verdict, violated
+
+    row = {"epsilon": 1.0, "eps_true": 2.0, "eps_cp": 0.8, "eps_curve": 1.3, "eps_max": 3.0,
+           "auc": 0.9, "tpr": 0.6, "fpr": 0.1, "tp": 60, "fn": 40, "tn": 90, "fp": 10}
+    assert audited_eps(row) == 1.3 and violated(row)
+    sentence = verdict(row)
+    assert "eps >= 1.30" in sentence and "the claim is VIOLATED" in sentence, sentence
+    assert not violated({**row, "eps_curve": 1.0})  # equal to the claim is within it
+    assert not violated({**row, "eps_cp": math.nan, "eps_curve": math.nan})

@@ -61,3 +61,65 @@ def test_a_failed_analysis_and_a_job_with_nothing_to_run(monkeypatch, tmp_path):
                                         FakeJob("b", 1)])
     assert LOG == ["done a 0", "finish a", "done b 0", "finish b", "finish idle"]
     assert str(done.errors["a"]) == "a failed" and set(done.results) == {"idle", "b"}
+
+
+def test_the_overall_bar_moves_by_planned_work_and_counts_models(monkeypatch, tmp_path):
+    """A campaign's models differ ~50x in cost (a cervical synthcity model against a
+    worst-case updated one): its overall bar is opened with the plan's CPU-seconds and each
+    chunk ticks its models with their planned work, so the share done and the ETA follow
+    the work; counting models alone said 4/6 done (67 %) when 4 % of the work was."""
+    import contextlib
+
+    from raudit.campaign.run import unit_costs
+    from raudit.cli import progress as pg
+
+    opened, ticks = [], []
+
+    @contextlib.contextmanager
+    def recording(description, total, work=None):
+        opened.append((description, total, work))
+        yield lambda n, work=None: ticks.append((description, n, work))
+
+    LOG.clear()
+    monkeypatch.setattr(sch, "run_spec", lambda spec: [spec["chunk"]["i"]])
+    # the estimate's rows: wall time on 2 workers -> CPU-seconds per model
+    plan = [{"job": "wc", "kind": "audit", "models": 4, "wall_s": 2.0},
+            {"job": "cervical", "kind": "audit", "models": 2, "wall_s": 50.0},
+            {"job": "look", "kind": "inspect", "models": 1}]
+    cost = unit_costs(plan, workers=2)
+    assert cost == {"wc": 1.0, "cervical": 50.0}
+    sch.schedule([FakeJob("wc", 4), FakeJob("cervical", 2)], tmp_path,
+                 EngineConfig(backend="local"), recording, overall="campaign c", unit_cost=cost)
+    assert opened[0] == ("campaign c", 6, 104.0)  # 4 x 1 + 2 x 50 CPU-seconds
+    overall = [(n, w) for d, n, w in ticks if d == "campaign c"]
+    assert overall == [(1, 1.0)] * 4 + [(1, 50.0)] * 2
+    assert [(n, w) for d, n, w in ticks if d == "wc"] == [(1, None)] * 4  # a job's own bar
+
+    # the same ticks on the line progress, with a clock that says 1 s per cheap model
+    now = [0.0]
+    monkeypatch.setattr(pg.time, "monotonic", lambda: now[0])
+    said: list[str] = []
+    line = pg.LineProgress("campaign c", 6, interval=3600.0, write=said.append, work=104.0)
+    for n, w in overall[:4]:
+        now[0] += 1.0
+        line.advance(n, w)
+    assert line.line() == ("raudit: campaign c: 4/6 (4% of the planned work), about 1m40s "
+                           "left, 4s elapsed")  # by models: 67 %, about 2s left
+
+
+def test_without_a_plan_the_overall_bar_counts_models(monkeypatch, tmp_path):
+    import contextlib
+
+    opened = []
+
+    @contextlib.contextmanager
+    def recording(description, total, work=None):
+        opened.append((description, total, work))
+        yield lambda n, work=None: None
+
+    # a job missing from unit_cost (its estimate failed) is costed at the others' mean
+    assert sch.overall_work([FakeJob("a", 2), FakeJob("b", 2)], {"a": 3.0}).total == 12.0
+    monkeypatch.setattr(sch, "run_spec", lambda spec: [spec["chunk"]["i"]])
+    sch.schedule([FakeJob("a", 2)], tmp_path, EngineConfig(backend="local"), recording,
+                 overall="campaign c")
+    assert opened[0] == ("campaign c", 2, None)

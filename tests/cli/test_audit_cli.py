@@ -40,6 +40,9 @@ def test_small_audit_end_to_end_with_json(tmp_path):
     summary = json.loads(r.stdout)
     assert summary["dataset"] == "worst-case" and summary["target"] == "worst-case"
     assert summary["auc"] == 1.0 and summary["models_ok"] == 20 and summary["missing"] == 0
+    # models counts both worlds, as models_ok and missing do (and as the table shows it)
+    assert summary["models"] == 20 and summary["models_per_world"] == 10
+    assert "shadow_models" not in summary
     assert {"eps_cp", "eps_bayes", "eps_max", "saturated", "models_per_hour"} <= summary.keys()
     shadow = pd.read_parquet(out / "shadow")
     assert len(shadow) == 20 and set(shadow["world"]) == {"in", "out"}

@@ -104,8 +104,6 @@ def test_estimate_sums_its_measured_parts():
     assert e.analysis_s == pytest.approx(0.1 + 800 * 0.001 + 0.02 * 800 / 1000)
     assert e.total_s == pytest.approx(12.0 + e.selection_s + e.game_s + e.analysis_s)
     assert "start-up 12 s" in line(e)
-    assert "start-up not measured yet" in line(Estimate(0, 20, 0, 5, "max_iter", 100.0,
-                                                         "cached", 1, c, 0, True, None))
 
 
 def test_the_total_counts_what_was_spent_and_a_typical_start_up_before_one_is_measured():
@@ -376,15 +374,49 @@ def test_costs_count_the_cpu_of_an_exec_plugins_program(tmp_path):
     assert plugin_process.cpu_seconds() - c0 >= 0.3
 
 
-def test_the_total_counts_the_start_up_or_says_it_is_not_measured():
+def test_the_total_counts_the_start_up_once_measured_or_typical():
     capped = {**_row("audit", 0.4), "at_most": True}
-    text = total_line([capped], 2, [], startup_s=42.0)
+    text = total_line([capped], 2, [], startup=(42.0, "measured"))
     assert text.startswith("estimate: about at most 42 s in all (") and "start-up 42 s" in text
-    unknown = total_line([capped], 2, [], startup_s=None)
-    assert unknown.startswith("estimate: about at most < 1 s + start-up in all (")
-    assert "start-up not measured yet" in unknown
-    in_process = total_line([_row("audit", 3.0)], 2, [], startup_s=0.0)
+    # two jobs of one command share one start-up: 30 + 50 + 8, not 30 + 50 + 2 x 8
+    typical = total_line([_row("audit", 30.0), _row("utility", 50.0)], 2, [],
+                         startup=(cs.COLD_STARTUP_S, "typical"))
+    assert typical.startswith("estimate: about 88 s in all (2 job(s), "), typical
+    assert "start-up 8 s (typical: not measured here yet)" in typical
+    in_process = total_line([_row("audit", 3.0)], 2, [], startup=(0.0, "measured"))
     assert in_process.startswith("estimate: about 3 s in all (") and "start-up" not in in_process
+
+
+def test_audit_utility_and_campaign_count_one_start_up_model(monkeypatch):
+    """The campaign's and the utility's first lines count the start-up as the audit's does
+    (raudit.runs.costs.startup_guess: measured, else COLD_STARTUP_S said as typical); they
+    counted nothing on a fresh cache and said "+ start-up". The dry-run plan's total too."""
+    from raudit.campaign import dryrun
+    from raudit.campaign import run as campaign_run
+    from raudit.runs import job_estimate
+    from raudit.runs import utility as utility_run
+
+    ray2 = EngineConfig(backend="ray", workers=2)
+    rows = [_row("utility", 30.0)]
+    monkeypatch.setattr(job_estimate, "plan_table", lambda jobs, engine: [dict(r) for r in rows])
+    job = type("Job", (), {"kind": "utility", "name": "j"})()
+    said: list[str] = []
+    campaign_run._say_estimate([job], ray2, said.append, None)
+    utility_run._say_estimate(job, ray2, said.append)
+    c = cs.Costs(m=8, model_s=0.0, iter_s=0.01, iterations=None, extract_s=0.0,
+                 extract_many_s=0.0, forest_s0=0.0, forest_s1=0.0, bounds_s=0.0)
+    startup_s, how = cs.startup_guess(ray2)
+    audit = Estimate(0, 10, 0, 300, "max_iter", 100.0, "cached", 2, c, 0, True, startup_s,
+                     None, how)
+    said.append(line(audit))  # 10 models x 3 s / 2 workers = 15 s, + 8 s
+    for text, total in zip(said, ("38 s", "38 s", "23 s")):
+        assert text.startswith(f"estimate: about {total} in all ("), text
+        assert "start-up 8 s (typical: not measured here yet)" in text, text
+    plan = {**rows[0], "impl": "paper", "dataset": "worst-case", "epsilon": 1.0,
+            "at_most": False, "iterations_range": (5, 5)}
+    _, cells, _ = dryrun.plan_view({"name": "c"}, [plan], ray2)
+    assert cells[-2][0] == "start-up" and cells[-2][8] == "8 s (typical)"
+    assert cells[-1][0] == "total" and cells[-1][8] == "38 s"
 
 
 def test_a_campaign_keeps_its_start_up_for_the_next_estimate(monkeypatch):

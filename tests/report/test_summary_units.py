@@ -33,3 +33,24 @@ def test_the_report_rebuilds_the_ensembles_views_from_its_dataset():
     missing = _views(pd.Series({**row.to_dict(), "dataset": "no-such-dataset"}),
                      pd.DataFrame({"target": ["4"]}))
     assert isinstance(missing, str) and "need its dataset" in missing
+
+
+def test_the_reports_red_box_reads_the_verdicts_bound_not_eps_cp_alone(tmp_path):
+    """curve > claim >= CP: the verdict says VIOLATED (raudit.audit.verdict.violated), so
+    the report's box is red too; it read eps_cp alone and showed a VIOLATED sentence in a
+    box that was not."""
+    from raudit.report.audits import section
+    from raudit.report.load import Results
+    from raudit.report.model import Verdict
+
+    row = {"job": "", "audit_id": "a" * 16, "created_at": pd.Timestamp("2026-01-01", tz="UTC"),
+           "impl": "paper", "attack": "querybased", "features": "querybased",
+           "dataset": "worst-case", "target": "worst-case", "epsilon": 1.0, "delta": 1e-5,
+           "shadow_models": 250, "models_ok": 500, "missing": 0, "auc": 0.9, "tpr": 0.6,
+           "fpr": 0.1, "tp": 60, "fn": 40, "tn": 90, "fp": 10, "eps_cp": 0.8,
+           "eps_curve": 1.3, "eps_max": 3.0, "eps_true": 2.0, "seed": None}
+    res = Results(tmp_path, "audit", {}, {"summary": pd.DataFrame([row])})
+    sec = section(res, tmp_path)
+    assert sec is not None
+    (box,) = [b for b in sec.blocks if isinstance(b, Verdict)]
+    assert "the claim is VIOLATED" in box.text and box.violated
