@@ -93,7 +93,12 @@ class FixedOptions(OptionsObject):
     """`fixed`'s options, one frozen object; the defaults are the class's settings. Only the
     vote schedule (iterations x student_steps x query_batch answers), ``bounds_share``,
     ``analysis`` with its ``dd_*`` and ``sign_query`` with ``sign_share`` change what is
-    charged; the others shape training or read the same noisy histogram (post-processing)."""
+    charged; the others shape training or read the same noisy histogram (post-processing).
+
+    Why the defaults stay the audited recipe (12,800 answers at k = N // 50): each recipe
+    that learned (lab/learning.md, "Where it stands") sets its own table's teachers and
+    schedule and, on breast-cancer and cervical, the sign query, all of which change what
+    is charged; no recipe was measured to learn at this schedule."""
 
     teachers: int | None = option(None, "k, the number of teachers (null: N // teacher_ratio, at least 2)")
     teacher_ratio: int = option(50, "training rows per teacher when teachers is null")
