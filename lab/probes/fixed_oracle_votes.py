@@ -9,7 +9,7 @@ just not read); nothing here is private or a test: a diagnostic of the training 
 Prints the generated rows' mean and per-feature sd in the encoding (data: LOC, 0.02).
 
     RAUDIT_DATA_DIR=../shared/data OMP_NUM_THREADS=1 python lab/probes/fixed_oracle_votes.py \\
-        0.7 oracle=1.0 iterations=300 teachers=20 lr=1e-3 teacher_steps=1 labels=soft output=sigmoid
+        0.7 oracle=1.0 iterations=300 teachers=20 lr=1e-3 teacher_steps=1 output_offset=0.5
 """
 
 from __future__ import annotations

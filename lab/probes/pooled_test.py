@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--against", nargs="+", help="folders of the setting to subtract")
     ap.add_argument("--against-control", action="store_true",
                     help="subtract the --against folders' control, not their real arm "
-                         "(a setting whose control is another's, e.g. fixed -o labels=soft)")
+                         "(a setting whose control is another setting's)")
     ap.add_argument("--jobs", help="keep campaign jobs whose name matches this glob")
     a = ap.parse_args(argv)
     try:

@@ -34,12 +34,13 @@ def option_defaults(caps) -> str:
 
 def _option_rows(name: str) -> list[list[str]]:
     """One generator's options as its class declares them (for the ports: the fields of
-    its options object, with their closed value sets and the upstream defaults)."""
+    its options object, with their closed value sets and the upstream defaults), each
+    with its one-line description where the class gives one."""
     rows = []
     for o in registry.get(name).describe().options or ():
         values = " | ".join("null" if v is None else str(v) for v in o.choices) if o.choices \
             else o.type
-        rows.append([o.name, values, "null" if o.default is None else str(o.default)])
+        rows.append([o.name, values, "null" if o.default is None else str(o.default), o.help])
     return rows
 
 
@@ -51,7 +52,7 @@ def generators(name: Annotated[Optional[str], typer.Argument(
     -o NAME=VALUE) and capabilities; with NAME, that generator's options in full."""
     tables.check_format(fmt)
     if name is not None:
-        tables.show(["option", "values", "default"], _option_rows(name), fmt=fmt,
+        tables.show(["option", "values", "default", "what"], _option_rows(name), fmt=fmt,
                     title=f"{name}: set with -o NAME=VALUE")
         return
     rows = []

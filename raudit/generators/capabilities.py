@@ -19,12 +19,12 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Literal
 
 from raudit.errors import ConfigError
 
-__all__ = ["Capabilities", "OptionSpec", "OptionsObject", "options_of"]
+__all__ = ["Capabilities", "OptionSpec", "OptionsObject", "option", "options_of"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,19 @@ class OptionSpec:
     type: str
     default: Any
     choices: tuple | None = None  # the closed value set of a Literal field (None: open)
+    help: str = ""  # one line for ``raudit generators NAME`` (see :func:`option`)
+
+
+# the constructor's shared keyword-only parameters, described once for every generator
+SHARED_HELP = {"preset": "a named set of defaults (--preset)",
+               "device": "cpu or cuda (null: chosen at run time)",
+               "dtype": "float32 or float64 (null: the generator's own)"}
+
+
+def option(default: Any, what: str) -> Any:
+    """A field of an :class:`OptionsObject` with its one-line description, which
+    ``raudit generators NAME`` shows beside the option's values and default."""
+    return field(default=default, metadata={"help": what})
 
 
 def literal_choices(hint: Any) -> tuple | None:
@@ -104,7 +117,8 @@ class OptionsObject:
     def specs(cls) -> tuple[OptionSpec, ...]:
         choices = cls.choices()
         return tuple(OptionSpec(f.name, f.type if isinstance(f.type, str) else str(f.type),
-                                f.default, choices.get(f.name)) for f in fields(cls))
+                                f.default, choices.get(f.name), f.metadata.get("help", ""))
+                     for f in fields(cls))
 
 
 @dataclass(frozen=True)
@@ -158,7 +172,7 @@ def options_of(cls: type) -> tuple[OptionSpec, ...] | None:
         params = inspect.signature(cls.__init__).parameters
         declared = getattr(cls, "Options", None)
         if isinstance(declared, type) and issubclass(declared, OptionsObject):
-            shared = tuple(OptionSpec(n, str(p.annotation), p.default)
+            shared = tuple(OptionSpec(n, str(p.annotation), p.default, help=SHARED_HELP.get(n, ""))
                            for n, p in params.items() if p.kind is p.KEYWORD_ONLY)
             _OPTIONS[cls] = shared + declared.specs()
         elif any(p.kind is p.VAR_KEYWORD for p in params.values()):

@@ -45,3 +45,14 @@ def test_gpate_heads_config_plans_and_names_every_non_default_option():
     hp = generators.get("gpate")(**r["options"]).resolve(1247, 618)
     assert (hp.teacher_label, hp.teacher_steps, hp.teacher_lr, hp.teacher_decay, hp.bins,
             hp.teachers, hp.batch) == ("heads", 10, 0.01, 0.1, 2, 249, 6)
+
+
+def test_fixed_learns_jobs_name_only_options_fixed_has():
+    """The measured recipes of docs/findings.md run from configs/fixed-learns.yaml: every job
+    builds its generator (a removed or renamed option of `fixed` fails here, not mid-campaign)."""
+    from raudit import generators
+
+    specs = _jobs("fixed-learns.yaml")
+    assert len(specs) >= 10 and {s.settings["impl"] for s in specs} == {"fixed"}
+    for s in specs:
+        generators.get("fixed")(**(s.settings.get("options") or {}))

@@ -111,6 +111,20 @@ def test_generators_name_lists_one_ports_options_with_values_and_defaults():
     assert "gaussian | laplace" in res.output
 
 
+def test_generators_fixed_shows_every_option_with_one_line():
+    # issue 44 item 6: each of fixed's options says what it does, on one line
+    from raudit import generators
+
+    res = run("generators", "fixed", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = {r["option"]: r for r in json.loads(res.stdout)}
+    names = [o.name for o in generators.get("fixed").describe().options]
+    assert sorted(rows) == sorted(names) and len(names) >= 20
+    for name, row in rows.items():
+        assert row["what"] and "\n" not in row["what"], name
+    assert rows["critic"]["values"] == "rows | joint" and rows["iterations"]["default"] == "100"
+
+
 def test_generators_unknown_name_is_a_usage_error():
     res = run("generators", "nope")
     assert res.exit_code == 2 and "nope" in res.output

@@ -129,7 +129,7 @@ def test_rejects_bad_options():
 def test_conditional_generator_writes_a_public_prior_label_and_charges_the_same():
     cols = infer_columns(table(), bounds="public")
     gen = Fixed(teachers=3, iterations=3, batch=16, student_steps=2, conditional=True,
-                label_prior=0.2, output="linear", z="normal")
+                label_prior=0.2)
     m = gen.fit_many([table(seed=3)], epsilon=1.0, seeds=[5], columns=cols)[0]
     _, sigma = plan(1.0, 1e-5, 3 * 2 * 16, 0, 0.2)  # the label costs nothing: it reads no record
     assert m.summary()["sigma"] == pytest.approx(sigma)
@@ -148,7 +148,7 @@ def test_conditional_takes_the_label_as_public_0_1_and_rejects_other_labels():
     with pytest.raises(DataError, match="0/1 label"):
         Fixed(teachers=2).fit(bad, epsilon=1.0)
     Fixed(teachers=2, iterations=1, conditional=False).fit(bad, epsilon=1.0)
-    for kwargs in ({"label_prior": 0.0}, {"output": "tanh"}, {"z": "cauchy"}, {"conditional": 1}):
+    for kwargs in ({"label_prior": 0.0}, {"label_prior": 1.0}, {"conditional": 1}):
         with pytest.raises(ConfigError):
             Fixed(**kwargs)
 

@@ -180,32 +180,3 @@ def test_bad_bounds_and_offset_options_are_one_line_errors():
         with pytest.raises(ConfigError, match=word) as err:
             Fixed(**kwargs)
         assert "\n" not in str(err.value)
-
-
-def test_centred_critics_read_the_features_minus_a_half_and_the_label_as_it_is():
-    from raudit.generators.pategan.fixed.nets import JointCritic, ShiftedCritic
-    rng = CounterRNG([5], purpose="t", dtype=torch.float64)
-    plain = MLP([3, 4, 1], ["relu", "sigmoid"])
-    p = plain.create(rng)
-    x = torch.tensor([[[0.2, 0.9, 1.0], [0.7, 0.1, 0.0]]], dtype=p.flat.dtype)
-    with torch.no_grad():
-        got = ShiftedCritic(plain.widths, plain.activations, shift=0.5)(p, x, logits=True)
-        want = plain(p, torch.tensor([[[-0.3, 0.4, 1.0], [0.2, -0.4, 0.0]]], dtype=x.dtype),
-                     logits=True)
-        torch.testing.assert_close(got, want, rtol=0, atol=1e-12)  # 0.2 - 0.5 vs -0.3
-        joint = JointCritic(plain.widths, plain.activations, shift=0.5)
-        pj = joint.create(rng)
-        # label 1: [f, 0, 1]; label 0: [0, f, 0] with f the features minus 0.5
-        mapped = torch.tensor([[[-0.3, 0.4, 0.0, 0.0, 1.0], [0.0, 0.0, 0.2, -0.4, 0.0]]],
-                              dtype=x.dtype)
-        torch.testing.assert_close(joint(pj, x, logits=True), MLP([5, 4, 1], ["relu", "sigmoid"])(
-            pj, mapped, logits=True), rtol=0, atol=1e-12)
-
-
-def test_bad_critic_centre_options_are_one_line_errors():
-    for kwargs, word in (({"critic_centre": 1}, "critic_centre"),
-                         ({"critic_centre": True, "conditional": False}, "critic_centre"),
-                         ({"critic_centre": True, "arch": "smartnoise"}, "critic_centre")):
-        with pytest.raises(ConfigError, match=word) as err:
-            Fixed(**kwargs)
-        assert "\n" not in str(err.value)

@@ -24,12 +24,12 @@ def _rows(gen, *shape, dtype):
     return x
 
 
-def _teachers(m, k, n, d, dtype, shift, batch, hidden):
+def _teachers(m, k, n, d, dtype, batch, hidden):
     gen = torch.Generator().manual_seed(m * 100 + k)
     x = _rows(gen, m, n, d, dtype=dtype)
     rng = CounterRNG(list(range(m)), purpose="pategan", dtype=dtype)
     parts, sizes = iid_partition(rng, torch.full((m,), n), n, k)
-    net = JointCritic([d] + hidden + [1], ["relu"] * len(hidden) + ["sigmoid"], shift=shift)
+    net = JointCritic([d] + hidden + [1], ["relu"] * len(hidden) + ["sigmoid"])
     return gen, LocalTeachers(net, teacher_rng(list(range(m)), k, dtype=dtype), x, parts, sizes,
                               TeacherTraining(batch, 1e-3, sample="first-shuffled",
                                               partial_batch=True))
@@ -56,16 +56,16 @@ def _run(hand: bool, monkeypatch, **kw):
     return t.params.flat.detach().clone(), torch.stack(votes), logits
 
 
-@pytest.mark.parametrize("m,k,n,d,batch,hidden,shift,dtype", [
-    (1, 7, 60, 9, 16, [4], 0.0, torch.float32),     # partitions of ~8 rows: partial batches
-    (2, 5, 400, 13, 16, [6], 0.5, torch.float32),   # critic_centre's shift, full batches
-    (3, 4, 50, 11, 7, [5], 0.0, torch.float64),     # an odd batch, float64
-    (2, 3, 90, 8, 16, [6, 3], 0.0, torch.float32),  # two hidden layers
-    (1, 64, 900, 9, 16, [4], 0.0, torch.float32),  # G x P a multiple of 64: no Adam tail
+@pytest.mark.parametrize("m,k,n,d,batch,hidden,dtype", [
+    (1, 7, 60, 9, 16, [4], torch.float32),     # partitions of ~8 rows: partial batches
+    (2, 5, 400, 13, 16, [6], torch.float32),   # full batches
+    (3, 4, 50, 11, 7, [5], torch.float64),     # an odd batch, float64
+    (2, 3, 90, 8, 16, [6, 3], torch.float32),  # two hidden layers
+    (1, 64, 900, 9, 16, [4], torch.float32),  # G x P a multiple of 64: no Adam tail
 ])
-def test_hand_steps_and_cached_votes_are_autograds_bits(m, k, n, d, batch, hidden, shift, dtype,
+def test_hand_steps_and_cached_votes_are_autograds_bits(m, k, n, d, batch, hidden, dtype,
                                                         monkeypatch):
-    kw = dict(m=m, k=k, n=n, d=d, dtype=dtype, shift=shift, batch=batch, hidden=hidden)
+    kw = dict(m=m, k=k, n=n, d=d, dtype=dtype, batch=batch, hidden=hidden)
     want = _run(False, monkeypatch, **kw)
     got = _run(True, monkeypatch, **kw)
     for a, b in zip(got, want):
@@ -74,7 +74,7 @@ def test_hand_steps_and_cached_votes_are_autograds_bits(m, k, n, d, batch, hidde
 
 def test_kept_permuted_layer_lives_from_the_votes_to_the_next_step():
     # the votes make it, the two vote rounds and the next step share it, the step drops it
-    _, t = _teachers(m=1, k=3, n=40, d=6, dtype=torch.float32, shift=0.0, batch=8, hidden=[4])
+    _, t = _teachers(m=1, k=3, n=40, d=6, dtype=torch.float32, batch=8, hidden=[4])
     assert t._first is None
     t.votes(torch.rand(1, 5, 6))
     kept = t._first

@@ -40,47 +40,16 @@ SIZES = [2, 3, 1, 2]
 SYNTH = [(0.9, 0.5, 1), (0.1, 0.5, 0), (0.7, 0.2, 1), (0.3, 0.6, 0)]
 
 
-@pytest.mark.parametrize("rule,expected", [
+def test_teacher_votes_by_hand():
     # <d_t, d_s>: t0 +0.36 (as is), t1 -0.48 (flipped), t2 abstains, t3 -0.08 (flipped)
-    ("mean", [1, 2]),
-    # synthetic ranges (0.8, 0.4): d_s / range^2 = (0.9375, -1.25); t0 +0.5625, t1 -1.03,
-    # t3 -0.5
-    ("scaled", [1, 2]),
-    # nearest centroid on the 4 synthetic rows: t0 f1 > 0.5 -> 4/4 right (as is); t1 0/4
-    # (flipped); t3 f2 > 0.4 -> 1/4 (flipped)
-    ("centroid", [1, 2]),
-    # lda: synthetic within-class covariance S = [[0.01, 0.01], [0.01, 0.0125]] (the ridge,
-    # 1e-3 x its mean variance, moves w by 1 %), w = S^-1 d_s = (380, -320); scores: t0
-    # -84 (label 0) < 144 (label 1): AUROC 1 (as is); t1 310 (0) > -58, -46 (1): 0 (flipped);
-    # t3 88 (0) > -40 (1): 0 (flipped)
-    ("lda", [1, 2]),
-])
-def test_teacher_votes_by_hand(rule, expected):
     x = torch.tensor([ROWS], dtype=torch.float32)
     votes = teacher_votes(x, torch.tensor([PARTS]), torch.tensor([SIZES]),
-                          torch.tensor([SYNTH], dtype=torch.float32), rule)
-    assert votes.tolist() == [expected]
+                          torch.tensor([SYNTH], dtype=torch.float32))
+    assert votes.tolist() == [[1, 2]]
     # the synthetic labels flipped: every voting teacher turns round
     flipped = torch.tensor([[(a, b, 1 - y) for a, b, y in SYNTH]], dtype=torch.float32)
-    again = teacher_votes(x, torch.tensor([PARTS]), torch.tensor([SIZES]), flipped, rule)
-    assert again.tolist() == [expected[::-1]]
-
-
-def test_centroid_and_mean_rules_differ_where_the_hand_count_says():
-    # synthetic means (0.8, 0.35) and (0.2, 0.45): d_s = (0.6, -0.1); t3's direction
-    # (0, 0.4) gives -0.04 (flipped); its centroid rule (f2 > 0.4) gets rows 1, 2 right and
-    # 3, 4 wrong: 1/2, it abstains
-    synth = torch.tensor([[(0.9, 0.5, 1), (0.1, 0.3, 0), (0.7, 0.2, 1), (0.3, 0.6, 0)]])
-    x = torch.tensor([ROWS], dtype=torch.float32)
-    t3 = (torch.tensor([[[6, 7]]]), torch.tensor([[2]]))
-    assert teacher_votes(x, *t3, synth.float(), "mean").tolist() == [[0, 1]]
-    assert teacher_votes(x, *t3, synth.float(), "centroid").tolist() == [[0, 0]]
-    # scaled: ranges (0.8, 0.4), d_s / range^2 = (0.9375, -0.625): t3 -0.25, flipped
-    assert teacher_votes(x, *t3, synth.float(), "scaled").tolist() == [[0, 1]]
-    # lda: the centred synthetic rows are all +-(0.1, 0.15): S is singular and the ridge
-    # leaves w nearly along the perpendicular (0.83, -0.55) (w = (28,400, -18,900)); t3's
-    # label-0 row (0.4, 0.2) scores 7,577, its label-1 row (0.4, 0.6) 5.5: AUROC 0, flipped
-    assert teacher_votes(x, *t3, synth.float(), "lda").tolist() == [[0, 1]]
+    again = teacher_votes(x, torch.tensor([PARTS]), torch.tensor([SIZES]), flipped)
+    assert again.tolist() == [[2, 1]]
 
 
 def test_answer_is_the_noisy_argmax_and_the_control_a_coin_of_its_own_stream():
@@ -161,8 +130,7 @@ def test_default_off_leaves_a_pinned_fit_unchanged():
     base = _sample_hash(fit())
     # taken at 10e2de7, before sign_query existed (same samples, rounded to 1e-5)
     assert base == "8d9abe600aaf304d"
-    assert _sample_hash(fit(sign_query="off", sign_share=0.3, sign_rule="centroid",
-                            sign_rows=7)) == base
+    assert _sample_hash(fit(sign_query="off", sign_share=0.3)) == base
 
 
 def test_control_replaces_the_vote_by_a_coin_and_flips_only_the_label():
@@ -185,8 +153,7 @@ def test_control_replaces_the_vote_by_a_coin_and_flips_only_the_label():
 
 @pytest.mark.parametrize("options,match", [
     ({"sign_share": 0.0}, "sign_share"), ({"sign_share": 0.8}, "sign_share"),
-    ({"sign_share": "x"}, "sign_share"), ({"sign_rule": "vote"}, "sign_rule"),
-    ({"sign_query": "yes"}, "sign_query"), ({"sign_rows": 0}, "sign_rows"),
+    ({"sign_share": "x"}, "sign_share"), ({"sign_query": "yes"}, "sign_query"),
     ({"sign_query": "on", "analysis": "data-dependent"}, "sign_query"),
     ({"sign_query": "on", "conditional": False}, "sign_query"),
 ])

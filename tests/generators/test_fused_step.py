@@ -102,7 +102,7 @@ def test_other_setups_stay_eager(monkeypatch, traced):
     sizes = torch.full((2, 3), 10)
     teachers = LocalTeachers(nets.teacher, teacher_rng([0, 1], 3), x, parts, sizes, TeacherTraining(8))
     assert fused_step.supported(cfg, nets, teachers, x.device)
-    for change in (dict(control="coin"), dict(noise="gaussian"), dict(student_balance=True),
+    for change in (dict(control="coin"), dict(noise="gaussian"),
                    dict(teacher_update="split"), dict(confident=object())):
         assert not fused_step.supported(replace(cfg, **change), nets, teachers, x.device), change
     assert not fused_step.supported(cfg, nets, object(), x.device)  # teachers on Ray

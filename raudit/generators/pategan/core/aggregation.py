@@ -47,19 +47,6 @@ def gaussian_argmax(n1: torch.Tensor, k: int, rng: CounterRNG, scale: float):
     return labels, noise
 
 
-def soft_target(n1: torch.Tensor, k: int, noise: torch.Tensor) -> torch.Tensor:
-    """GNMax's noisy vote share as the student's target (``fixed -o labels=soft``): the noisy
-    margin (n1 + Y1) - (n0 + Y0) mapped to [0, 1], 0.5 + margin / 2k, clipped (M, B).
-
-    Why: the argmax keeps one bit of the noisy histogram; when the teachers reject most fakes
-    every released label is 0 and the student learns nothing about which fakes look more
-    real. The share keeps that ranking. It is a function of the same noisy histogram the
-    accountant charges (a Gaussian mechanism on (n0, n1)), so post-processing: no extra cost."""
-    n1f = n1.to(noise.dtype)
-    margin = (n1f + noise[..., 1]) - ((k - n1f) + noise[..., 0])
-    return (0.5 + margin / (2.0 * k)).clamp(0.0, 1.0)
-
-
 AGGREGATIONS = {"argmax": noisy_argmax, "threshold": noisy_threshold}
 GAUSSIAN_AGGREGATIONS = {"argmax": gaussian_argmax}
 

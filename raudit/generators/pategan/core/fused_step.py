@@ -81,7 +81,7 @@ def supported(cfg, nets, teachers, device: torch.device) -> bool:
              and net_key(nets.generator) is not None)
     return (device.type == "cpu" and isinstance(teachers, LocalTeachers) and plain
             and type(nets).generate is PateNets.generate and cfg.confident is None
-            and cfg.control is None and cfg.noise == "laplace" and not cfg.student_balance
+            and cfg.control is None and cfg.noise == "laplace"
             and cfg.teacher_update == "joint" and teachers.update == "joint"
             and not teachers.opt.weight_decay and teachers.opt.max_grad_norm is None
             and teachers.sample in ("with-replacement", "first-shuffled")

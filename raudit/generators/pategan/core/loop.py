@@ -28,7 +28,7 @@ from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.core import teachers as teachers_mod
-from raudit.generators.pategan.core.aggregation import aggregator, confident_votes, soft_target
+from raudit.generators.pategan.core.aggregation import aggregator, confident_votes
 from raudit.generators.pategan.core.nets import (EpsilonTooSmall, LoopConfig, PateNets,
                                                  TeacherFakes, draw_z, fakes, vote_event)
 from raudit.generators.pategan.core.teachers import (LocalTeachers, TeacherTraining, bce_logits,
@@ -173,19 +173,15 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
                 elif observer is not None:
                     observer(_gradient_votes(it, cfg, n1_np, thr_noise, ans_np, labels, act_np))
                 s_opt.zero_grad()
-                if cfg.soft_labels and cfg.control is None:  # the control keeps its coins
-                    target = soft_target(n1, cfg.k, noise).to(fake.dtype)[..., None]
-                else:
-                    target = labels.to(fake.dtype)[..., None]
-                plain = answered is None and not cfg.student_balance
-                if plain and teachers_mod.HAND_GRAD and mlp_grad.supported(nets.student, dev):
+                target = labels.to(fake.dtype)[..., None]
+                if answered is None and teachers_mod.HAND_GRAD and mlp_grad.supported(nets.student, dev):
                     # autograd's gradient of the mean BCE below, by hand (nn/mlp_grad.py)
                     student.flat.grad = mlp_grad.bce_grad(
                         nets.student, student, [(fake, target, 1.0 / fake.shape[1])], align=1)
                 else:
                     logits = nets.student(student, fake, logits=True)
-                    (bce_logits(logits, target) if plain else
-                     student_loss(logits, target, answered, cfg.student_balance)).backward()
+                    (bce_logits(logits, target) if answered is None else
+                     student_loss(logits, target, answered)).backward()
                 s_opt.step(upd)
             g_opt.zero_grad()
             # through the student's input only: its parameters' gradient would be discarded
@@ -216,22 +212,12 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
     return gen, iters.tolist(), [float(e) for e in eps_hat], student
 
 
-def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Tensor | None,
-                 balance: bool) -> torch.Tensor:
-    """The student's BCE, per model a weighted mean (summed over models): only answered
-    queries carry a label (Confident-GNMax), and with ``balance`` each released label class
-    weighs half. Why balance: once the teachers reject every fake, nearly all labels are 0
-    and an unweighted student turns constant, leaving the generator no direction. It reads
-    only the released labels (post-processing: no privacy cost)."""
-    w = torch.ones_like(target) if answered is None else answered.to(target.dtype)[..., None]
+def student_loss(logits: torch.Tensor, target: torch.Tensor, answered: torch.Tensor) -> torch.Tensor:
+    """The student's BCE, per model the mean over the answered queries (summed over models):
+    only answered queries carry a label (Confident-GNMax)."""
+    w = answered.to(target.dtype)[..., None]
     per = whole.bce_with_logits(logits, target)  # the same bits in any chunk (nn/whole.py)
-    if not balance:  # the answered-only mean, as before the option existed
-        return ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum()
-    pos = (w * target).flatten(1).sum(1).clamp(min=1.0)
-    neg = (w * (1 - target)).flatten(1).sum(1).clamp(min=1.0)
-    shape = (-1,) + (1,) * (target.dim() - 1)
-    w = w * (target / pos.reshape(shape) + (1 - target) / neg.reshape(shape)) * 0.5
-    return (per * w).flatten(1).sum(1).sum()
+    return ((per * w).flatten(1).sum(1) / w.flatten(1).sum(1).clamp(min=1.0)).sum()
 
 
 def _gradient_votes(it, cfg: LoopConfig, n1: np.ndarray, thr_noise, answered: Any, labels,

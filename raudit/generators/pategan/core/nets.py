@@ -50,8 +50,6 @@ class LoopConfig:
     control: str | None = None  # "coin": labels are fair coins (the utility's data-free control)
     confident: ConfidentVotes | None = None  # Confident-GNMax instead of ``noise``
     teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
-    student_balance: bool = False  # weight the student's loss so both released labels count equally
-    soft_labels: bool = False  # GNMax only: the student's target is the noisy vote share (aggregation.soft_target)
 
     @property
     def teacher_rate(self) -> float:

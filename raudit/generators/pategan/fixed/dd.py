@@ -49,6 +49,7 @@ from raudit.generators.pategan.core.noise_calibration import bounds_noise
 from raudit.generators.pategan.core.loop import TeacherSource, to_trained, train_pate_gan
 from raudit.generators.pategan.core.partitions import iid_partition
 from raudit.generators.pategan.core.nets import LoopConfig
+from raudit.generators.pategan.fixed.nets import Z
 
 __all__ = ["DDPlan", "EPS_OVER", "RecordingGNMax", "plan_dd", "bounds_rdp", "train_dd"]
 
@@ -166,11 +167,10 @@ def train_dd(gen, batch, hp, *, epsilon, delta, observer, progress, control):
     cfg = LoopConfig(k=k, batch=b, lam=1.0 / v.sigma2, noise_scale=v.sigma2, aggregation="argmax",
                      accountant="gnmax", teacher_steps=o["teacher_steps"],
                      student_steps=o["student_steps"], check="planned", max_iter=iters,
-                     z_dim=gen.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
+                     z_dim=gen.z_dim(batch.dim), z_train=Z, generator_loss="non-saturating",
                      lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                      noise="gaussian", student_batch=o["query_batch"], control=control,
-                     confident=v, teacher_lr=o["teacher_lr"],
-                     student_balance=o["student_balance"])
+                     confident=v, teacher_lr=o["teacher_lr"])
     nets = gen.nets(batch.dim)
     params, it, _, student = train_pate_gan(
         batch, cfg, nets, epsilon=epsilon, delta=float(deltas[0]), observer=observer,
@@ -183,7 +183,7 @@ def train_dd(gen, batch, hp, *, epsilon, delta, observer, progress, control):
     rel = release_eps(counts, answered, k=k, threshold=v.threshold, sigma1=v.sigma1,
                       sigma2=v.sigma2, plan=plan.gnss, delta=float(deltas[0]), z=z,
                       rdp_other=float(bounds_rdp(plan.z_bounds, [plan.gnss.order])[0]))
-    trained = to_trained(params, nets, cfg, it, [r.eps for r in rel], z_sample=o["z"],
+    trained = to_trained(params, nets, cfg, it, [r.eps for r in rel], z_sample=Z,
                          student=student)
     trained.extra = [{"sigma": v.sigma2, "bounds_noise_multiplier": plan.z_bounds,
                       "dp_bounds_columns": gen._n_dp, "queries": gen.queries(),

@@ -39,9 +39,8 @@ GNMax answer of the same teachers decides whether the released labels flip, its 
 ``bounds_mass`` / ``bounds_centre`` / ``bounds_keep`` read the DP bounds off the same noisy
 histogram as the noisy counts' central mass (default 0.9, within the run from the mode),
 symmetric about their median's bin (post-processing: no extra cost; ``-o bounds_mass=1 -o
-bounds_centre=false`` is the rule before 2026-11-25); options, defaults off:
-``output_offset`` adds a public constant to the generator's output (0.5: it starts at the
-encoding's centre); ``critic_centre`` feeds the critics the features minus 0.5.
+bounds_centre=false`` is the rule before 2026-11-25); ``output_offset`` (default off) adds a
+public constant to the generator's output (0.5: it starts at the encoding's centre).
 
 Hyperparameters: k = max(2, N // 50) teachers (N is treated as public, as in the
 study); T = 100 iterations of 5 teacher rounds, 2 student rounds of ``query_batch``
@@ -61,7 +60,7 @@ from raudit.accountants import GaussianStep, GNMaxAnswer, create
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.capabilities import Capabilities, OptionsObject
+from raudit.generators.capabilities import Capabilities, OptionsObject, option
 from raudit.generators.labelled import public_label
 from raudit.generators.pategan.fixed import sign as fixed_sign
 from raudit.generators.mechanism import DryRun, vote_releases
@@ -69,11 +68,11 @@ from raudit.generators.pategan.core.aggregation import CONTROLS
 from raudit.generators.pategan.core.dp_bounds import DPBoundsFitting
 from raudit.generators.pategan.core.noise_calibration import calibrate
 from raudit.generators.pategan.fixed.dd import train_dd
-from raudit.generators.pategan.fixed.nets import ARCHS, LabelledNets, critics, offset
+from raudit.generators.pategan.fixed.nets import ARCHS, Z, LabelledNets, joint_critics, offset
 from raudit.generators.pategan.core import fused_step
 from raudit.generators.pategan.core.nets import LoopConfig, PateNets
 from raudit.generators.pategan.core.loop import TeacherSource, to_trained, train_pate_gan
-from raudit.generators.pategan.core.options import choice, positive
+from raudit.generators.pategan.core.options import positive
 from raudit.generators.pategan.core.partitions import iid_partition
 
 
@@ -91,47 +90,52 @@ def plan(epsilon: float, delta: float, queries: int, dp_columns: int, bounds_sha
 
 @dataclass(frozen=True)
 class FixedOptions(OptionsObject):
-    """`fixed`'s options, one frozen object; the defaults are the class's settings. ``arch``
-    is checked against :data:`~raudit.generators.pategan.fixed.nets.ARCHS` by the constructor."""
+    """`fixed`'s options, one frozen object; the defaults are the class's settings. Only the
+    vote schedule (iterations x student_steps x query_batch answers), ``bounds_share``,
+    ``analysis`` with its ``dd_*`` and ``sign_query`` with ``sign_share`` change what is
+    charged; the others shape training or read the same noisy histogram (post-processing).
 
-    teachers: int | None = None
-    teacher_ratio: int = 50
-    batch: int = 64
-    iterations: int = 100
-    max_iter: int | None = None
-    teacher_steps: int = 5
-    student_steps: int = 2
-    lr: float = 1e-4
-    bounds_share: float = 0.2
-    conditional: bool = True
-    label_prior: float = 0.5
-    query_batch: int | None = None
-    output: Literal["sigmoid", "linear"] = "linear"
-    z: Literal["uniform", "normal"] = "normal"
-    arch: str = "mlp"
-    analysis: Literal["independent", "data-dependent"] = "independent"
-    dd_threshold: float = 0.8  # T / k of the threshold check (data-dependent only)
-    dd_sigma2: float = 0.1  # sigma2 / k: GNMax noise of the answered queries
-    dd_sigma_s: float = 20.0  # sigma_s of the smooth-sensitivity release
-    dd_beta: float = 0.4  # beta * lambda of the release (beta < 1 / (2 lambda))
-    teacher_lr: float | None = None  # the teachers' Adam lr (None: ``lr``)
-    student_balance: bool = False  # each released label class weighs half in the student's loss
-    critic: Literal["rows", "joint"] = "rows"  # joint: per-label first layer (conditional only)
-    labels: Literal["hard", "soft"] = "hard"  # soft: the student learns the noisy vote share
-    # DP bounds: the central 90 % of the noisy histogram's counts within the run from its
-    # mode, symmetric about their median's bin (dp_bounds.trim; lab/learning.md, "fixed's
-    # default bounds"). Before 2026-11-25: 1.0 / false (the whole run), which clamped 40-67 %
-    # of epileptic's values at eps 1-10; "all" trims over every passing bin (spurious far bins)
-    bounds_mass: float = 0.9
-    bounds_centre: bool = True
-    bounds_keep: Literal["run", "all"] = "run"
-    output_offset: float = 0.0  # added to the generator's output (nets.OffsetMLP)
-    critic_centre: bool = False  # critics read the features minus 0.5 (nets.ShiftedCritic)
-    # one private GNMax answer after training decides whether the labels flip (fixed_sign)
-    sign_query: Literal["off", "on"] = "off"
-    sign_share: float = 0.1  # the sign answer alone costs this share of eps
-    sign_rule: Literal["mean", "scaled", "centroid", "lda"] = "mean"  # each teacher's vote (fixed_sign)
-    sign_rows: int = 1000  # synthetic rows the teachers judge
+    Why the defaults stay the audited recipe (12,800 answers at k = N // 50): each recipe
+    that learned (lab/learning.md, "Where it stands") sets its own table's teachers and
+    schedule and, on breast-cancer and cervical, the sign query, all of which change what
+    is charged; no recipe was measured to learn at this schedule."""
+
+    teachers: int | None = option(None, "k, the number of teachers (null: N // teacher_ratio, at least 2)")
+    teacher_ratio: int = option(50, "training rows per teacher when teachers is null")
+    batch: int = option(64, "rows per teacher step and, unless query_batch, queries per student round")
+    iterations: int = option(100, "T, the iterations run, fixed before training")
+    max_iter: int | None = option(None, "a cap on T (audits and tests); the noise is planned for the T run")
+    teacher_steps: int = option(5, "teacher updates per iteration")
+    student_steps: int = option(2, "student rounds (of query_batch answers) per iteration")
+    lr: float = option(1e-4, "Adam lr of the generator and the student")
+    teacher_lr: float | None = option(None, "Adam lr of the teachers (null: lr)")
+    query_batch: int | None = option(None, "answers per student round (null: batch)")
+    conditional: bool = option(True, "the generator draws the 0/1 label from label_prior and writes it")
+    label_prior: float = option(0.5, "the public share of label 1 the conditional generator draws")
+    arch: Literal["mlp", "borealis", "smartnoise"] = option(
+        "mlp", "network family (nets.py); the mechanism and budget are the same")
+    # critic=joint: per-label first layers; part of every recipe that learned
+    # (lab/learning.md, "A `fixed` that learns"), it needs conditional=true and an MLP critic
+    critic: Literal["rows", "joint"] = option(
+        "rows", "joint: teachers and student weigh features per label class (conditional only)")
+    output_offset: float = option(0.0, "a public constant added to the generator's output")
+    bounds_share: float = option(0.2, "share of eps paid for the DP bounds of non-public columns")
+    # the central 90 % of the noisy histogram's counts within the run from its mode, symmetric
+    # about their median's bin (dp_bounds.trim; lab/learning.md, "fixed's default bounds").
+    # Before 2026-11-25: 1.0 / false, which clamped 40-67 % of epileptic's values at eps 1-10
+    bounds_mass: float = option(0.9, "central share of the noisy histogram kept as a column's bounds")
+    bounds_centre: bool = option(True, "bounds symmetric about the noisy median's bin")
+    bounds_keep: Literal["run", "all"] = option(
+        "run", "trim within the run of passing bins from the mode, or over all passing bins")
+    analysis: Literal["independent", "data-dependent"] = option(
+        "independent", "data-dependent: Confident-GNMax votes and a released eps (dd.py)")
+    dd_threshold: float = option(0.8, "data-dependent: T / k of the noisy threshold check")
+    dd_sigma2: float = option(0.1, "data-dependent: sigma2 / k, the answered queries' noise")
+    dd_sigma_s: float = option(20.0, "data-dependent: sigma_s of the smooth-sensitivity release")
+    dd_beta: float = option(0.4, "data-dependent: beta * lambda of the release (< 0.5)")
+    sign_query: Literal["off", "on"] = option(
+        "off", "on: one GNMax answer after training decides whether the labels flip (sign.py)")
+    sign_share: float = option(0.1, "share of eps the sign answer alone costs")
 
 
 class FixedPateGan(DPBoundsFitting, BatchedGenerator):
@@ -161,38 +165,23 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         positive("max_iter", o.max_iter, integer=True, allow_none=True)
         positive("lr", o.lr)
         positive("teacher_lr", o.teacher_lr, allow_none=True)
-        if not isinstance(o.student_balance, bool):
-            raise ConfigError(f"student_balance must be true or false, got {o.student_balance!r}")
         if not isinstance(o.conditional, bool):
             raise ConfigError(f"conditional must be true or false, got {o.conditional!r}")
         if not 0.0 < o.label_prior < 1.0:
             raise ConfigError(f"label_prior must lie in (0, 1), got {o.label_prior!r}")
-        choice("arch", o.arch, tuple(ARCHS))
         if not 0.0 < o.bounds_share < 1.0:
             raise ConfigError(f"bounds_share must lie in (0, 1), got {o.bounds_share!r}")
-        choice("analysis", o.analysis, ("independent", "data-dependent"))
-        choice("critic", o.critic, ("rows", "joint"))
-        choice("labels", o.labels, ("hard", "soft"))
-        if o.labels == "soft" and o.analysis == "data-dependent":
-            raise ConfigError("labels=soft needs analysis=independent (Confident-GNMax releases "
-                              "only the argmax of the answered queries)")
         if not 0.0 < o.bounds_mass <= 1.0:
             raise ConfigError(f"bounds_mass must lie in (0, 1], got {o.bounds_mass!r}")
         if not isinstance(o.bounds_centre, bool):
             raise ConfigError(f"bounds_centre must be true or false, got {o.bounds_centre!r}")
-        choice("bounds_keep", o.bounds_keep, ("run", "all"))
         if not 0.0 <= o.output_offset <= 1.0:
             raise ConfigError(f"output_offset must lie in [0, 1] (the encoding's range), got "
                               f"{o.output_offset!r}")
         if o.output_offset and o.arch == "smartnoise":
             raise ConfigError("output_offset needs an MLP generator (arch=mlp or arch=borealis)")
-        if not isinstance(o.critic_centre, bool):
-            raise ConfigError(f"critic_centre must be true or false, got {o.critic_centre!r}")
-        if (o.critic == "joint" or o.critic_centre) and o.arch == "smartnoise":
-            raise ConfigError("critic=joint and critic_centre need an MLP critic (arch=mlp or "
-                              "arch=borealis)")
-        if o.critic_centre and not o.conditional:
-            raise ConfigError("critic_centre needs conditional=true (the label, last, is not shifted)")
+        if o.critic == "joint" and o.arch == "smartnoise":
+            raise ConfigError("critic=joint needs an MLP critic (arch=mlp or arch=borealis)")
         if o.critic == "joint" and not o.conditional:
             raise ConfigError("critic=joint needs conditional=true (the label must be 0/1)")
         for name in ("dd_threshold", "dd_sigma2", "dd_sigma_s"):
@@ -202,7 +191,6 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
                               f"is always >= k / 2; got {o.dd_threshold!r}")
         if not 0.0 < o.dd_beta < 0.5:
             raise ConfigError(f"dd_beta (beta * lambda) must lie in (0, 0.5), got {o.dd_beta!r}")
-        positive("sign_rows", o.sign_rows, integer=True)
         if not (isinstance(o.sign_share, (int, float)) and 0.0 < o.sign_share < 1.0
                 and o.sign_share + o.bounds_share < 1.0):
             raise ConfigError(f"sign_share must lie in (0, 1 - bounds_share) = (0, "
@@ -276,12 +264,13 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
     def nets(self, d: int) -> PateNets:
         o = self.options
         c = int(o["conditional"])
-        kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c, o["output"])
-        kw = critics(kw, o["critic"], 0.5 if o["critic_centre"] else 0.0)
+        kw = ARCHS[o["arch"]].nets(d, self.z_dim(d), c)
+        if o["critic"] == "joint":
+            kw = joint_critics(kw)
         if o["output_offset"]:
             kw = offset(kw, o["output_offset"])
         if c:
-            return LabelledNets(o["label_prior"], o["z"], **kw)
+            return LabelledNets(o["label_prior"], Z, **kw)
         return PateNets(**kw)
 
     def train(self, batch: TrainBatch, hp, *, epsilon, delta, observer, progress,
@@ -303,23 +292,22 @@ class FixedPateGan(DPBoundsFitting, BatchedGenerator):
         cfg = LoopConfig(k=k, batch=b, lam=1.0 / sigma, noise_scale=sigma, aggregation="argmax",
                          accountant="rdp", teacher_steps=o["teacher_steps"],
                          student_steps=o["student_steps"], check="planned", max_iter=iters,
-                         z_dim=self.z_dim(batch.dim), z_train=o["z"], generator_loss="non-saturating",
+                         z_dim=self.z_dim(batch.dim), z_train=Z, generator_loss="non-saturating",
                          lr=o["lr"], teacher_sample="first-shuffled", partial_batch=True,
                          noise="gaussian", student_batch=o["query_batch"], control=control,
-                         teacher_lr=o["teacher_lr"], student_balance=o["student_balance"],
-                         soft_labels=o["labels"] == "soft")
+                         teacher_lr=o["teacher_lr"])
         nets = self.nets(batch.dim)
         gen, it, eps_hat, student = train_pate_gan(
             batch, cfg, nets, epsilon=epsilon, delta=delta, observer=observer, progress=progress,
             source=TeacherSource(lambda rng, bt: _kept(drawn, iid_partition(
                 rng, bt.rows, bt.x.shape[1], k))),
             accountant=acct, fast_step=fused_step.prepare)
-        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=o["z"], student=student)
+        trained = to_trained(gen, nets, cfg, it, eps_hat, z_sample=Z, student=student)
         notes = [{}] * batch.models
         if sign:
             trained, notes = fixed_sign.run(
                 trained, batch, drawn[0], control=control, accountant=acct, delta=delta,
-                query=fixed_sign.SignQuery(sigma_s, o["sign_rule"], o["sign_rows"]),
+                sigma=sigma_s,
                 observer=observer, iteration=iters)
         trained.extra = [{"sigma": sigma, "bounds_noise_multiplier": z_bounds,
                           "dp_bounds_columns": n_dp, "queries": self.queries(), **note}

@@ -28,33 +28,34 @@ from raudit.generators.pategan.core.nets import PateNets
 from raudit.generators.pategan.ports.smartnoise.nets import ResidualGenerator, discriminator
 
 SMARTNOISE_LATENT = 64
+Z = "normal"  # the generator's latent noise, N(0, 1), in training and sampling alike
 
 
 @dataclass(frozen=True)
 class Arch:
     z_dim: Callable[[int, int], int]  # (columns, conditional 0/1) -> generator input width
-    build: Callable[[int, int, int, str], dict]
+    build: Callable[[int, int, int], dict]
 
-    def nets(self, d: int, z: int, conditional: int, output: str) -> dict:
+    def nets(self, d: int, z: int, conditional: int) -> dict:
         """generator / student / teacher for a d-column table; the generator writes d - conditional."""
-        return self.build(d, z, d - conditional, output)
+        return self.build(d, z, d - conditional)
 
 
-def _mlp(d: int, z: int, out: int, output: str) -> dict:
-    return dict(generator=MLP([z, 2 * d, 2 * d, out], ["relu", "relu", output]),
+def _mlp(d: int, z: int, out: int) -> dict:
+    return dict(generator=MLP([z, 2 * d, 2 * d, out], ["relu", "relu", "linear"]),
                 student=MLP([d, d, 1], ["relu", "sigmoid"]),
                 teacher=MLP([d, max(1, d // 2), 1], ["relu", "sigmoid"]))
 
 
-def _borealis(d: int, z: int, out: int, output: str) -> dict:
+def _borealis(d: int, z: int, out: int) -> dict:
     hidden = max(1, (d - 1) // 2)
-    return dict(generator=MLP([z, 2 * z, out], ["relu", output], bias=0.01),
+    return dict(generator=MLP([z, 2 * z, out], ["relu", "linear"], bias=0.01),
                 student=MLP([d, hidden, 1], ["relu", "sigmoid"], bias=0.01),
                 teacher=MLP([d, hidden, 1], ["relu", "sigmoid"], bias=0.01))
 
 
-def _smartnoise(d: int, z: int, out: int, output: str) -> dict:
-    # snsynth's generator ends in LayerNorm + LeakyReLU whatever ``output`` says
+def _smartnoise(d: int, z: int, out: int) -> dict:
+    # snsynth's generator ends in LayerNorm + LeakyReLU
     return dict(generator=ResidualGenerator(z, out), student=discriminator(d),
                 teacher=discriminator(d))
 
@@ -70,14 +71,13 @@ class JointCritic(MLP):
     Per-class weights make that relation first-order. A fixed, public map of each row:
     the privacy mechanism does not change."""
 
-    def __init__(self, widths: list[int], activations: list[str], *, shift: float = 0.0, **kw):
+    def __init__(self, widths: list[int], activations: list[str], **kw):
         d = widths[0]
         super().__init__([2 * d - 1] + list(widths[1:]), activations, **kw)
-        self.shift = float(shift)  # critic_centre: the features minus 0.5 (ShiftedCritic)
 
     def joint(self, x: torch.Tensor) -> torch.Tensor:
         """The first layer's input: rows (..., d) -> [x * y, x * (1 - y), y] (2d - 1)."""
-        y, f = x[..., -1:], x[..., :-1] - self.shift
+        y, f = x[..., -1:], x[..., :-1]
         return torch.cat([f * y, f * (1 - y), y], -1)
 
     def __call__(self, p, x, **kw):
@@ -96,25 +96,6 @@ class JointCritic(MLP):
         """The joint step's gradient; ``real``/``fake``: (rows, d(loss)/d(per-row BCE))."""
         return fixed_grad.teacher_grad(self, p, (self.joint(real[0]), real[1]),
                                        (self.joint(fake[0]), fake[1]), k, first)
-
-
-class ShiftedCritic(MLP):
-    """A critic that reads the features minus ``shift`` (the label, last, as it is):
-    ``fixed -o critic_centre=true`` with ``critic=rows``.
-
-    Why: the encoding is [0, 1], all inputs positive. When the teachers reject every fake
-    the student is pushed down on all of them, and a ReLU network lowers its logit mostly
-    through the weights that multiply large inputs, so fakes with smaller values keep the
-    higher logit: the generator, which climbs the student's logit, drifts to 0, the
-    encoding's lower bound (every flat-vote epileptic run did, lab/learning.md). Inputs
-    centred on the encoding's middle take away that direction. A fixed, public map."""
-
-    def __init__(self, widths: list[int], activations: list[str], *, shift: float, **kw):
-        super().__init__(widths, activations, **kw)
-        self.shift = float(shift)
-
-    def __call__(self, p, x, **kw):
-        return super().__call__(p, torch.cat([x[..., :-1] - self.shift, x[..., -1:]], -1), **kw)
 
 
 class OffsetMLP(MLP):
@@ -143,19 +124,14 @@ def offset(nets: dict, value: float) -> dict:
                                           bias=net.bias, init=net.init))
 
 
-def critics(nets: dict, kind: str, shift: float) -> dict:
-    """The student and the teachers as :class:`JointCritic` (``critic=joint``) or, with a
-    ``shift`` (``critic_centre``), :class:`ShiftedCritic` (plain MLPs only)."""
-    if kind == "rows" and not shift:
-        return nets
+def joint_critics(nets: dict) -> dict:
+    """``critic=joint``: the student and the teachers as :class:`JointCritic` (plain MLPs only)."""
     out = dict(nets)
     for name in ("student", "teacher"):
         net = nets[name]
         if type(net) is not MLP:
-            raise ConfigError("critic=joint and critic_centre need an MLP critic (arch=mlp or "
-                              "arch=borealis)")
-        cls = JointCritic if kind == "joint" else ShiftedCritic
-        out[name] = cls(net.widths, net.activations, shift=shift, bias=net.bias, init=net.init)
+            raise ConfigError("critic=joint needs an MLP critic (arch=mlp or arch=borealis)")
+        out[name] = JointCritic(net.widths, net.activations, bias=net.bias, init=net.init)
     return out
 
 
