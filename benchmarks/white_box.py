@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import sys
 import tempfile
 from pathlib import Path
 
@@ -64,9 +66,19 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['black_box_auc']:.3f}), white-box {r['white_box_cp']:.3f} (AUC "
                   f"{r['white_box_auc']:.3f}, view {r['view']}), same {r['models']} models, "
                   f"ceiling {r['eps_max']:.3f}", flush=True)
-    gain = min(r["white_box_cp"] - r["black_box_cp"] for r in rows)
-    print(json.dumps({"rows": rows, "min_gain": gain, "shadow_models": a.shadow_models,
-                      "attack": a.attack, "dataset": a.dataset, "seed": a.seed}))
+    gains = [r["white_box_cp"] - r["black_box_cp"] for r in rows]
+    # a generator whose audit failed (NaN) has no gain: min() over NaN would silently skip it
+    # or return it by position, so the figure is the least of the generators that ran, and a
+    # failed one makes the run fail
+    failed = [r["impl"] for r, g in zip(rows, gains) if math.isnan(g)]
+    ran = [g for g in gains if not math.isnan(g)]
+    print(json.dumps({"rows": rows, "min_gain": min(ran) if ran else None, "failed": failed,
+                      "shadow_models": a.shadow_models, "attack": a.attack,
+                      "dataset": a.dataset, "seed": a.seed}))
+    if failed:
+        print(f"white_box: no bound for {', '.join(failed)} (its audit failed: see the "
+              "results folder's shadow rows, column error)", file=sys.stderr)
+        return 1
     return 0
 
 
