@@ -17,6 +17,7 @@ from typing import Any
 from raudit.campaign import fields
 from raudit.campaign.config import JobSpec
 from raudit.errors import ConfigError, DataUnavailable, RauditError
+from raudit.runs.threats import reads_models
 
 # The command line's generator shortcuts (--preset, --teachers, --lambda, --max-iter),
 # accepted as job keys and turned into options exactly as `raudit audit` does.
@@ -60,9 +61,21 @@ def audit_request(job: JobSpec, chunk_size: int | None = None):
     from raudit.audit.runner import AuditRequest
     from raudit.generators.kwargs import generator_kwargs
 
-    known = {f.name for f in dataclasses.fields(AuditRequest)} | set(SHORTCUTS)
+    # a job names its threat model as `raudit audit --threat-model` does; the registry
+    # says what that makes of the request (white_box)
+    known = ({f.name for f in dataclasses.fields(AuditRequest)} - {"white_box"}
+             | set(SHORTCUTS) | {"threat_model"})
     _unknown(job, known)
     s = dict(job.settings)
+    if "threat_model" in s:
+        name = s.pop("threat_model")
+        if not isinstance(name, str):
+            raise _fail(job, ConfigError(f"threat_model must be text, got {name!r:.80}"),
+                        "threat_model")
+        try:
+            s["white_box"] = reads_models(name)
+        except ConfigError as exc:
+            raise _fail(job, exc, "threat_model") from None
     if s.get("chunk_size") == "auto":
         s["chunk_size"] = chunk_size or 100
     short = {k: s.pop(k) for k in list(s) if k in SHORTCUTS}

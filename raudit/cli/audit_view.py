@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from raudit.audit.threat_model import read_models
 from raudit.privacy import fmt_delta
 
 
@@ -131,7 +132,7 @@ def show(r: dict) -> None:
 def _view_row(r) -> tuple[str, str]:
     """The feature view the audit chose on validation, and what it chose among."""
     why = "the largest bound on the validation split; the test split is not read to choose"
-    if r.get("threat_model") == "white-box":
+    if read_models(r.get("threat_model")):
         return "white-box features", f"{r['feature_view']} (of black-box, white-box and union: {why})"
     from raudit.attacks import get as get_attack
 

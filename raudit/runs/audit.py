@@ -151,6 +151,7 @@ class BlackBox(ThreatModel):
     --synthetic-in/--synthetic-out the external one."""
 
     name = "black-box"
+    trains_models = True
 
     def chosen(self, s: AuditSettings) -> ThreatModel:
         if s.data_only:
@@ -181,7 +182,7 @@ class WhiteBox(BlackBox):
     computed in the chunk, :mod:`raudit.audit.whitebox`, from their own seed stream)."""
 
     name = "white-box"
-    shadow_level = "white-box"
+    reads_models = True
     tag = "-white-box"
 
     def chosen(self, s: AuditSettings) -> ThreatModel:
