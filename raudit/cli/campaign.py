@@ -61,8 +61,8 @@ def campaign(
             tables.show(PLAN_COLUMNS, cells, title=title, notes=notes,
                         right=PLAN_COLUMNS[4:])
         return
-    header, _ = cf.load(config)
-    out = out or Path("runs") / f"campaign-{header['name']}"
+    top, _ = cf.load(config)
+    out = out or Path("runs") / f"campaign-{top['name']}"
     if export is not None or import_ is not None:
         from raudit.campaign import transfer
 
