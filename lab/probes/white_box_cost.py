@@ -22,7 +22,7 @@ def main() -> None:
         for level in ("black-box", "white-box") * 2:
             game, _, _ = prepare(AuditRequest(impl=impl, attack=attack, dataset=ds,
                                               target="0" if ds else None, shadow_models=50,
-                                              options=opts, threat_model=level))
+                                              options=opts, white_box=level == "white-box"))
             spec = {"audit_id": "x", "game": game.spec(), "world": "in",
                     "trials": trials(game, world="in", count=50)}
             c0 = time.process_time()

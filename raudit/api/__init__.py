@@ -241,8 +241,8 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
         header, jobs = load_jobs(config, picked, dry_run=True)  # no plugin imported or run
         return CampaignPlan(str(header["name"]), dry_plan(jobs, engine))
     if out is None:
-        header, _ = cf.load(config)
-        out = Path("runs") / f"campaign-{header['name']}"
+        top, _ = cf.load(config)
+        out = Path("runs") / f"campaign-{top['name']}"
     if export is not None:
         got = transfer.export_campaign(config, out, export)
         return CampaignExport(Path(got["file"]), list(got["jobs"]), int(got["files"]),

@@ -26,7 +26,6 @@ from raudit.results import ResultStore
 from raudit.seeds import check_root
 
 DEFAULT_CHUNK = 100
-TRAINED_LEVELS = ("black-box", "white-box")  # threat models whose trials are trained models
 
 
 @dataclass(frozen=True)
@@ -61,9 +60,9 @@ class AuditRequest:
     # ``anytime``: the stopping rule is the test martingale of raudit.audit.anytime_game
     # (valid at every look), instead of the alpha-spending rules above
     anytime: bool = False
-    # black-box (the synthetic data) | white-box (the trained models too, raudit.audit.whitebox);
-    # transcript audits have their own runner (raudit.runs.transcript)
-    threat_model: str = "black-box"
+    # the attack also reads each trained model (raudit.audit.whitebox); the run layer's
+    # threat model decides it (raudit.runs.threats: ThreatModel.reads_models)
+    white_box: bool = False
 
     @property
     def sequential(self) -> bool:
@@ -103,10 +102,8 @@ class AuditRequest:
             raise ConfigError(f"options must be a mapping of option names to values, got "
                               f"{type(self.options).__name__}")
         generators.base.check_privacy(self.epsilon, self.delta)
-        if self.threat_model not in TRAINED_LEVELS:
-            raise ConfigError(f"an audit of trained shadow models takes the threat model "
-                              f"{' or '.join(TRAINED_LEVELS)}, got {self.threat_model!r} "
-                              "(transcript: raudit audit --threat-model transcript)")
+        if not isinstance(self.white_box, bool):
+            raise ConfigError(f"white_box must be true or false, got {self.white_box!r}")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
@@ -123,7 +120,7 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     """Validate the request; return the game (target unresolved if auto), the store's
     manifest spec, and the loaded dataset."""
     attack, features = resolve_attack(req.attack, req.features)
-    threat = wb.threat_model(req.impl) if req.threat_model == "white-box" else None
+    threat = wb.threat_model(req.impl) if req.white_box else None
     cls = generators.get(req.impl)
     protocol, fixed_rows = _synthetic_rows(req.synthetic_rows)
     dataset = req.dataset or attack.default_dataset

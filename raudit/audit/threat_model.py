@@ -13,11 +13,20 @@ from dataclasses import asdict, dataclass
 
 from raudit.errors import ConfigError
 
-__all__ = ["LEVELS", "ThreatSpec"]
+__all__ = ["LEVELS", "ThreatSpec", "read_models"]
 
 # the levels a record names (the results' threat_model column); a data-only audit
 # records the string "data-only" and a black-box one-run audit the level black-box
 LEVELS = ("black-box", "white-box", "transcript", "active")
+# the recorded levels whose attack read the trained models (its features have the
+# white-box views, raudit.audit.whitebox.views)
+_READ_MODELS = frozenset({"white-box"})
+
+
+def read_models(level: object) -> bool:
+    """Whether the audit a stored row's ``threat_model`` column describes read the trained
+    models (a reader of results, which has the record and not the threat model object)."""
+    return level in _READ_MODELS
 
 
 @dataclass(frozen=True)

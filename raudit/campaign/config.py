@@ -25,9 +25,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    import yaml
 
 KINDS = ("audit", "utility", "inspect")
 TOP_KEYS = ("name", "description", "defaults", "jobs")
@@ -40,10 +43,10 @@ MAX_JOBS = 10_000  # jobs after grid expansion: more is a typo, not a campaign
 class Node:
     """A parsed YAML value with the line of each mapping key and list item."""
 
-    value: Any
+    value: Any  # what YAML holds: a mapping, a list or a scalar
     line: int
-    lines: dict = field(default_factory=dict)  # key or index -> line
-    children: dict = field(default_factory=dict)  # key or index -> Node
+    lines: dict[object, int] = field(default_factory=dict)  # key or index -> line
+    children: dict[object, Node] = field(default_factory=dict)  # key or index -> Node
 
 
 @dataclass(frozen=True)
@@ -52,9 +55,9 @@ class JobSpec:
 
     name: str
     kind: str
-    settings: dict
+    settings: dict[str, Any]
     where: str  # "FILE:LINE" of the job
-    lines: dict  # setting key -> "FILE:LINE"
+    lines: dict[str, str]  # setting key -> "FILE:LINE"
 
 
 @dataclass
@@ -65,10 +68,11 @@ class _Budget:
     being built, so an alias of its own ancestor is caught instead of recursing forever."""
 
     left: int = MAX_VALUES
-    path: set = field(default_factory=set)
+    path: set[int] = field(default_factory=set)  # id() of each collection node
 
 
-def _build(loader, node, source: str, budget: _Budget | None = None) -> Node:
+def _build(loader: yaml.SafeLoader, node: yaml.Node, source: str,
+           budget: _Budget | None = None) -> Node:
     import yaml
 
     budget = budget if budget is not None else _Budget()
@@ -125,7 +129,7 @@ def parse(text: str, source: str = "<campaign>") -> Node:
         raise ConfigError(f"{where}: not valid YAML ({problem})") from None
 
 
-def load(path: Path | str) -> tuple[dict, list[JobSpec]]:
+def load(path: Path | str) -> tuple[dict[str, str], list[JobSpec]]:
     """Read a campaign file: (its header: name, description; its expanded jobs)."""
     path = Path(path)
     try:
@@ -135,7 +139,8 @@ def load(path: Path | str) -> tuple[dict, list[JobSpec]]:
     return expand(parse(text, str(path)), str(path), default_name=path.stem)
 
 
-def expand(root: Node, source: str, default_name: str = "campaign") -> tuple[dict, list[JobSpec]]:
+def expand(root: Node, source: str, default_name: str = "campaign"
+           ) -> tuple[dict[str, str], list[JobSpec]]:
     """Check the file's structure and expand every job's grid."""
     if not isinstance(root.value, dict):
         raise ConfigError(f"{source}:{root.line}: a campaign is a mapping with a `jobs:` list")
@@ -193,7 +198,7 @@ def expand(root: Node, source: str, default_name: str = "campaign") -> tuple[dic
     return {"name": name, "description": root.value.get("description") or ""}, out
 
 
-def _name(template: str, point: dict, where: str, i: int) -> str:
+def _name(template: str, point: dict[str, Any], where: str, i: int) -> str:
     try:
         name = template.format(**{k: _slug(v) for k, v in point.items()})
     except (KeyError, IndexError, ValueError) as exc:

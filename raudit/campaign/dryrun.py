@@ -8,13 +8,19 @@ train. This module lays the plan out as a table.
 
 from __future__ import annotations
 
-from raudit.campaign.plan import PluginPlan
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from raudit.campaign.plan import Built, PluginPlan
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
 from raudit.runs.costs import startup_guess
 from raudit.runs.job_estimate import plan_table
 
-def dry_plan(jobs: list, engine: EngineConfig) -> list[dict]:
+#: one job's row of the plan (raudit.runs.job_estimate.plan_table's, or a plugin's)
+Row = dict[str, Any]
+
+def dry_plan(jobs: Sequence[Built], engine: EngineConfig) -> list[Row]:
     """:func:`plan_table`'s rows in job order; a plugin's job (:class:`PluginPlan`) is not
     calibrated, which would run its code: its row says so and counts no time."""
     planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine))
@@ -24,7 +30,7 @@ def dry_plan(jobs: list, engine: EngineConfig) -> list[dict]:
 PLUGIN_RATE = "plugin: not run in a dry run"
 
 
-def _plugin_row(job: PluginPlan) -> dict:
+def _plugin_row(job: PluginPlan) -> Row:
     return {"job": job.name, "kind": job.kind, "impl": job.impl, "dataset": job.dataset,
             "epsilon": job.epsilon, "models": job.models, "iterations_per_model": None,
             "model_iterations": None, "wall_s": None, "lower_bound": False,
@@ -37,7 +43,7 @@ def _dur(s: float) -> str:
     return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
-def _iters(row: dict) -> str:
+def _iters(row: Row) -> str:
     """Iterations per model: one count, or a sweep's range over its points."""
     lo, hi = row.get("iterations_range") or (row["iterations_per_model"],) * 2
     return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
@@ -47,7 +53,7 @@ PLAN_COLUMNS = ("job", "kind", "impl", "dataset", "eps", "models/fits", "iters/m
                 "model-iterations", "est. time", "rate")
 
 
-def plan_view(header: dict, rows: list[dict], engine: EngineConfig
+def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfig
               ) -> tuple[str, list[list[str]], list[str]]:
     """The plan as text cells: (title, one row per job and a total row, notes). The CLI
     prints them as a table on a terminal and as full-width plain columns when piped."""

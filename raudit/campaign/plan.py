@@ -12,11 +12,20 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
 
 from raudit.campaign import fields
 from raudit.campaign.config import JobSpec
 from raudit.errors import ConfigError, DataUnavailable, RauditError
+from raudit.runs.threats import reads_models
+
+if TYPE_CHECKING:
+    from raudit.audit.runner import AuditRequest
+    from raudit.runs.jobs import AuditJob
+    from raudit.runs.utility_job import UtilityJob
+    from raudit.utility.plan import UtilityRequest
 
 # The command line's generator shortcuts (--preset, --teachers, --lambda, --max-iter),
 # accepted as job keys and turned into options exactly as `raudit audit` does.
@@ -28,7 +37,7 @@ INSPECT_KEYS = ("impl", "dataset", "label", "bounds", "options", "epsilon", "del
 INSPECT_RUNNER = "raudit.runs.inspect:run_inspect_job"  # a plain function of (settings, folder)
 
 
-def _key_of(message: str, settings: dict) -> str | None:
+def _key_of(message: str, settings: dict[str, Any]) -> str | None:
     """The setting a validation message is about (the longest key it mentions)."""
     hits = [k for k in settings
             if re.search(rf"(?<![\w-])(--)?({re.escape(k)}|{re.escape(k.replace('_', '-'))})(?![\w-])",
@@ -40,13 +49,21 @@ def _key_of(message: str, settings: dict) -> str | None:
     return quoted[0] if quoted else None
 
 
-def _fail(job: JobSpec, exc: Exception, key: str | None = None) -> ConfigError:
+class JobError(ConfigError):
+    """A job's error located at its line; ``key``: the setting it is about (None: the job),
+    which build_all sets aside to find the job's next error."""
+
+    def __init__(self, message: str, key: str | None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def _fail(job: JobSpec, exc: Exception, key: str | None = None) -> JobError:
     msg = " ".join(str(exc).split())
     key = key or _key_of(msg, job.settings)
     where = job.lines.get(key, job.where) if key else job.where
-    err = ConfigError(f"{where}: job {job.name}" + (f", key {key!r}" if key else "") + f": {msg}")
-    err.key = key  # build_all sets it aside to find the next
-    return err
+    return JobError(f"{where}: job {job.name}" + (f", key {key!r}" if key else "") + f": {msg}",
+                    key)
 
 
 def _unknown(job: JobSpec, known: set[str]) -> None:
@@ -56,13 +73,31 @@ def _unknown(job: JobSpec, known: set[str]) -> None:
                                          f"{', '.join(sorted(known))}"), key)
 
 
-def audit_request(job: JobSpec, chunk_size: int | None = None):
+def _audit_settings(job: JobSpec) -> dict[str, Any]:
+    """An audit job's settings checked for unknown keys, its ``threat_model`` made the
+    request's ``white_box`` (a job names its threat model as `raudit audit
+    --threat-model` does; the registry says what that makes of the request)."""
+    known = ({f.name for f in dataclasses.fields(_audit_request_class())} - {"white_box"}
+             | set(SHORTCUTS) | {"threat_model"})
+    _unknown(job, known)
+    s = dict(job.settings)
+    if "threat_model" in s:
+        name = s.pop("threat_model")
+        if not isinstance(name, str):
+            raise _fail(job, ConfigError(f"threat_model must be text, got {name!r:.80}"),
+                        "threat_model")
+        try:
+            s["white_box"] = reads_models(name)
+        except ConfigError as exc:
+            raise _fail(job, exc, "threat_model") from None
+    return s
+
+
+def audit_request(job: JobSpec, chunk_size: int | None = None) -> AuditRequest:
     from raudit.audit.runner import AuditRequest
     from raudit.generators.kwargs import generator_kwargs
 
-    known = {f.name for f in dataclasses.fields(AuditRequest)} | set(SHORTCUTS)
-    _unknown(job, known)
-    s = dict(job.settings)
+    s = _audit_settings(job)
     if s.get("chunk_size") == "auto":
         s["chunk_size"] = chunk_size or 100
     short = {k: s.pop(k) for k in list(s) if k in SHORTCUTS}
@@ -80,7 +115,7 @@ def audit_request(job: JobSpec, chunk_size: int | None = None):
     return AuditRequest(**s)
 
 
-def utility_request(job: JobSpec):
+def utility_request(job: JobSpec) -> UtilityRequest:
     from raudit.utility import plan
 
     known = {f.name for f in dataclasses.fields(plan.UtilityRequest)} | {"sweep"}
@@ -112,11 +147,16 @@ def utility_request(job: JobSpec):
     return plan.UtilityRequest(**s)
 
 
-def inspect_runner():
+#: an inspect job's plain function of (settings, folder): its short JSON-ready summary
+InspectRunner = Callable[[dict[str, Any], Path], "dict[str, Any] | None"]
+
+
+def inspect_runner() -> InspectRunner:
     """Issue 12's plain function for an inspect job, or a ConfigError saying it is missing."""
     module, _, attr = INSPECT_RUNNER.partition(":")
     try:
-        return getattr(importlib.import_module(module), attr)
+        runner: InspectRunner = getattr(importlib.import_module(module), attr)
+        return runner
     except (ImportError, AttributeError):
         raise ConfigError("inspect jobs need raudit inspect (issue 12), which this raudit "
                           "does not have") from None
@@ -167,19 +207,17 @@ def plugin_plan(job: JobSpec) -> PluginPlan:
     try:
         _check_plugin_reference(impl)
         if job.kind == "audit":
-            known = {f.name for f in dataclasses.fields(_audit_request_class())} | set(SHORTCUTS)
-            _unknown(job, known)
             # the shortcuts become the generator's options: that needs its class, so they
             # are checked when the campaign runs
-            req = _audit_request_class()(**{k: v for k, v in job.settings.items()
-                                            if k not in SHORTCUTS})
-            models = 2 * req.shadow_models
+            audit = _audit_request_class()(**{k: v for k, v in _audit_settings(job).items()
+                                              if k not in SHORTCUTS})
+            models, eps, dataset = 2 * audit.shadow_models, audit.epsilon, audit.dataset
         else:
-            req = utility_request(job)
+            util = utility_request(job)
             points = 1
-            for axis in (req.epsilons, req.teachers, req.presets, req.conditional):
+            for axis in (util.epsilons, util.teachers, util.presets, util.conditional):
                 points *= max(1, len(axis))
-            models = req.fits * points
+            models, eps, dataset = util.fits * points, util.epsilons[0], util.dataset
     except DataUnavailable:
         raise  # not an error of the file: build_all skips the job (this machine lacks its data)
     except ConfigError as exc:
@@ -188,18 +226,19 @@ def plugin_plan(job: JobSpec) -> PluginPlan:
         raise _fail(job, exc) from None
     except (RauditError, TypeError, ValueError) as exc:
         raise _fail(job, exc) from None
-    eps = req.epsilon if job.kind == "audit" else req.epsilons[0]
-    dataset = req.dataset or "(the attack's)"  # an audit's default comes from its attack
-    return PluginPlan(job.name, job.kind, impl, str(dataset), float(eps), int(models))
+    # an audit's default dataset comes from its attack
+    return PluginPlan(job.name, job.kind, impl, str(dataset or "(the attack's)"), float(eps),
+                      int(models))
 
 
-def _audit_request_class():
+def _audit_request_class() -> type[AuditRequest]:
     from raudit.audit.runner import AuditRequest
 
     return AuditRequest
 
 
-def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False):
+def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False
+          ) -> Built:
     """The job object of one expanded job, or a ConfigError naming the key and line.
     ``dry_run``: a job whose generator is a plugin becomes a :class:`PluginPlan`."""
     from raudit.runs import jobs as jb
@@ -230,7 +269,7 @@ def build(job: JobSpec, chunk_size: int | None = None, dry_run: bool = False):
 
 
 def _job_errors(spec: JobSpec, chunk_size: int | None, dry_run: bool = False
-                ) -> tuple[Any, list[str]]:
+                ) -> tuple[Built | None, list[str]]:
     """The job, or every error of it: each error's key is set aside (its default taken)
     and the job built again, until it builds or an error names no key of the job. A job
     whose dataset is not on this machine raises :class:`DataUnavailable` (if it has no
@@ -247,14 +286,14 @@ def _job_errors(spec: JobSpec, chunk_size: int | None, dry_run: bool = False
             raise
         except ConfigError as exc:
             errors.append(str(exc))
-            key = getattr(exc, "key", None)
-            if key not in settings:
+            key = exc.key if isinstance(exc, JobError) else None
+            if key is None or key not in settings:
                 return None, errors
             del settings[key]
 
 
 def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None,
-              dry_run: bool = False, skipped: list[Skipped] | None = None) -> list:
+              dry_run: bool = False, skipped: list[Skipped] | None = None) -> list[Built]:
     """Every job, or one ConfigError listing every error of every job (each with key and
     line), so one run of ``--dry-run`` shows them all; ``dry_run``: plugins are planned
     from their settings, never imported or run (:func:`build`).
@@ -262,7 +301,9 @@ def build_all(specs: list[JobSpec], chunk_sizes: dict[str, int] | None = None,
     A job whose dataset this machine does not have and cannot fetch is not an error of the
     file (the same campaign runs whole elsewhere): it is appended to ``skipped`` and left
     out. Without a ``skipped`` list, or when every job would be skipped, it is an error."""
-    out, errors, missing = [], [], []
+    out: list[Built] = []
+    errors: list[str] = []
+    missing: list[Skipped] = []
     for spec in specs:
         try:
             job, found = _job_errors(spec, (chunk_sizes or {}).get(spec.name), dry_run)
@@ -312,13 +353,18 @@ class InspectJob:
     ``OUT/inspect/job=<name>/`` (its own folder layout)."""
 
     name: str
-    settings: dict
-    runner: Any
+    settings: dict[str, Any]
+    runner: InspectRunner
     kind: str = "inspect"
 
     def planned_models(self) -> int:
         return 1
 
-    def run(self, out) -> dict[str, Any]:
+    def run(self, out: Path) -> dict[str, Any]:
         folder = out / "inspect" / f"job={self.name}"
         return self.runner(self.settings, folder) or {}
+
+
+#: what :func:`build` makes of one job: a job the schedule runs, an inspect job the driver
+#: runs, or (a dry run's) a plugin's plan
+Built = Union["AuditJob", "UtilityJob", InspectJob, PluginPlan]

@@ -24,7 +24,7 @@ import contextlib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from raudit.campaign import config as cf
 from raudit.campaign import plan as pl
@@ -33,12 +33,25 @@ from raudit.errors import ConfigError, RauditError
 from raudit.results import ResultStore
 from raudit.results.files import check_writable
 from raudit.runs import limits
-from raudit.runs.schedule import schedule
+from raudit.runs.jobs import AuditJob, Job, Notice
+from raudit.runs.utility_job import UtilityJob
+from raudit.runs.schedule import Progress, schedule
+
+#: a job's planned work (raudit.runs.job_estimate.plan_table's row)
+PlanRow = dict[str, Any]
+
+
+class Header(TypedDict):
+    """A campaign file's header, and the jobs this machine cannot run (its data missing)."""
+
+    name: str
+    description: str
+    skipped: list[pl.Skipped]
 
 
 def load_jobs(path: Path | str, only: list[str] | None = None,
               chunk_sizes: dict[str, int] | None = None,
-              dry_run: bool = False) -> tuple[dict, list]:
+              dry_run: bool = False) -> tuple[Header, list[pl.Built]]:
     """The campaign's header and its validated jobs (all errors at once); ``dry_run``: jobs
     of plugin generators as :class:`~raudit.campaign.plan.PluginPlan` (nothing imported or run).
     Jobs whose dataset this machine lacks are left out and listed in ``header["skipped"]``
@@ -46,11 +59,18 @@ def load_jobs(path: Path | str, only: list[str] | None = None,
     header, specs = cf.load(path)
     skipped: list[pl.Skipped] = []
     jobs = pl.build_all(cf.select(specs, only), chunk_sizes, dry_run, skipped=skipped)
-    return {**header, "skipped": skipped}, jobs
+    return Header(name=header["name"], description=header["description"],
+                  skipped=skipped), jobs
+
+
+def pool_jobs(jobs: list[pl.Built]) -> list[AuditJob | UtilityJob]:
+    """The jobs the schedule's pool runs, with a store partition each (every kind but the
+    inspect jobs, which run in the driver; a dry run's plugin plans run nowhere)."""
+    return [j for j in jobs if isinstance(j, (AuditJob, UtilityJob))]
 
 
 def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = EngineConfig(),
-                 progress=None, notice: Callable[[str], None] | None = None,
+                 progress: Progress | None = None, notice: Callable[[str], None] | None = None,
                  only: list[str] | None = None, estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the campaign; returns {"name", "out", "jobs": {name: result}, ...}.
 
@@ -59,43 +79,43 @@ def run_campaign(path: Path | str, out: Path | str, engine: EngineConfig = Engin
     total time first, before anything trains, and refresh it after the first chunk."""
     from raudit.runs.schedule import quiet
 
-    progress, notice = progress or quiet, notice or (lambda m: None)
+    bars, say = progress or quiet, notice or (lambda m: None)
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:/", str(out)):
         # The store's guarantees (atomic rename, flock, fsync) are local-filesystem ones.
         raise ConfigError(f"--out {out}: object stores are not supported; write to a local "
                           "(or network-mounted) folder and copy it, e.g. `aws s3 sync`")
-    out = Path(out)
-    header, jobs = load_jobs(path, only)
+    folder = Path(out)
+    header, jobs = load_jobs(path, only)  # no plugin plans: not a dry run
     for line in pl.skipped_lines(header["skipped"]):
-        notice(line)
-    limits.check_jobs(jobs, engine)  # sizes this machine can hold, before --out
-    for job in jobs:  # a job of another campaign's settings: refuse before any work
-        if job.kind != "inspect":
-            try:
-                ResultStore(out, partition=job.partition).check_manifest(job.manifest)
-            except ConfigError as exc:
-                raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
-    check_writable(out)
+        say(line)
+    pool: list[Job] = list(pool_jobs(jobs))
+    limits.check_jobs(pool, engine)  # sizes this machine can hold, before --out
+    for job in pool_jobs(jobs):  # a job of another campaign's settings: refuse before any work
+        try:
+            ResultStore(folder, partition=job.partition).check_manifest(job.manifest)
+        except ConfigError as exc:
+            raise ConfigError(f"job {job.name}: {exc} (or rename the job)") from None
+    check_writable(folder)
     # The input is checked: Ray starts in the background while the estimate, the chunk-size
     # calibration lookups, the jobs' probes and planning run here (as `raudit audit` does);
     # not when every job already has rows (a resume may have nothing left to train).
-    with prestart(engine) if _has_fresh_job(jobs, out) else contextlib.nullcontext():
-        plan = _say_estimate(jobs, engine, notice, out) if estimate else None
-        root = ResultStore(out, notice=notice)
+    with prestart(engine) if _has_fresh_job(pool, folder) else contextlib.nullcontext():
+        plan = _say_estimate(jobs, engine, say, folder) if estimate else None
+        root = ResultStore(folder, notice=say)
         with root.lock(), session(engine):  # one Ray start-up for calibration and chunks
             root.ensure_manifest({"kind": "campaign", "name": header["name"]})
-            resolve_auto_chunks(jobs, engine, notice)
-            result = _run_locked(header, jobs, out, engine, progress, notice, plan)
+            resolve_auto_chunks(pool, engine, say)
+            result = _run_locked(header, jobs, folder, engine, bars, say, plan)
             from raudit.runs.chunk_size import observe_jobs
-            observe_jobs(jobs, out, engine, notice)  # drop cached rates the run contradicts
+            observe_jobs(jobs, folder, engine, say)  # drop cached rates the run contradicts
             return result
 
 
-def _has_fresh_job(jobs, out: Path) -> bool:
+def _has_fresh_job(pool: list[Job], out: Path) -> bool:
     """Whether some pool job never started here (no manifest of it yet: its chunks will
     run). A job interrupted before its first row counts as started: Ray then starts late."""
     return any(not ResultStore(out, partition=j.partition).manifest_path.exists()
-               for j in jobs if j.kind != "inspect")
+               for j in pool)
 
 
 #: what makes a long campaign smaller, named by the estimate past 15 minutes
@@ -103,7 +123,8 @@ SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the f
           "more workers (--workers, or a cluster via RAY_ADDRESS)"]
 
 
-def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
+def _say_estimate(jobs: list[pl.Built], engine: EngineConfig, notice: Notice, out: Path
+                  ) -> list[PlanRow]:
     from raudit.runs.costs import startup_guess
     from raudit.runs.job_estimate import plan_table, total_line
 
@@ -117,11 +138,13 @@ def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
     return rows
 
 
-def _resumed(row: dict, job, out: Path) -> dict:
+def _resumed(row: PlanRow, job: pl.Built, out: Path) -> PlanRow:
     """``row`` (a job's planned work) less what ``out`` already holds of it: a resumed
     campaign's estimate is of the work left, not of the whole file. Audit jobs count their
     stored models (selection pool included); other kinds are planned whole."""
-    planned = job.planned_models() if job.kind == "audit" else 0
+    if not isinstance(job, AuditJob):
+        return row
+    planned = job.planned_models()
     if not planned:
         return row
     done = ResultStore(out, partition=job.partition).done_models()
@@ -134,15 +157,15 @@ def _resumed(row: dict, job, out: Path) -> dict:
             "model_iterations": round(row["model_iterations"] * left), "done": done}
 
 
-def planned_pace(row: dict, workers: int) -> float | None:
+def planned_pace(row: PlanRow, workers: int) -> float | None:
     """A job's planned CPU-seconds per model (per fit) from its estimate row (its wall time
     is on ``workers`` slots), or None where the row plans no time."""
     if not row.get("models") or not row.get("wall_s"):
         return None
-    return float(row["wall_s"]) * workers / row["models"]
+    return float(row["wall_s"]) * workers / float(row["models"])
 
 
-def unit_costs(plan: list[dict], workers: int) -> dict[str, float]:
+def unit_costs(plan: list[PlanRow], workers: int) -> dict[str, float]:
     """Each job's :func:`planned_pace`, by name: the overall progress bar moves by planned
     work (a cervical synthcity model costs ~50x a worst-case updated one, so counting
     models made its ETA wrong by as much)."""
@@ -150,7 +173,8 @@ def unit_costs(plan: list[dict], workers: int) -> dict[str, float]:
     return {name: pace for name, pace in paces.items() if pace is not None}
 
 
-def _refresh(plan: list[dict], engine: EngineConfig, notice):
+def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
+             ) -> Callable[[Job, list[dict[str, Any]]], None]:
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
     how the first chunk's work per model compared with its own job's planned pace. It also
     keeps the start-up (the time to the first chunk, less that chunk's own work) for the
@@ -164,7 +188,7 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
     t0 = time.perf_counter()
 
-    def on_first(job, rows) -> None:
+    def on_first(job: Job, rows: list[dict[str, Any]]) -> None:
         units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
@@ -183,16 +207,18 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
     return on_first
 
 
-def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[str, Any]:
-    pool_jobs = [j for j in jobs if j.kind != "inspect"]
-    total = sum(j.planned_models() for j in pool_jobs)
-    notice(f"{len(pool_jobs)} job(s) of {total:,} models (before resuming) on one pool")
-    done = schedule(pool_jobs, out, engine, progress, notice,
+def _run_locked(header: Header, jobs: list[pl.Built], out: Path, engine: EngineConfig,
+                progress: Progress, notice: Notice, plan: list[PlanRow] | None = None
+                ) -> dict[str, Any]:
+    pool = pool_jobs(jobs)
+    total = sum(j.planned_models() for j in pool)
+    notice(f"{len(pool)} job(s) of {total:,} models (before resuming) on one pool")
+    done = schedule(pool, out, engine, progress, notice,
                     overall=f"campaign {header['name']}",
                     on_first=_refresh(plan, engine, notice) if plan else None,
                     unit_cost=unit_costs(plan, engine.planned_workers()) if plan else None)
-    results: dict[str, dict] = {}
-    for job in pool_jobs:
+    results: dict[str, dict[str, Any]] = {}
+    for job in pool:
         if job.name in done.errors:
             results[job.name] = _failed(job, done.errors[job.name], notice)
         elif done.results[job.name].get("failures"):  # a failed fit or classifier: never ok
@@ -204,39 +230,41 @@ def _run_locked(header, jobs, out, engine, progress, notice, plan=None) -> dict[
             results[job.name] = {"status": "ok", "kind": job.kind, **done.results[job.name]}
             verdict = results[job.name].get("verdict")
             notice(f"job {job.name} done" + (f": {verdict}" if verdict else ""))
-    for job in (j for j in jobs if j.kind == "inspect"):  # in the driver, after the pool
+    for inspect in (j for j in jobs if isinstance(j, pl.InspectJob)):  # the driver, after the pool
         try:
-            results[job.name] = {"status": "ok", "kind": "inspect", **job.run(out)}
+            results[inspect.name] = {"status": "ok", "kind": "inspect", **inspect.run(out)}
         except RauditError as exc:
-            results[job.name] = _failed(job, exc, notice)
+            results[inspect.name] = _failed(inspect, exc, notice)
     stats = done.stats
     return {"name": header["name"], "out": str(out),
             "jobs": {j.name: results[j.name] for j in jobs},
             "failed_jobs": sorted(n for n, r in results.items() if r["status"] != "ok"),
-            "skipped_jobs": {m.job: m.reason for m in header.get("skipped", [])},
+            "skipped_jobs": {m.job: m.reason for m in header["skipped"]},
             "wall_s": stats.wall_s, "models_run": stats.units,
             "placement": stats.placement or "nothing to run (resumed)", "notes": stats.notes}
 
 
-def resolve_auto_chunks(jobs, engine: EngineConfig, notice) -> None:
+def resolve_auto_chunks(jobs: list[Job], engine: EngineConfig, notice: Notice) -> None:
     """Give every ``chunk_size: auto`` job its calibrated M (chunking never changes results)."""
     import dataclasses
 
-    if not any(getattr(j, "auto_chunk", False) for j in jobs):
+    if not any(isinstance(j, AuditJob) and j.auto_chunk for j in jobs):
         return
     from raudit.runs.chunk_size import auto_chunk_sizes
 
     workers = engine.planned_workers()
     sizes = auto_chunk_sizes(jobs, engine, workers, notice)
     for job in jobs:
-        if job.name in sizes:
+        if job.name in sizes and isinstance(job, AuditJob):
+            job.req = dataclasses.replace(job.req, chunk_size=sizes[job.name])
+        elif job.name in sizes and isinstance(job, UtilityJob):
             job.req = dataclasses.replace(job.req, chunk_size=sizes[job.name])
 
 
-def _failed(job, exc: Exception, notice) -> dict[str, Any]:
+def _failed(job: Job | pl.InspectJob, exc: Exception, notice: Notice) -> dict[str, Any]:
     msg = " ".join(str(exc).split())
     notice(f"warning: job {job.name} failed: {msg}")
     return {"status": "failed", "kind": job.kind, "error": msg}
 
 
-__all__ = ["run_campaign", "load_jobs"]
+__all__ = ["run_campaign", "load_jobs", "pool_jobs"]

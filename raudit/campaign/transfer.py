@@ -38,10 +38,11 @@ import zipfile
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any
 
-from raudit.campaign.run import load_jobs
+from raudit.campaign.run import load_jobs, pool_jobs
+from raudit.runs.jobs import Job
 from raudit.errors import ConfigError
 from raudit.results import TABLES, ResultStore, spec_hash
 from raudit.results.files import check_writable, fsync_dir, write_atomic
@@ -59,7 +60,7 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _files(out: Path, jobs) -> list[Path]:
+def _files(out: Path, jobs: Sequence[Job]) -> list[Path]:
     """The campaign's manifests and finished parts, as paths relative to ``out``."""
     found = [Path(MANIFEST)]
     for job in jobs:
@@ -88,7 +89,7 @@ def export_campaign(config: Path | str, out: Path | str, dest: Path | str) -> di
     ``out`` is not this campaign's folder or holds a job of other settings."""
     out, dest = Path(out), Path(dest)
     header, jobs = load_jobs(config)
-    pool = [j for j in jobs if j.kind != "inspect"]
+    pool = pool_jobs(jobs)
     root = ResultStore(out)
     if (root.manifest() if out.is_dir() else None) is None:
         raise ConfigError(f"--out {out} holds no campaign yet (no {MANIFEST}); nothing to export")
@@ -106,7 +107,7 @@ def export_campaign(config: Path | str, out: Path | str, dest: Path | str) -> di
     check_writable(dest.parent, "--export")
     dest.parent.mkdir(parents=True, exist_ok=True)
 
-    def write(fh) -> None:  # one file in memory at a time; the index last, once all are hashed
+    def write(fh: IO[bytes]) -> None:  # one file in memory at a time; the index last, once all are hashed
         entries = []
         with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
             for rel in files:
@@ -194,7 +195,7 @@ def import_campaign(config: Path | str, out: Path | str, src: Path | str) -> dic
             path = tmp / name
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, _writer(data))
-        for job in (j for j in jobs if j.kind != "inspect"):
+        for job in pool_jobs(jobs):
             there = ResultStore(tmp, partition=job.partition).manifest()
             if there is not None and there.get("spec_hash") != spec_hash(job.manifest):
                 raise ConfigError(f"--import {src}: job {job.name} was run with other settings "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
+from types import ModuleType
 
 import typer
 
@@ -71,20 +73,19 @@ def _mount() -> None:
     app.add_typer(datasets_app, name="datasets", help="List, describe and import datasets.")
     app.command(help=crosscheck.__doc__)(crosscheck)
     app.add_typer(upstream_app, name="upstream")
-    for command in (audit, campaign):
-        app.command(help=command.__doc__)(command)
+    app.command(help=audit.__doc__)(audit)
+    app.command(help=campaign.__doc__)(campaign)
 
 
 _mount()
 
 
-def _click_exceptions():
+def _click_exceptions() -> ModuleType:
     """Typer 0.2x vendors click as ``typer._click``; older releases use click itself."""
     try:
-        from typer._click import exceptions
+        return importlib.import_module("typer._click.exceptions")
     except ImportError:  # pragma: no cover - depends on the installed typer
-        from click import exceptions
-    return exceptions
+        return importlib.import_module("click.exceptions")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,12 +6,15 @@ ceiling, what the run did) and its verdict, or as JSON. Split from
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
+from raudit.audit.threat_model import read_models
 from raudit.privacy import fmt_delta
 
 
-def jsonable(d: dict) -> dict:
-    def fix(v):
+def jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
+    def fix(v: object) -> object:
         if isinstance(v, float) and not math.isfinite(v):
             return None
         if hasattr(v, "isoformat"):
@@ -20,13 +23,13 @@ def jsonable(d: dict) -> dict:
     return {k: fix(v) for k, v in d.items()}
 
 
-def _fmt(x, digits: int = 3) -> str:
+def _fmt(x: float | None, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     return f"{x:.{digits}f}"
 
 
-def claimed(r: dict) -> str:
+def claimed(r: Mapping[str, Any]) -> str:
     """The claim as the generator makes it: a pure-DP generator (``default_delta`` None)
     claims delta 0; the bounds still use the audit's delta (a pure-DP mechanism is
     (eps, delta)-DP for every delta), which the line names."""
@@ -39,7 +42,7 @@ def claimed(r: dict) -> str:
     return f"{r['epsilon']:g} (delta {fmt_delta(r['delta'])})"
 
 
-def show(r: dict) -> None:
+def show(r: Mapping[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -128,10 +131,10 @@ def show(r: dict) -> None:
                            if r.get("eps_true_source") and r.get("eps_true_method") else ""))
 
 
-def _view_row(r) -> tuple[str, str]:
+def _view_row(r: Mapping[str, Any]) -> tuple[str, str]:
     """The feature view the audit chose on validation, and what it chose among."""
     why = "the largest bound on the validation split; the test split is not read to choose"
-    if r.get("threat_model") == "white-box":
+    if read_models(r.get("threat_model")):
         return "white-box features", f"{r['feature_view']} (of black-box, white-box and union: {why})"
     from raudit.attacks import get as get_attack
 

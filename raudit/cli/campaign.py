@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Optional
+from collections.abc import Mapping
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -61,8 +62,8 @@ def campaign(
             tables.show(PLAN_COLUMNS, cells, title=title, notes=notes,
                         right=PLAN_COLUMNS[4:])
         return
-    header, _ = cf.load(config)
-    out = out or Path("runs") / f"campaign-{header['name']}"
+    top, _ = cf.load(config)
+    out = out or Path("runs") / f"campaign-{top['name']}"
     if export is not None or import_ is not None:
         from raudit.campaign import transfer
 
@@ -96,13 +97,13 @@ def _notice(message: str) -> None:
     notice(message)
 
 
-def _plain(v):
+def _plain(v: object) -> str | None:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return str(v)
 
 
-def _show(r: dict) -> None:
+def _show(r: Mapping[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 

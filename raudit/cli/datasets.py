@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,7 +32,7 @@ def _count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
-def _here(info: dict) -> str:
+def _here(info: Mapping[str, Any]) -> str:
     if not info["available"]:
         return f"no ({info['status']})"
     return "partial" if info["status"].startswith("partial") else f"yes ({info['status']})"
@@ -52,7 +53,7 @@ def list_datasets(fmt: tables.Format = "auto") -> None:
                 title="datasets (rows, columns and positives of the full cleaned table)")
 
 
-def _measured(ds: data.Dataset) -> dict:
+def _measured(ds: data.Dataset) -> dict[str, Any]:
     binary = ds.classes == 2  # mnist10's digit has no "positives"
     return {
         "train_rows": len(ds.train), "test_rows": len(ds.test), "classes": ds.classes,

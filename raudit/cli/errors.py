@@ -7,6 +7,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
+from typing import NoReturn, ParamSpec, TypeVar
 
 import typer
 
@@ -14,14 +15,17 @@ from raudit.errors import RauditError, Terminated, was_terminated
 
 USER_ERROR = 2
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def fail(message: str, code: int = USER_ERROR) -> None:
+
+def fail(message: str, code: int = USER_ERROR) -> NoReturn:
     """Print ``error: message`` on one line and exit with ``code`` (2: bad input)."""
     print(f"error: {' '.join(str(message).split())}", file=sys.stderr)
     raise typer.Exit(code)
 
 
-def _leave_now(message: str, code: int) -> None:
+def _leave_now(message: str, code: int) -> NoReturn:
     """Say ``message`` and exit without Python's shutdown: Ray's exit hook would wait a
     minute for a head that is gone, or Ray would end the process without a word."""
     print(f"error: {' '.join(message.split())}", file=sys.stderr, flush=True)
@@ -62,16 +66,17 @@ def interrupted(exc: BaseException | None) -> int:
     return 128 + (Terminated.signum if term else 2)
 
 
-def user_errors(fn: Callable) -> Callable:
+def user_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn raudit's user errors (and missing files) into `fail`; keep real bugs loud."""
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return fn(*args, **kwargs)
         except RauditError as exc:
+            code = getattr(exc, "exit_code", USER_ERROR)  # the errors that have their own
             if getattr(exc, "abandon_ray", False):  # the Ray head/node is gone
-                _leave_now(str(exc), exc.exit_code)
-            fail(str(exc), getattr(exc, "exit_code", USER_ERROR))
+                _leave_now(str(exc), code)
+            fail(str(exc), code)
         except FileNotFoundError as exc:
             fail(f"file not found: {exc.filename or exc}")
         except KeyboardInterrupt as exc:

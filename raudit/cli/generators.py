@@ -10,9 +10,10 @@ import typer
 from raudit import generators as registry
 from raudit.cli import tables
 from raudit.cli.errors import user_errors
+from raudit.generators.capabilities import Capabilities, OptionSpec
 
 
-def _caps(c) -> str:
+def _caps(c: Capabilities) -> str:
     flags = [f for f, on in (("device", c.device), ("progress", c.progress),
                              ("teachers-on-ray", c.teachers_on_ray)) if on]
     if c.events:
@@ -21,10 +22,10 @@ def _caps(c) -> str:
     return ", ".join(flags)
 
 
-def option_defaults(caps) -> str:
+def option_defaults(caps: Capabilities) -> str:
     """``name=default`` per option; a None default is decided by the preset (or, for
     device/dtype, at run time), so it reads ``name=(preset)`` / ``name=(auto)``."""
-    def one(o) -> str:
+    def one(o: OptionSpec) -> str:
         if o.default is None:
             return f"{o.name}=({'auto' if o.name in ('device', 'dtype') else 'preset'})"
         return f"{o.name}={o.default:g}" if isinstance(o.default, float) else \

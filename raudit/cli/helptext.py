@@ -7,8 +7,13 @@ click itself writes it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
-def tidy(command) -> None:
+# click's objects are read and set by attribute (getattr/setattr): Typer vendors its own
+# click (typer._click) in some releases and not in others, so no one class names them.
+
+
+def tidy(command: object) -> None:
     """Set the metavars of every parameter of ``command`` and its subcommands in place."""
     for param in getattr(command, "params", ()):
         if param.param_type_name == "argument":
@@ -27,22 +32,27 @@ def tidy(command) -> None:
         tidy(sub)
 
 
-def _tidy_help_option(command) -> None:
-    """--help is made per context, not held in ``params``: wrap its factory."""
-    make = getattr(command, "get_help_option", None)
-    if make is None or getattr(make, "_tidy", False):
-        return
+class _HelpOption:
+    """click's --help factory with a plain metavar (``tidy`` marks it so it wraps once)."""
 
-    def get_help_option(ctx):
-        opt = make(ctx)
+    def __init__(self, make: Callable[[object], object]) -> None:
+        self.make = make
+
+    def __call__(self, ctx: object) -> object:
+        opt = self.make(ctx)
         if opt is not None:
-            opt.metavar = ""
+            setattr(opt, "metavar", "")  # noqa: B010 - click's Option, by attribute
         return opt
 
-    get_help_option._tidy = True
-    command.get_help_option = get_help_option
+
+def _tidy_help_option(command: object) -> None:
+    """--help is made per context, not held in ``params``: wrap its factory."""
+    make = getattr(command, "get_help_option", None)
+    if make is None or isinstance(make, _HelpOption):
+        return
+    setattr(command, "get_help_option", _HelpOption(make))  # noqa: B010 - as above
 
 
-def _is_list(param) -> bool:
+def _is_list(param: object) -> bool:
     desc = getattr(param, "type_descriptor", None)
     return bool(getattr(desc, "is_list", False) or getattr(param, "multiple", False))

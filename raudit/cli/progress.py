@@ -10,12 +10,19 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import ContextManager
 
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, Task,
                            TextColumn, TimeElapsedColumn, TimeRemainingColumn)
 from rich.text import Text
 
 DEFAULT_EVERY = 30.0  # seconds between two progress lines off a terminal
+
+#: tick(n, work=None): n more units done (their planned CPU-seconds, where known)
+Tick = Callable[..., None]
+#: phase(description, total, work=None) -> a context whose value is that phase's tick
+#: (raudit.runs.schedule.Progress)
+Phases = Callable[..., ContextManager[Tick]]
 
 
 def notice(message: str) -> None:
@@ -60,7 +67,7 @@ class LineProgress:
 
     def __init__(self, description: str, total: int | None, *, interval: float | None = None,
                  write: Callable[[str], None] | None = None, cap: bool = False,
-                 work: float | None = None):
+                 work: float | None = None) -> None:
         # cap: ``total`` is a ceiling the phase may stop before (training iterations)
         self.description, self.total, self.cap = description, total, cap
         # work: the phase's planned CPU-seconds; with it the share done and the time left
@@ -143,20 +150,22 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
 
 
 @contextlib.contextmanager
-def phase_bars(quiet: bool) -> Iterator[Callable]:
+def phase_bars(quiet: bool) -> Iterator[Phases]:
     """A progress factory ``phase(description, total, work=None) -> tick(n, work=None)``:
     one rich bar per phase (with ETA) on a terminal, a line every few seconds off one,
     nothing when ``quiet``. With ``work`` (the phase's planned CPU-seconds) the bar and its
     ETA move by the work each tick says its ``n`` units cost, and still count units."""
     if quiet:
         @contextlib.contextmanager
-        def none(description, total, work=None):
+        def none(description: str, total: int | None, work: float | None = None
+                 ) -> Iterator[Tick]:
             yield lambda n, work=None: None
         yield none
         return
     if not _on_terminal():
         @contextlib.contextmanager
-        def lines(description, total, work=None):
+        def lines(description: str, total: int | None, work: float | None = None
+                  ) -> Iterator[Tick]:
             p = LineProgress(description, total, work=work)
             try:
                 yield p.advance
@@ -166,7 +175,8 @@ def phase_bars(quiet: bool) -> Iterator[Callable]:
         return
     with make_progress() as bar:
         @contextlib.contextmanager
-        def phase(description, total, work=None):
+        def phase(description: str, total: int | None, work: float | None = None
+                  ) -> Iterator[Tick]:
             if work is None:
                 task = bar.add_task(description, total=total)
                 yield lambda n, work=None: bar.advance(task, n)

@@ -15,7 +15,7 @@ import io
 import json
 import sys
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, TextIO
 
 import typer
 
@@ -34,7 +34,7 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def resolve(fmt: str, stream=None) -> str:
+def resolve(fmt: str, stream: TextIO | None = None) -> str:
     """``auto`` -> ``table`` on a terminal, ``plain`` otherwise."""
     check_format(fmt)
     if fmt != "auto":
@@ -78,14 +78,15 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[str]], *, fmt: str = 
                      no_wrap=i == 0)
     for r in rows:
         t.add_row(*r)
-    console = Console(file=io.StringIO(), force_terminal=True,
-                      width=Console().width)  # the real terminal's width
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=Console().width)  # the terminal's
     console.print(t)
     for n in notes:
         console.print(n, highlight=False, markup=False)
-    return console.file.getvalue().rstrip("\n")
+    return buf.getvalue().rstrip("\n")
 
 
-def show(columns: Sequence[str], rows: Sequence[Sequence[str]], **kw) -> None:
+def show(columns: Sequence[str], rows: Sequence[Sequence[str]], *, fmt: str = "auto",
+         title: str = "", right: Sequence[str] = (), notes: Sequence[str] = ()) -> None:
     """Print :func:`render` to stdout."""
-    typer.echo(render(columns, rows, **kw))
+    typer.echo(render(columns, rows, fmt=fmt, title=title, right=right, notes=notes))

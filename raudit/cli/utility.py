@@ -75,7 +75,7 @@ def utility(
         raise typer.Exit(1)
 
 
-def _plain(v):
+def _plain(v: object) -> str | None:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return str(v)

@@ -10,11 +10,11 @@ from rich.table import Table
 from raudit.utility import controls
 
 
-def _f(x, d: int = 4) -> str:
+def _f(x: float | None, d: int = 4) -> str:
     return "n/a" if x is None else f"{x:.{d}f}"
 
 
-def _pm(m, se) -> str:
+def _pm(m: float | None, se: float | None) -> str:
     return "n/a" if m is None else f"{m:.4f} ± {_f(se)}"
 
 

@@ -20,6 +20,7 @@ from raudit.audit import analyse as an
 from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimate_lines,
                                      estimate_names, values_of)
 from raudit.audit.game import derive_seed
+from raudit.audit.threat_model import read_models
 from raudit.audit.verdict import ALPHA, verdict, violated
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
@@ -121,7 +122,7 @@ def rebuild(shadow: pd.DataFrame, row) -> dict | str:
 def _views(row, shadow: pd.DataFrame) -> dict[str, slice] | str:
     """The feature views the audit of ``row`` chose among, or why they cannot be had: an
     attack's views (ensemble) need its context, so its dataset must load here."""
-    if str(row.get("threat_model") or "") == "white-box":
+    if read_models(row.get("threat_model")):
         from raudit.audit.whitebox import views
 
         return views(row["impl"])

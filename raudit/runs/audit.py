@@ -19,8 +19,9 @@ import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.audit import runner as ar
 from raudit.audit import targets as tg
@@ -32,17 +33,22 @@ from raudit.results.files import as_folder, check_writable
 from raudit.runs import limits
 from raudit.runs.chunk_size import audit_chunk_size, observe_audit
 from raudit.runs.costs import observe as observe_costs
-from raudit.runs.jobs import AuditJob
+from raudit.runs.jobs import AuditJob, Notice, Prepared
 from raudit.runs.audit_settings import AuditSettings
 from raudit.runs.schedule import Progress, quiet, schedule
 from raudit.runs.threats import THREATS, ThreatModel
+
+if TYPE_CHECKING:
+    from raudit.audit.game import Game
+    from raudit.data.dataset import Dataset
+    from raudit.runs.estimate import Estimate
 
 __all__ = ["BLACK_BOX", "WHITE_BOX", "BlackBox", "WhiteBox", "run_audit"]
 
 
 def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
-              progress: Progress | None = None, notice=None, auto_chunk: bool = False,
-              estimate: bool = False) -> dict[str, Any]:
+              progress: Progress | None = None, notice: Notice | None = None,
+              auto_chunk: bool = False, estimate: bool = False) -> dict[str, Any]:
     """Run (or resume) the audit; returns the summary row plus run details.
 
     Everything a user can get wrong is checked before the output folder is written or
@@ -51,25 +57,34 @@ def run_audit(req: ar.AuditRequest, out: Path | str, engine: EngineConfig = Engi
     ``estimate``: say the total time first, before anything trains (raudit.runs.estimate).
     """
     started = time.perf_counter()  # the estimate counts what the run spends before it
-    progress = progress or quiet
-    notice = notice or (lambda msg: None)
-    out = as_folder(out)
+    how = _How(progress or quiet, notice or (lambda msg: None), auto_chunk, estimate)
+    folder = as_folder(out)
     game, manifest, ds = ar.prepare(req)  # the one place the request's privacy is resolved
     # sizes this machine can hold, before a calibration runs or --out is touched
     limits.check_audit(req, engine, ds)
-    ResultStore(out).check_manifest(manifest)  # a different audit: refuse before any work
-    check_writable(out)  # leaves no trace
+    ResultStore(folder).check_manifest(manifest)  # a different audit: refuse before any work
+    check_writable(folder)  # leaves no trace
     # The input is checked: Ray (if it runs the chunks) starts in the background while the
     # calibration, the estimate and the probe below run here. Not for a resume, which may
     # have nothing left to train (then Ray never starts).
-    fresh = not out.exists() or not ResultStore(out).done_ids()
+    fresh = not folder.exists() or not ResultStore(folder).done_ids()
     with prestart(engine) if fresh else contextlib.nullcontext():
-        return _run_checked(req, (game, manifest, ds), out, engine,
-                            (progress, notice, auto_chunk, estimate), started)
+        return _run_checked(req, (game, manifest, ds), folder, engine, how, started)
 
 
-def _run_checked(req, prepared, out, engine, how, started: float) -> dict[str, Any]:
-    progress, notice, auto_chunk, estimate = how
+@dataclass(frozen=True)
+class _How:
+    """How run_audit runs, past what it runs: its bars, its messages, -M auto, --estimate."""
+
+    progress: Progress
+    notice: Notice
+    auto_chunk: bool
+    estimate: bool
+
+
+def _run_checked(req: ar.AuditRequest, prepared: Prepared, out: Path, engine: EngineConfig,
+                 how: _How, started: float) -> dict[str, Any]:
+    progress, notice, auto_chunk, estimate = how.progress, how.notice, how.auto_chunk, how.estimate
     game, manifest, ds = prepared
     said: list[str] = []  # with an estimate, -M auto's line follows it
     if auto_chunk:  # first, so that the estimate counts the chunk size the run will use
@@ -110,7 +125,8 @@ def _remove_empty(out: Path) -> None:
         out.rmdir()
 
 
-def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
+def _run_locked(req: ar.AuditRequest, prepared: Prepared, out: Path, engine: EngineConfig,
+                progress: Progress, notice: Notice) -> dict[str, Any]:
     # The campaign's scheduler with one job: the same chunks, seeds and store, so an
     # audit gives the same numbers alone or as a job of a campaign.
     job = AuditJob("audit", req, prepared=prepared, partition=None, verbose=True)
@@ -129,7 +145,8 @@ def _run_locked(req, prepared, out, engine, progress, notice) -> dict[str, Any]:
             "notes": done.stats.notes, "target_row": job.game.target}
 
 
-def _say_estimate(req, game, ds, engine, notice, spent_s: float = 0.0):
+def _say_estimate(req: ar.AuditRequest, game: Game, ds: Dataset, engine: EngineConfig,
+                  notice: Notice, spent_s: float = 0.0) -> Estimate | None:
     """Print the estimate line; the Estimate (None when it could not be made).
     ``spent_s``: the run's seconds so far (its chunk-size calibration), in the total."""
     from raudit.runs.estimate import game_estimate, line
@@ -151,6 +168,7 @@ class BlackBox(ThreatModel):
     --synthetic-in/--synthetic-out the external one."""
 
     name = "black-box"
+    trains_models = True
 
     def chosen(self, s: AuditSettings) -> ThreatModel:
         if s.data_only:
@@ -181,7 +199,7 @@ class WhiteBox(BlackBox):
     computed in the chunk, :mod:`raudit.audit.whitebox`, from their own seed stream)."""
 
     name = "white-box"
-    shadow_level = "white-box"
+    reads_models = True
     tag = "-white-box"
 
     def chosen(self, s: AuditSettings) -> ThreatModel:

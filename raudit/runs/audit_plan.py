@@ -95,7 +95,7 @@ def prepare(s: AuditSettings) -> AuditPlan:
                        target_selection=s.target_selection, selection_models=s.selection_models,
                        samples_per_model=s.samples_per_model, target_width=s.target_width,
                        until_ceiling=until_ceiling, first_stage=s.first_stage,
-                       anytime=threat.shadow_anytime(s), threat_model=threat.shadow_level)
+                       anytime=threat.shadow_anytime(s), white_box=threat.reads_models)
     out = Path(s.out) if s.out is not None else threat.default_out(s, shadow_models)
     # The sizes this machine can hold are checked by run_audit, before --out is touched
     # (limits.check_audit, once, with the loaded dataset).

@@ -7,9 +7,9 @@ the threat model it names (:data:`raudit.runs.threats.THREATS`) runs it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from raudit.errors import ConfigError
 
@@ -34,7 +34,7 @@ class AuditSettings:
     lam: float | None = None
     max_iter: int | None = None
     preset: str = "default"
-    options: Any = None
+    options: Sequence[str] | Mapping[str, object] | None = None
     seed: int = 0
     synthetic_rows: int | str | None = None
     label: str | None = None
@@ -70,14 +70,15 @@ class AuditSettings:
 
     @property
     def data_only(self) -> bool:
+        """Files a user made elsewhere are the shadow models (--synthetic-in/-out)."""
         return self.synthetic_in is not None or self.synthetic_out is not None
 
 
-def option_list(options: Any) -> list[str] | None:
+def option_list(options: object) -> list[str] | None:
     """``options`` as the CLI's KEY=VALUE strings (a mapping's values as JSON)."""
     if options is None or isinstance(options, (list, tuple)):
         return None if options is None else [str(o) for o in options]
-    if isinstance(options, dict):
+    if isinstance(options, Mapping):
         import json
         return [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in options.items()]
     raise ConfigError(f"options must be KEY=VALUE strings or a mapping, got {options!r}")

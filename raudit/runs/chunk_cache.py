@@ -25,10 +25,16 @@ import os
 import platform
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 NAME = "chunk-rates.json"
+
+#: (impl, options, dataset, eps, delta, label, bounds) of the generator a set-up fits, as
+#: raudit.runs.calibrate's game_fit / job_fit build it (a tuple until that module's rework)
+Fit = tuple[str, Mapping[str, Any], str, float, float | None, object, object]
 
 
 def cache_dir() -> Path:
@@ -49,7 +55,7 @@ def machine() -> str:
     return f"{cpu} x{os.cpu_count()} torch {torch.__version__}"
 
 
-def key(fit: tuple, device: str) -> str:
+def key(fit: Fit, device: str) -> str:
     """The entry of set-up ``fit`` on ``device`` on this machine, under this process's
     arithmetic mode (``RAUDIT_COMPILE=step`` trains at other rates, and best at another M,
     than eager: neither's rates may steer the other's runs). The default eager mode adds
@@ -62,7 +68,7 @@ def key(fit: tuple, device: str) -> str:
                        eps, delta, label, bounds, device, machine()] + ([mode] if mode else []))
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
         if not isinstance(data, dict):
@@ -116,7 +122,7 @@ def store(k: str, rates: dict[int, float], *, load: float | None = None,
                 "load": load, "threads": threads, "measured_at": when})
 
 
-def lookup_value(k: str) -> dict | None:
+def lookup_value(k: str) -> dict[str, Any] | None:
     """Another measurement kept beside the rates (an audit's part costs,
     :mod:`raudit.runs.costs`): its dict, or None."""
     got = _read(cache_dir() / NAME).get(k)
@@ -126,10 +132,10 @@ def lookup_value(k: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def store_value(k: str, value: dict) -> None:
+def store_value(k: str, value: Mapping[str, Any]) -> None:
     """Keep one measurement in CPU seconds under ``k`` (best effort, as :func:`store`)."""
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    _update(k, {"clock": "cpu", "value": value, "load": load_average(), "measured_at": when})
+    _update(k, {"clock": "cpu", "value": dict(value), "load": load_average(), "measured_at": when})
 
 
 def drop(k: str) -> None:
@@ -137,7 +143,7 @@ def drop(k: str) -> None:
     _update(k, None)
 
 
-def _update(k: str, value: dict | None) -> None:
+def _update(k: str, value: Mapping[str, Any] | None) -> None:
     path = cache_dir() / NAME
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -25,11 +25,34 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from raudit.audit import runner as ar
 from raudit.audit.game import trials
 from raudit.audit.mechanisms import event_trial
+from raudit.engine.driver import Spec
+
+if TYPE_CHECKING:
+    from raudit.audit.game import Game
+    from raudit.audit.guard import Estimator
+    from raudit.data.dataset import Dataset
+    from raudit.engine.driver import EngineConfig
+    from raudit.results import ResultStore
+
+
+class AuditJob(Protocol):
+    """What the early chunks read of their job (raudit.runs.jobs.AuditJob, which owns them:
+    named here by what it offers, so the two modules do not import each other)."""
+
+    game: Game
+    req: ar.AuditRequest
+    ds: Dataset
+    store: ResultStore
+    audit_id: str
+    per_world: dict[str, list[dict[str, Any]]]
+    _estimator: Estimator | None
+
+    def _tick(self, spec: Spec, error: str | None) -> None: ...
 
 
 # At most this many bytes of synthetic tables held per job (8 bytes a value): the chunks
@@ -42,10 +65,11 @@ class EarlyChunks:
 
     def __init__(self) -> None:
         self.count = 0  # chunks queued early
-        self.results: dict[int, tuple[Any, str | None]] = {}  # index -> (result, error)
-        self.specs: list[dict] | None = None  # the game's chunk specs, once the target is known
+        # index -> (the early chunk's trained result, its error)
+        self.results: dict[int, tuple[dict[str, Any] | None, str | None]] = {}
+        self.specs: list[Spec] | None = None  # the game's chunk specs, once the target is known
 
-    def plan(self, job, engine) -> list[dict]:
+    def plan(self, job: AuditJob, engine: EngineConfig | None) -> list[Spec]:
         """The early chunk specs for ``job`` (an AuditJob whose target is being chosen)."""
         from raudit.engine.driver import BACKENDS
 
@@ -61,7 +85,7 @@ class EarlyChunks:
         held = max(1, HELD_BYTES // max(1, 8 * rows * m))
         self.count = min(engine.depth * engine.planned_workers(), -(-len(ins) // m), held)
         keep = event_trial(game, {"in": ins}) is not None  # the first in-world model's
-        out = []
+        out: list[Spec] = []
         for k in range(self.count):
             chunk = {"audit_id": "early", "early_index": k, "game": game.spec(), "world": "in",
                      "trials": [{key: t[key] for key in ("shadow_index", "seed", "sample_seed",
@@ -72,7 +96,7 @@ class EarlyChunks:
             out.append(chunk)
         return out
 
-    def game_chunks(self, job, events_of: str | None) -> list[dict]:
+    def game_chunks(self, job: AuditJob, events_of: str | None) -> list[Spec]:
         """The game's chunk specs the early chunks train (its first in-world chunks), now
         that ``job.game`` has its target."""
         if not self.count:
@@ -82,25 +106,30 @@ class EarlyChunks:
                                     events_of)[:self.count]
         return self.specs
 
-    def arrived(self, job, index: int, result, error: str | None) -> None:
+    def arrived(self, job: AuditJob, index: int, result: dict[str, Any] | None,
+                error: str | None) -> None:
         self.results[index] = (result, error)
         if self.specs is not None:
             self.store_arrived(job)
 
-    def store_arrived(self, job) -> None:
+    def store_arrived(self, job: AuditJob) -> None:
         """Featurise and store every result that has arrived (the target is known)."""
         from raudit.audit.chunk import failed_rows, featurised_rows
 
+        if self.specs is None:  # the target is not chosen yet: they wait in self.results
+            return
         for index in sorted(self.results):
             result, error = self.results.pop(index)
             spec = {**self.specs[index], "device": (result or {}).get("device") or "cpu"}
             rows = None
-            if error is None:
+            if error is None and result is None:  # a chunk that returned nothing is a failure
+                error = "the early chunk returned no result"
+            if error is None and result is not None:
                 try:
                     rows = featurised_rows(spec, result, time.perf_counter() - result["seconds"])
                 except Exception:  # noqa: BLE001 - as a chunk that raised: recorded, not fatal
                     error = traceback.format_exc()
             job.store.append("shadow", rows if error is None else failed_rows(spec, error))
             job._tick({"chunk": spec}, error)
-            if error is None and job._estimator is not None:
+            if rows is not None and job._estimator is not None:
                 job._estimator(rows)

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.audit.external import run_external, synthetic_files
 from raudit.errors import ConfigError
 from raudit.runs.audit_settings import AuditSettings
 from raudit.runs.threats import ThreatModel
+
+if TYPE_CHECKING:
+    from raudit.audit.runner import AuditRequest
+    from raudit.engine.driver import EngineConfig
+    from raudit.runs.schedule import Progress
 
 __all__ = ["EXTERNAL", "External"]
 
@@ -48,9 +53,9 @@ class External(ThreatModel):
         ds_name = s.dataset or get_attack(s.attack).default_dataset
         return Path("runs") / f"audit-external-{s.attack}-{Path(ds_name).stem}-s{s.seed}"
 
-    def run(self, s: AuditSettings, req: Any, out: Path, engine: Any, *, auto_chunk: bool,
-            progress: Any = None, notice: Callable[[str], None] | None = None
-            ) -> dict[str, Any]:
+    def run(self, s: AuditSettings, req: AuditRequest, out: Path, engine: EngineConfig, *,
+            auto_chunk: bool, progress: Progress | None = None,
+            notice: Callable[[str], None] | None = None) -> dict[str, Any]:
         return run_external(req, Path(str(s.synthetic_in)), Path(str(s.synthetic_out)), out)
 
 

@@ -10,7 +10,8 @@ work (``--all`` records it instead), inspects each one, and writes the ``--out``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from raudit import data, generators
 from raudit.errors import ConfigError, RauditError
@@ -24,7 +25,7 @@ __all__ = ["run_inspect", "run_inspect_job", "run_inspect_threads"]
 
 
 def run_inspect_threads(req: InspectRequest, out: Path | None, threads: int,
-                        notice: Callable[[str], None] | None = None) -> list[dict]:
+                        notice: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """``raudit inspect`` and :func:`raudit.inspect`: torch on ``threads`` threads, then
     :func:`run_inspect`."""
     if threads < 1:
@@ -36,7 +37,7 @@ def run_inspect_threads(req: InspectRequest, out: Path | None, threads: int,
 
 
 def run_inspect(req: InspectRequest, out: Path | None = None,
-                notice: Callable[[str], None] | None = None) -> list[dict]:
+                notice: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Inspect every generator of ``req``; write ``out`` when given; return the runs."""
     names = generators.names() if req.all_ else list(req.impls or ("paper",))
     ds = data.load(req.dataset, label=req.label, bounds=req.bounds)

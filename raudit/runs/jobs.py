@@ -20,8 +20,9 @@ This module holds the protocol's base and the audit job; the utility job is
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.audit import runner as ar
 from raudit.audit import summary
@@ -29,24 +30,38 @@ from raudit.audit import targets as tg
 from raudit.audit.game import trials
 from raudit.audit.guard import Estimator, probe
 from raudit.audit.mechanisms import event_trial
+from raudit.engine.driver import Spec
 from raudit.results import ResultStore, spec_hash
 from raudit.runs.early import EarlyChunks
 
+if TYPE_CHECKING:
+    from raudit.audit.game import Game
+    from raudit.data.dataset import Dataset
+    from raudit.engine.driver import EngineConfig
 
-def wrap(job: str, kind: str, chunk: dict) -> dict:
+#: one-line messages for the user
+Notice = Callable[[str], None]
+#: what ``raudit.audit.runner.prepare`` returns: the game, the store's manifest, the data
+Prepared = tuple["Game", dict[str, Any], "Dataset"]
+
+
+def wrap(job: str, kind: str, chunk: Spec) -> Spec:
+    """A chunk's spec as the schedule's pool runs it (raudit.runs.dispatch.run_spec)."""
     return {"job": job, "kind": kind, "chunk": chunk}
 
 
-def weight(spec: dict) -> int:
+def weight(spec: Spec) -> int:
     """Models in a wrapped chunk (the unit of progress): trials, or 1 for Setting A."""
     chunk = spec["chunk"]
     return 1 if chunk.get("real") else len(chunk["trials"])
 
 
 class Job:
+    """The protocol the schedule drives (the module docstring): ``open``, ``done``, ``finish``."""
+
     kind = "?"
 
-    def __init__(self, name: str, partition: str | None = "job"):
+    def __init__(self, name: str, partition: str | None = "job") -> None:
         self.name = name
         # campaign jobs write to their hive partition; a single audit/utility run to the root
         self.partition = f"job={name}" if partition else None
@@ -55,7 +70,7 @@ class Job:
         self.units = 0
         self.failed_chunks = 0
 
-    def _tick(self, spec: dict, error: str | None) -> None:
+    def _tick(self, spec: Spec, error: str | None) -> None:
         if error is None:
             self.units += weight(spec)
         else:
@@ -67,6 +82,24 @@ class Job:
     def wall_s(self) -> float:
         return time.perf_counter() - self.t0 if self.t0 is not None else 0.0
 
+    def planned_models(self) -> int:
+        """Models of the whole job, done or not."""
+        raise NotImplementedError
+
+    def open(self, out: Path, notice: Notice, engine: EngineConfig | None = None,
+             probe_first: bool = True) -> list[Spec]:
+        """The pending chunks (resuming ``out``), wrapped."""
+        raise NotImplementedError
+
+    def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
+        """Store one chunk's ``rows`` (what its kind's function returned) or its error;
+        the chunks it makes ready (the next stage's), wrapped."""
+        raise NotImplementedError
+
+    def finish(self) -> dict[str, Any]:
+        """Analyse; raises when the job failed for good."""
+        raise NotImplementedError
+
 
 class AuditJob(Job):
     """One distinguishing game (with its target selection when the target is auto).
@@ -76,21 +109,27 @@ class AuditJob(Job):
 
     kind = "audit"
 
-    def __init__(self, name: str, req: ar.AuditRequest, prepared=None,
-                 partition: str | None = "job", verbose: bool = False):
+    def __init__(self, name: str, req: ar.AuditRequest, prepared: Prepared | None = None,
+                 partition: str | None = "job", verbose: bool = False) -> None:
         super().__init__(name, partition)
         self.req = req
         # validates and loads the data (the single audit passes what it already prepared)
-        self.game, self.manifest, self.ds = prepared or ar.prepare(req)
+        game, manifest, ds = prepared or ar.prepare(req)
+        self.game: Game = game
+        self.manifest: dict[str, Any] = manifest
+        self.ds: Dataset = ds
         self.audit_id = spec_hash(self.manifest)[:16]
         self.verbose = verbose
         self.selection: dict[str, Any] = {}
-        self._plan: dict | None = None
+        self._plan: dict[str, Any] | None = None
         self._pending_selection = 0
         self._expected = 0  # game models counted in total before the target was chosen
         self.sel_units = self.sel_failed = 0  # the selection stage's share of units/failures
-        self._estimator = None
-        self.early = EarlyChunks()  # in-world chunks trained while the target is chosen
+        self._estimator: Estimator | None = None
+        self.early = EarlyChunks()
+        self.engine: EngineConfig | None = None
+        # a campaign's job whose chunk size is calibrated (-M auto / chunk_size: auto)
+        self.auto_chunk = False  # in-world chunks trained while the target is chosen
 
     def planned_models(self) -> int:
         """Models of the whole job (selection included), done or not."""
@@ -100,7 +139,8 @@ class AuditJob(Job):
                   2 * self.req.target_candidates * self.req.target_pairs)
         return n
 
-    def open(self, out: Path, notice, engine=None, probe_first: bool = True) -> list[dict]:
+    def open(self, out: Path, notice: Notice, engine: EngineConfig | None = None,
+             probe_first: bool = True) -> list[Spec]:
         self.notice, self.engine = notice, engine
         self.store = ResultStore(out, partition=self.partition, notice=notice)
         if probe_first:
@@ -130,7 +170,8 @@ class AuditJob(Job):
             return self._chosen()
         return specs + [wrap(self.name, "audit-early", c) for c in self.early.plan(self, engine)]
 
-    def _chosen(self) -> list[dict]:
+    def _chosen(self) -> list[Spec]:
+        assert self._plan is not None  # open planned the selection
         row, aucs = ar.choose_selected(self.sel_store, self._plan, self.game.seed)
         self.game = tg.candidate_game(self.game, row)
         self.selection = {"target_aucs": {str(r): a for r, a in aucs},
@@ -139,11 +180,11 @@ class AuditJob(Job):
         self.sel_units, self.sel_failed = self.units, self.failed_chunks
         return self._audit_specs()
 
-    def _audit_specs(self) -> list[dict]:
+    def _audit_specs(self) -> list[Spec]:
         if self.req.sequential:
             from raudit.audit.sequential import stages
 
-            self.looks: list[dict] = []
+            self.looks: list[dict[str, Any]] = []
             self.stages = stages(self.req.first_stage, self.game.shadow_models)
             self.t_game = time.perf_counter()
             # the bars count the most it can train; stopping early leaves them short
@@ -173,12 +214,12 @@ class AuditJob(Job):
         return [wrap(self.name, "audit", c) for c in chunks]
 
     @staticmethod
-    def _on_start(engine):
+    def _on_start(engine: EngineConfig) -> Callable[[float], None]:
         from raudit.runs.costs import observe_startup
 
         return lambda seconds: observe_startup(engine, seconds)
 
-    def done(self, spec: dict, rows, error: str | None) -> list[dict]:
+    def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
         if spec["kind"] == "audit-early":  # stored (and counted) once the target is known
             self.early.arrived(self, spec["chunk"]["early_index"], rows, error)
             return []
@@ -208,7 +249,7 @@ class AuditJob(Job):
 
     # ---------------------------------------------------------------- sequential audits
 
-    def _next_stage(self) -> list[dict]:
+    def _next_stage(self) -> list[Spec]:
         """The next stage's pending chunks; stages with nothing to train (a resume) are
         looked at at once. [] when a look stopped the audit."""
         while len(self.looks) < len(self.stages):

@@ -28,10 +28,18 @@ What is checked, and against what:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from raudit.engine.driver import BACKENDS, EngineConfig
 from raudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from raudit.audit.runner import AuditRequest
+    from raudit.data.dataset import Dataset
+    from raudit.runs.jobs import Job
+    from raudit.utility.plan import UtilityRequest
 
 PER_CORE = 4  # actors per CPU (or per GPU share) beyond which only contention grows
 ROW_BYTES = 4096  # driver memory per planned model (trial spec + shadow row + features)
@@ -120,7 +128,7 @@ def model_bytes(rows: int, cols: int, teachers: int | None, synthetic_rows: int,
     return FLOAT * (4 * params + tables)
 
 
-def _check_ceilings(values: dict) -> None:
+def _check_ceilings(values: dict[str, int | None]) -> None:
     for name, value in values.items():
         top = CEILINGS.get(name)
         if value is not None and top is not None and value > top:
@@ -140,7 +148,8 @@ def _check_memory(what: str, driver_models: int, chunk: int, per_model: int, act
             f"{chunk:,}); this machine has {_gib(machine.memory)} available; {hint}")
 
 
-def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = None) -> None:
+def check_audit(req: AuditRequest, engine: EngineConfig, ds: Dataset | None = None,
+                machine: Machine | None = None) -> None:
     """Refuse an audit whose sizes this machine cannot hold (see the module docstring)."""
     from raudit import data
     from raudit.attacks import get as get_attack
@@ -172,7 +181,7 @@ def check_audit(req, engine: EngineConfig, ds=None, machine: Machine | None = No
                   "--selection-models)")
 
 
-def largest_chunk(req, selects: bool) -> int:
+def largest_chunk(req: AuditRequest, selects: bool) -> int:
     """The most models one chunk of the audit trains at once, over all its phases: the
     game's chunks hold at most one world's shadow models, but a target selection's hold up
     to --chunk-size of its own models (a pool of --selection-models, or --target-pairs per
@@ -184,7 +193,8 @@ def largest_chunk(req, selects: bool) -> int:
     return max(1, min(req.chunk_size, max(phase)))
 
 
-def check_utility(req, engine: EngineConfig, ds=None, machine: Machine | None = None) -> None:
+def check_utility(req: UtilityRequest, engine: EngineConfig, ds: Dataset | None = None,
+                  machine: Machine | None = None) -> None:
     """Refuse a utility run whose sizes this machine cannot hold."""
     from raudit import data
 
@@ -207,14 +217,18 @@ def check_utility(req, engine: EngineConfig, ds=None, machine: Machine | None = 
                   actors, machine, "lower --fits, --samples or --workers")
 
 
-def check_jobs(jobs, engine: EngineConfig, machine: Machine | None = None) -> None:
+def check_jobs(jobs: Iterable[Job], engine: EngineConfig, machine: Machine | None = None) -> None:
     """A campaign's jobs, each as its own command would check it."""
+    from raudit.runs.jobs import AuditJob
+    from raudit.runs.utility_job import UtilityJob
+
     machine = machine or Machine.here()
     check_engine(engine, machine)
     for job in jobs:
-        check = {"audit": check_audit, "utility": check_utility}.get(job.kind)
-        if check is not None:
-            try:
-                check(job.req, engine, getattr(job, "ds", None), machine)
-            except ConfigError as exc:
-                raise ConfigError(f"job {job.name}: {exc}") from None
+        try:
+            if isinstance(job, AuditJob):
+                check_audit(job.req, engine, job.ds, machine)
+            elif isinstance(job, UtilityJob):
+                check_utility(job.req, engine, job.ds, machine)
+        except ConfigError as exc:
+            raise ConfigError(f"job {job.name}: {exc}") from None

@@ -27,13 +27,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 from raudit.runs.audit_settings import AuditSettings
 
-__all__ = ["THREATS", "ThreatModel", "select"]
+if TYPE_CHECKING:
+    from raudit.audit.runner import AuditRequest
+    from raudit.engine.driver import EngineConfig
+    from raudit.runs.schedule import Progress
+
+__all__ = ["THREATS", "ThreatModel", "reads_models", "select"]
 
 # the order --threat-model's help and its error name them in
 ORDER = ("black-box", "white-box", "transcript", "active", "external", "one-run")
@@ -44,9 +49,11 @@ class ThreatModel:
     take; ``run`` draws the trials (its own sampling) and writes the summary."""
 
     name: ClassVar[str] = ""
-    # the game the shadow-model scheduler plays for it (raudit.audit.runner.AuditRequest's
-    # threat_model): only black-box and white-box train shadow models
-    shadow_level: ClassVar[str] = "black-box"
+    # a trial is a trained shadow model (raudit.runs.audit's scheduler): black-box, white-box
+    trains_models: ClassVar[bool] = False
+    # the shadow-model game's attack also reads each trained model (white-box): the
+    # request's ``white_box`` (raudit.audit.runner.AuditRequest)
+    reads_models: ClassVar[bool] = False
     # a folder name's tag after -s{seed} (default_out)
     tag: ClassVar[str] = ""
 
@@ -77,15 +84,15 @@ class ThreatModel:
                                + (f"-onerun{s.canaries}" if self.one_run(s) else "")
                                + ("-anytime" if s.sequential else ""))
 
-    def run(self, s: AuditSettings, req: Any, out: Path, engine: Any, *, auto_chunk: bool,
-            progress: Any = None, notice: Callable[[str], None] | None = None
-            ) -> dict[str, Any]:
+    def run(self, s: AuditSettings, req: AuditRequest, out: Path, engine: EngineConfig, *,
+            auto_chunk: bool, progress: Progress | None = None,
+            notice: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Run (or resume) the audit of ``req`` (a raudit.audit.runner.AuditRequest) into
         ``out`` on ``engine``; the summary row plus run details."""
         raise NotImplementedError
 
 
-def _check_threat(obj: Any, name: str) -> None:
+def _check_threat(obj: object, name: str) -> None:
     if not isinstance(obj, ThreatModel) or obj.name != name:
         raise ConfigError(f"threat model {name!r} must be a ThreatModel named {name!r}, "
                           f"got {obj!r}")
@@ -108,3 +115,18 @@ def select(s: AuditSettings) -> ThreatModel:
         raise ConfigError(f"--threat-model must be one of {', '.join(ORDER)}, "
                           f"got {s.threat_model!r}")
     return THREATS.get(s.threat_model).chosen(s)
+
+
+def reads_models(name: str) -> bool:
+    """Whether a shadow-model audit under the threat model ``name`` (a campaign job's
+    ``threat_model``) reads each trained model; a one-line ConfigError for an unknown name
+    or one whose trials are not trained models."""
+    if name not in THREATS:
+        raise ConfigError(f"threat_model must be one of {', '.join(ORDER)}, got {name!r}")
+    threat = THREATS.get(name)
+    if not threat.trains_models:
+        shadow = [n for n in ORDER if THREATS.get(n).trains_models]
+        raise ConfigError(f"an audit of trained shadow models takes the threat model "
+                          f"{' or '.join(shadow)}, got {name!r} (transcript: raudit audit "
+                          "--threat-model transcript)")
+    return threat.reads_models

@@ -10,12 +10,18 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from raudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from raudit.data.dataset import Dataset
+    from raudit.generators.base import Generator
 
 __all__ = ["TrainSettings", "TrainResult", "run_train", "FORMATS"]
 
@@ -41,7 +47,7 @@ class TrainSettings:
     bounds: Path | str | None = None
     device: str = "auto"
     threads: int = 1
-    options: Any = None
+    options: Sequence[str] | Mapping[str, object] | None = None
     rows: int | None = None
     out: Path | str | None = None
     fmt: str = "parquet"
@@ -53,7 +59,7 @@ class TrainSettings:
 @dataclass(frozen=True)
 class TrainResult:
     summary: dict[str, Any]  # what summary.json holds
-    synthetic: Any  # pandas.DataFrame
+    synthetic: pd.DataFrame
     out: Path
     warnings: list[str]  # one line each: 0 iterations, a budget overshoot
 
@@ -70,7 +76,8 @@ def check(s: TrainSettings) -> None:
         raise ConfigError(f"--rows must be at least 1, got {s.rows}")
 
 
-def _no_bar(description: str, total: int | None):
+def _no_bar(description: str, total: int | None
+            ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
     return contextlib.nullcontext(lambda done: None)
 
 
@@ -145,15 +152,17 @@ def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
     return TrainResult(summary, synth, out, warnings)
 
 
-def _expected_iterations(gen, n_rows: int, n_cols: int) -> int | None:
+def _expected_iterations(gen: Generator, n_rows: int, n_cols: int) -> int | None:
+    resolve = getattr(gen, "resolve", None)  # the generators with hyper-parameters to resolve
     try:
-        hp = gen.resolve(n_rows, n_cols)
+        hp = resolve(n_rows, n_cols) if resolve is not None else None
     except (AttributeError, NotImplementedError):
         return None
-    return getattr(hp, "max_iter", None) or getattr(hp, "iterations", None)
+    steps = getattr(hp, "max_iter", None) or getattr(hp, "iterations", None)
+    return None if steps is None else int(steps)
 
 
-def _mapping(ds) -> dict | None:
+def _mapping(ds: Dataset) -> dict[str, Any] | None:
     """How a user file's values were coded for training, and so decoded in the synthetic
     table (None for a registered dataset): each categorical column's values in code order,
     where they were declared, and the label's 0 and 1."""
@@ -168,7 +177,8 @@ def _mapping(ds) -> dict | None:
             "label": {"column": ds.label, "0": negative, "1": positive}}
 
 
-def _write_outputs(out: Path, synth, summary: dict, fmt: str, mapping: dict | None = None) -> None:
+def _write_outputs(out: Path, synth: pd.DataFrame, summary: Mapping[str, Any], fmt: str,
+                   mapping: Mapping[str, Any] | None = None) -> None:
     """Each file lands whole (temp name, then rename); summary.json goes last."""
     from raudit.results.files import write_atomic
 

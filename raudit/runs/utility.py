@@ -14,8 +14,9 @@ or skipped are not run again, failed ones are. The plan and the analysis live in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.engine.driver import EngineConfig
 from raudit.results import ResultStore
@@ -26,17 +27,19 @@ from raudit.runs.utility_job import UtilityJob
 from raudit.utility import plan
 from raudit.utility.plan import UtilityRequest
 
+if TYPE_CHECKING:
+    from raudit.data.dataset import Dataset
+
 __all__ = ["run_utility"]
 
 
 def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = EngineConfig(),
                 progress: Progress | None = None, reference: float | None = None,
-                notice=None, estimate: bool = False) -> dict[str, Any]:
+                notice: Callable[[str], None] | None = None, estimate: bool = False
+                ) -> dict[str, Any]:
     """Run (or resume) the benchmark; returns the analysis (see :mod:`raudit.utility.analyse`)
     plus run details. ``estimate``: say the total time to ``notice`` first, before anything
     trains (:mod:`raudit.runs.job_estimate`), and refresh it after the first chunk."""
-    progress = progress or quiet
-    notice = notice or (lambda msg: None)
     out = as_folder(out)
     ds = plan.check(req)
     limits.check_utility(req, engine, ds)  # sizes this machine can hold, before --out
@@ -45,10 +48,11 @@ def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = Eng
     what = "Setting A" if req.real_only else f"{req.impl} on {ds.name}"
     job = UtilityJob("utility", req, ds=ds, partition=None, what=f"{what} (fits)",
                      reference=reference, verbose=estimate)
+    say = notice or (lambda msg: None)
     if estimate and not req.real_only:
-        _say_estimate(job, engine, notice)
+        _say_estimate(job, engine, say)
     with store.lock():  # one run per folder, as for audits
-        return _run_locked(job, req, ds, store, out, engine, progress, notice)
+        return _run_locked(job, req, ds, out, engine, progress or quiet, say)
 
 
 #: what makes a long utility run smaller, named by the estimate past 15 minutes
@@ -57,7 +61,7 @@ SHRINK = ["fewer fits (-F)", "fewer samples per fit (--samples)", "fewer sweep p
           "(--max-iter)", "more workers (--workers, or a cluster via RAY_ADDRESS)"]
 
 
-def _say_estimate(job, engine, notice) -> None:
+def _say_estimate(job: UtilityJob, engine: EngineConfig, notice: Callable[[str], None]) -> None:
     from raudit.errors import RauditError
     from raudit.runs.costs import startup_guess
     from raudit.runs.job_estimate import plan_table, total_line
@@ -71,7 +75,9 @@ def _say_estimate(job, engine, notice) -> None:
         pass
 
 
-def _run_locked(job, req, ds, store, out, engine, progress, notice):
+def _run_locked(job: UtilityJob, req: UtilityRequest, ds: Dataset, out: Path,
+                engine: EngineConfig, progress: Progress, notice: Callable[[str], None]
+                ) -> dict[str, Any]:
     # The campaign's scheduler with one job (see raudit.runs.schedule).
     done = schedule([job], out, engine, progress, notice)
     if job.name in done.errors:

@@ -9,16 +9,24 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
 
 from raudit.audit.guard import AuditFailed, Estimator
+from raudit.engine.driver import Spec
 from raudit.results import ResultStore, spec_hash
-from raudit.runs.jobs import Job, weight, wrap
+from raudit.runs.jobs import Job, Notice, weight, wrap
 from raudit.utility import analyse as uan
 from raudit.utility import runner as ur
 
+if TYPE_CHECKING:
+    from raudit.data.dataset import Dataset
+    from raudit.engine.driver import EngineConfig
+    from raudit.utility.plan import UtilityRequest
 
-def utility_work(rows: list[dict]) -> tuple[int, float]:
+
+def utility_work(rows: list[dict[str, Any]]) -> tuple[int, float]:
     """(fits, seconds per fit) of a utility chunk's rows: a fit's training and its
     classifiers' scoring (rows: one per fit, sample, setting and classifier)."""
     fits = {r["trial_id"]: r.get("train_wall_s") or 0.0 for r in rows}
@@ -32,8 +40,9 @@ class UtilityJob(Job):
 
     kind = "utility"
 
-    def __init__(self, name: str, req, ds=None, partition: str | None = "job", what=None,
-                 reference: float | None = None, verbose: bool = False):
+    def __init__(self, name: str, req: UtilityRequest, ds: Dataset | None = None,
+                 partition: str | None = "job", what: str | None = None,
+                 reference: float | None = None, verbose: bool = False) -> None:
         super().__init__(name, partition)
         self.verbose = verbose  # the single `raudit utility`: refresh its estimate
         self.reference = reference
@@ -60,7 +69,8 @@ class UtilityJob(Job):
             return 1
         return self.req.fits * len(plan.configs(self.req, self.ds))
 
-    def open(self, out: Path, notice, engine=None, probe_first: bool = True) -> list[dict]:
+    def open(self, out: Path, notice: Notice, engine: EngineConfig | None = None,
+             probe_first: bool = True) -> list[Spec]:
         self.store = ResultStore(out, partition=self.partition, notice=notice)
         self.store.ensure_manifest(self.manifest)
         specs, skipped = ur.plan_chunks(self.req, self.ds, self.run_id, ur.finished(self.store))
@@ -74,7 +84,7 @@ class UtilityJob(Job):
                            if self.verbose and engine is not None else None)
         return wrapped
 
-    def done(self, spec: dict, rows, error: str | None) -> list[dict]:
+    def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
         from raudit.utility.chunk import failed_rows
 
         self._tick(spec, error)
@@ -85,7 +95,7 @@ class UtilityJob(Job):
             self.real_ok.append(spec["chunk"]["trial_id"])
         return []
 
-    def rows(self):
+    def rows(self) -> pd.DataFrame:
         """This request's rows only: another seed scheme's rows in the folder never mix in."""
         rows = self.store.read(ur.TABLE)
         return rows[(rows["run_id"] == self.run_id)

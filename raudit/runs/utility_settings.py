@@ -6,12 +6,16 @@ same messages for both), and run with its plots by :func:`run`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raudit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from raudit.runs.schedule import Progress
+    from raudit.utility.plan import UtilityRequest
 
 __all__ = ["UtilitySettings", "SWEEPS", "request", "default_out", "run"]
 
@@ -34,7 +38,7 @@ class UtilitySettings:
     delta: float | None = None
     lam: float | None = None
     max_iter: int = 10_000
-    options: Any = None
+    options: Sequence[str] | Mapping[str, object] | None = None
     label: str | None = None
     bounds: Path | str | None = None
     fits: int = 5
@@ -52,7 +56,7 @@ class UtilitySettings:
     retries: int = 1
 
 
-def _bools(values: Sequence[Any]) -> tuple[bool, ...]:
+def _bools(values: Sequence[object]) -> tuple[bool, ...]:
     out = []
     for v in values:
         if isinstance(v, bool):
@@ -65,14 +69,18 @@ def _bools(values: Sequence[Any]) -> tuple[bool, ...]:
     return tuple(out)
 
 
-def _listed(value: Any) -> list:
+def _listed(value: object) -> list[Any]:
     """A repeatable flag's values: one value or a sequence of them."""
     if value is None:
         return []
-    return [value] if isinstance(value, (str, int, float)) else list(value)
+    if isinstance(value, (str, int, float)):
+        return [value]
+    if not isinstance(value, Iterable):
+        raise ConfigError(f"a repeatable setting takes one value or a list of them, got {value!r}")
+    return list(value)
 
 
-def request(s: UtilitySettings):
+def request(s: UtilitySettings) -> UtilityRequest:
     """The checked :class:`~raudit.utility.plan.UtilityRequest` of ``s``."""
     from raudit.generators.kwargs import generator_kwargs
     from raudit.runs.audit_settings import option_list
@@ -114,7 +122,8 @@ def default_out(s: UtilitySettings) -> Path:
     return Path("runs") / f"utility-{name}-{Path(s.dataset).stem}-F{s.fits}xS{s.samples}-s{s.seed}"
 
 
-def run(s: UtilitySettings, progress=None, notice=None) -> dict[str, Any]:
+def run(s: UtilitySettings, progress: Progress | None = None,
+        notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Check, run (or resume) and plot: the result ``raudit utility --json`` prints."""
     from raudit.engine.driver import EngineConfig
     from raudit.runs.utility import run_utility

@@ -101,4 +101,5 @@ def test_the_plan_asks_the_threat_model(tmp_path, settings, folder, level, anyti
     plan = prepare(AuditSettings(**{"impl": "identity", "shadow_models": "50",
                                     "backend": "local", **settings}))
     assert plan.out == Path("runs") / folder
-    assert plan.req.threat_model == level and plan.req.anytime is anytime
+    # only white-box reads the trained models (the registry's reads_models)
+    assert plan.req.white_box is (level == "white-box") and plan.req.anytime is anytime

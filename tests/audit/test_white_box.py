@@ -18,6 +18,7 @@ from raudit.audit.runner import AuditRequest, prepare
 from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
+from raudit.runs.threats import reads_models
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))
 from test_generator_contract import make, small_table  # noqa: E402
@@ -64,7 +65,7 @@ def _specs(impl: str, options: dict, count: int = 3):
     out = {}
     for level in ("black-box", "white-box"):
         req = AuditRequest(impl=impl, attack="querybased", shadow_models=5, options=options,
-                           threat_model=level)
+                           white_box=level == "white-box")
         game, manifest, _ = prepare(req)
         ts = trials(game, world="in", count=count)
         out[level] = ({"audit_id": "x", "game": game.spec(), "world": "in", "trials": ts}, manifest)
@@ -127,9 +128,15 @@ def test_generators_without_a_reachable_model_are_refused(impl, needle):
         whitebox.check_white_box(impl)
 
 
-def test_request_takes_only_the_trained_levels():
+def test_a_shadow_model_audit_takes_only_the_trained_threat_models():
+    # the registry says which threat models train shadow models and which read them
+    assert [reads_models(n) for n in ("black-box", "white-box")] == [False, True]
     with pytest.raises(ConfigError, match="black-box or white-box"):
-        AuditRequest(threat_model="transcript")
+        reads_models("transcript")
+    with pytest.raises(ConfigError, match="threat_model must be one of"):
+        reads_models("grey-box")
+    with pytest.raises(ConfigError, match="white_box must be true or false"):
+        AuditRequest(white_box="white-box")  # what a YAML file or a careless caller passes
 
 
 def test_sampling_a_few_models_at_a_time_changes_no_number(monkeypatch):
@@ -156,7 +163,7 @@ def test_every_batched_generator_gives_finite_white_box_features(name):
     from test_generator_contract import FAST_FOR
 
     req = AuditRequest(impl=name, attack="querybased", shadow_models=5, epsilon=5.0,
-                       options={"max_iter": 2, **FAST_FOR.get(name, {})}, threat_model="white-box")
+                       options={"max_iter": 2, **FAST_FOR.get(name, {})}, white_box=True)
     game, _, _ = prepare(req)
     rows = chunk.run_chunk({"audit_id": "x", "game": game.spec(), "world": "out",
                             "trials": trials(game, world="out", count=2)})

@@ -5,6 +5,7 @@ worker on a 2-worker Ray pool loses no row."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -211,6 +212,17 @@ def test_a_bad_inspect_setting_names_its_line(tmp_path):
         run_campaign(_file(tmp_path, text), tmp_path / "out", LOCAL)
 
 
+@pytest.mark.parametrize("value, needle", [
+    ("transcript", "takes the threat model black-box or white-box, got 'transcript'"),
+    ("grey-box", "threat_model must be one of"), ("[white-box]", "threat_model must be text")])
+def test_a_job_takes_the_threat_models_that_train_shadow_models(tmp_path, value, needle):
+    # the registry (raudit.runs.threats) decides, before any work, with the job's line
+    text = f"jobs:\n  - name: t\n    impl: identity\n    threat_model: {value}\n"
+    with pytest.raises(ConfigError, match=rf"c.yaml:4: job t, key 'threat_model'.*{re.escape(needle)}"):
+        run_campaign(_file(tmp_path, text), tmp_path / "out", LOCAL)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
     text = """\
         name: wb
@@ -226,7 +238,7 @@ def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
     res = run_campaign(_file(tmp_path, text), tmp_path / "camp", LOCAL)
     single = run_audit(AuditRequest(impl="gan", attack="querybased", dataset="worst-case",
                                     shadow_models=5, options={"max_iter": 2},
-                                    threat_model="white-box"), tmp_path / "alone", LOCAL)
+                                    white_box=True), tmp_path / "alone", LOCAL)
     job = res["jobs"]["g"]
     assert job["threat_model"] == "white-box" and job["audit_id"] == single["audit_id"]
     assert {k: job[k] for k in KEYS} == {k: single[k] for k in KEYS}
