@@ -17,7 +17,8 @@ import logging
 import math
 from collections.abc import Callable
 
-from raudit.accountants import GaussianStep, create
+from raudit.accountants import create
+from raudit.events import GaussianStep
 from raudit.errors import ConfigError
 
 

@@ -56,7 +56,8 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-from raudit.accountants import GaussianStep, GNMaxAnswer, create
+from raudit.accountants import create
+from raudit.events import GNMaxAnswer, GaussianStep
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained

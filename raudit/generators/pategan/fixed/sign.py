@@ -41,10 +41,10 @@ import functools
 import numpy as np
 import torch
 
-from raudit.accountants import GNMaxAnswer
+from raudit.events import GNMaxAnswer
 from raudit.errors import ConfigError
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import Votes
+from raudit.events import Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.core.noise_calibration import _bisect, _eps, calibrate
