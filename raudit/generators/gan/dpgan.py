@@ -10,7 +10,7 @@ over ``batch`` generated rows needs no noise (it does not read the records). Ada
 post-processing). Networks: the paper's generator; the critic is the paper's
 discriminator with a linear output.
 
-Accounting: every critic step is a :class:`~raudit.accountants.GaussianStep` (noise
+Accounting: every critic step is a :class:`~raudit.events.GaussianStep` (noise
 multiplier z, Poisson rate q) charged to dp_accounting's ``RdpAccountant``
 (add/remove neighbours). The number of iterations is fixed in advance and z is
 calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.core.dp_bounds`,
