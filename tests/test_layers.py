@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     {"audit", "utility", "inspect", "crosscheck"},  # games, estimators, benchmarks, checks
     {"engine"},  # Ray only here
     {"attacks", "generators", "results", "upstream", "plots"},
-    {"accountants", "data", "classifiers", "privacy"},
+    {"accountants", "events", "data", "classifiers", "privacy"},
     {"registry", "seeds", "errors"},
 ]
 LEVEL = {part: i for i, layer in enumerate(LAYERS) for part in layer}

@@ -16,7 +16,7 @@ import argparse
 import time
 
 from raudit import data, generators
-from raudit.generators.events import EventLog
+from raudit.events import EventLog
 from raudit.generators.transcript import run_eps_true
 from raudit.privacy import PrivacySpec
 

@@ -33,7 +33,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from raudit import classifiers, data, generators
-from raudit.generators.events import Votes
+from raudit.events import Votes
 from raudit.generators.kwargs import parse_value
 
 

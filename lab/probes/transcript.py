@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from raudit.accountants.events import PateVote
+from raudit.events import PateVote
 from raudit.accountants.true_curve import eps_true
 from raudit.audit.mechanisms import schedule_of
 from raudit.audit.transcript import VoteMechanism, mu_equivalent, transcript_audit

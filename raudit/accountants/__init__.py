@@ -1,7 +1,6 @@
 """Privacy accountants: events in, eps(delta) out.
 
-``events``: the privacy events generators emit (PATE votes, Gaussian steps, GNMax
-steps, label noise); ``accountant``: the event-typed accountant registry and the PATE
+The events they consume are :mod:`raudit.events`' privacy events; ``accountant``: the event-typed accountant registry and the PATE
 moments accountant; ``gaussian``: Gaussian events through dp_accounting's RDP and PLD
 accountants; ``pate``: the PATE moments variants as pure functions over vote counts
 (paper + faithful-buggy + fixed); ``closed_form``: the data-independent regime.
@@ -20,15 +19,6 @@ from raudit.accountants.closed_form import (
     iterations_to_reach,
     queries_to_reach,
 )
-from raudit.accountants.events import (
-    ConfidentGNMax,
-    GaussianStep,
-    GNMaxAnswer,
-    GNMaxThreshold,
-    LabelNoise,
-    PateVote,
-    PrivacyEvent,
-)
 from raudit.accountants.pate import (
     VARIANTS,
     eps_from_moments,
@@ -43,16 +33,9 @@ from raudit.accountants.pate import (
 
 __all__ = [
     "ACCOUNTANTS",
-    "ConfidentGNMax",
     "Accountant",
-    "GNMaxAnswer",
-    "GNMaxThreshold",
-    "GaussianStep",
-    "LabelNoise",
     "VARIANTS",
     "PateMomentsAccountant",
-    "PateVote",
-    "PrivacyEvent",
     "accepting",
     "create",
     "eps_data_independent",

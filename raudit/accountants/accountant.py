@@ -1,7 +1,7 @@
 """Accountants that consume privacy events, and the registry that names them.
 
 An accountant keeps the privacy loss of M models trained together. Training code
-hands it events (:mod:`raudit.accountants.events`) through :meth:`Accountant.compose`
+hands it events (:mod:`raudit.events`) through :meth:`Accountant.compose`
 and asks :meth:`Accountant.eps` for eps_hat(delta) to decide when to stop; the
 training loop never computes eps itself.
 
@@ -32,7 +32,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
-from raudit.accountants.events import PateVote
+from raudit.events import PateVote, UnsupportedEvent
 from raudit.accountants.pate import VARIANTS, eps_from_moments
 from raudit.errors import ConfigError
 from raudit.registry import Registry
@@ -90,6 +90,8 @@ class Accountant:
         self._apply(self._dry_run(event))
 
     def _unsupported(self, event: Any) -> str:
+        if isinstance(event, UnsupportedEvent):  # a release no accountant bounds, by name
+            return f"{type(self).__name__} cannot account {event.what}"
         kinds = ", ".join(t.__name__ for t in self.events)
         return f"{type(self).__name__} accounts {kinds} events, not {type(event).__name__}"
 
@@ -127,12 +129,12 @@ class PateMomentsAccountant(Accountant):
         self.queries = np.zeros(self.models, dtype=np.int64)
 
     def _supports(self, event: PateVote) -> bool:
-        return event.noise == "laplace" and event.k == self.k
+        return event.noise_kind == "laplace" and event.k == self.k
 
     def _unsupported(self, event: Any) -> str:
-        if isinstance(event, PateVote) and event.noise != "laplace":
+        if isinstance(event, PateVote) and event.noise_kind != "laplace":
             return (f"the PATE moments accountant {self.variant!r} analyses Laplace votes, "
-                    f"not {event.noise}; use a Gaussian (GNMax) accountant")
+                    f"not {event.noise_kind}; use a Gaussian (GNMax) accountant")
         if isinstance(event, PateVote):
             return f"the vote has k={event.k} teachers; this accountant has k={self.k}"
         return super()._unsupported(event)

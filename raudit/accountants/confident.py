@@ -13,11 +13,14 @@ step's votes, then stops before applying a step whose eps would exceed the budge
 
 from __future__ import annotations
 
+from typing import Union
+
 import numpy as np
+import numpy.typing as npt
 
 from raudit.accountants.accountant import Accountant, _mask_of
 from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
-from raudit.accountants.events import ConfidentGNMax, GNMaxAnswer, GNMaxThreshold
+from raudit.events import ConfidentGNMax, GNMaxAnswer, GNMaxThreshold
 from raudit.accountants.gnmax import (
     DEFAULT_ORDERS,
     eps_from_rdp,
@@ -29,13 +32,21 @@ from raudit.errors import ConfigError
 
 __all__ = ["ConfidentGNMaxAccountant", "IndependentGNMaxAccountant"]
 
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+GNMaxEvent = Union[ConfidentGNMax, GNMaxThreshold, GNMaxAnswer]
+# models charged, the RDP increment (M, L), queries asked, queries answered (per model or all)
+Increment = tuple[Bools, Floats, int, Union[Ints, int]]
+
 
 class ConfidentGNMaxAccountant(Accountant):
     """Running RDP (models, orders) of Confident-GNMax queries."""
 
     events = (ConfidentGNMax, GNMaxThreshold, GNMaxAnswer)
 
-    def __init__(self, models: int = 1, *, orders=None, data_dependent: bool = True):
+    def __init__(self, models: int = 1, *, orders: npt.ArrayLike | None = None,
+                 data_dependent: bool = True):
         super().__init__(models)
         o = DEFAULT_ORDERS if orders is None else np.asarray(orders, dtype=np.float64)
         if o.ndim != 1 or o.size == 0 or not np.all(o > 1):
@@ -46,15 +57,14 @@ class ConfidentGNMaxAccountant(Accountant):
         self.queries = np.zeros(self.models, dtype=np.int64)
         self.answered = np.zeros(self.models, dtype=np.int64)
         # the last increments computed (see _increment)
-        self._memo: tuple[tuple[float, float, float], np.ndarray, np.ndarray, np.ndarray,
-                          np.ndarray] | None = None
+        self._memo: tuple[tuple[float, float, float], Bools, Ints, Bools, Floats] | None = None
 
     @property
-    def alpha(self) -> np.ndarray:
+    def alpha(self) -> Floats:
         """The RDP curve per model (the name the moments accountants use for their state)."""
         return self.rdp
 
-    def _dry_run(self, event):
+    def _dry_run(self, event: GNMaxEvent) -> Increment:
         mask = _mask_of(event, self.models)
         if isinstance(event, ConfidentGNMax):
             if event.models != self.models:
@@ -75,7 +85,7 @@ class ConfidentGNMaxAccountant(Accountant):
             raise ConfigError("the RDP increment is not a finite non-negative number")
         return mask, inc, queries, answered
 
-    def _increment(self, event: ConfidentGNMax, mask: np.ndarray) -> np.ndarray:
+    def _increment(self, event: ConfidentGNMax, mask: Bools) -> Floats:
         """The RDP increments of the masked models' queries.
 
         G-PATE asks ``eps_if`` of a step's votes, then composes the same votes for the models
@@ -94,13 +104,13 @@ class ConfidentGNMaxAccountant(Accountant):
         self._memo = (key, mask.copy(), np.array(event.counts), np.array(event.answered), rows)
         return rows
 
-    def _apply(self, increment) -> None:
+    def _apply(self, increment: Increment) -> None:
         mask, inc, queries, answered = increment
         self.rdp += inc
         self.queries[mask] += queries
         self.answered[mask] += np.asarray(answered)[mask] if np.ndim(answered) else answered
 
-    def _eps(self, rdp: np.ndarray, delta) -> np.ndarray:
+    def _eps(self, rdp: Floats, delta: float | Floats) -> Floats:
         if np.ndim(delta) == 0:
             return eps_from_rdp(rdp, self.orders, float(delta))
         delta = np.asarray(delta, dtype=np.float64)
@@ -109,10 +119,10 @@ class ConfidentGNMaxAccountant(Accountant):
                              f"got shape {delta.shape}")
         return np.array([eps_from_rdp(r, self.orders, float(d)) for r, d in zip(rdp, delta)])
 
-    def eps(self, delta) -> np.ndarray:
+    def eps(self, delta: float | Floats) -> Floats:
         return self._eps(self.rdp, delta)
 
-    def eps_if(self, event, delta) -> np.ndarray:
+    def eps_if(self, event: GNMaxEvent, delta: float | Floats) -> Floats:
         """eps per model if ``event`` were charged (the accountant is left unchanged)."""
         if not self.supports(event):
             raise UnsupportedEventError(self._unsupported(event))
@@ -127,5 +137,5 @@ class ConfidentGNMaxAccountant(Accountant):
 class IndependentGNMaxAccountant(ConfidentGNMaxAccountant):
     """``gnmax-independent``: the same events charged with the data-independent curves."""
 
-    def __init__(self, models: int = 1, *, orders=None):
+    def __init__(self, models: int = 1, *, orders: npt.ArrayLike | None = None):
         super().__init__(models, orders=orders, data_dependent=False)

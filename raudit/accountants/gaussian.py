@@ -10,18 +10,23 @@ distinct history (cached) and composes each mechanism ``count`` times.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Union
 
 import dp_accounting
 import numpy as np
+import numpy.typing as npt
 from dp_accounting import pld, rdp
 
 from raudit.accountants.accountant import Accountant, _mask_of
 from raudit.accountants.errors import DeltaError
-from raudit.accountants.events import GaussianStep, GNMaxAnswer, GNMaxThreshold, LabelNoise
+from raudit.events import GaussianStep, GNMaxAnswer, GNMaxThreshold, MechanismKey, NoisyLabels
 from raudit.errors import ConfigError
 
 __all__ = ["DpAccountingAccountant", "PldAccountant", "RdpAccountant", "dp_event"]
+
+KeyedEvent = Union[GaussianStep, GNMaxThreshold, GNMaxAnswer, NoisyLabels]
+Increment = tuple[MechanismKey, npt.NDArray[np.bool_], int]  # mechanism, models, count
+History = tuple[tuple[MechanismKey, int], ...]  # one model's count of each mechanism
 
 NEIGHBOURS = {
     "add-remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
@@ -29,7 +34,7 @@ NEIGHBOURS = {
 }
 
 
-def dp_event(key: tuple) -> dp_accounting.DpEvent:
+def dp_event(key: MechanismKey) -> dp_accounting.DpEvent:
     """The dp_accounting event of one mechanism key (kind, scale, sampling rate)."""
     kind, scale, rate = key
     if kind == "laplace":
@@ -42,7 +47,7 @@ def dp_event(key: tuple) -> dp_accounting.DpEvent:
 class DpAccountingAccountant(Accountant):
     """Counts of each mechanism per model; eps from a dp_accounting accountant."""
 
-    events = (GaussianStep, GNMaxThreshold, GNMaxAnswer, LabelNoise)
+    events = (GaussianStep, GNMaxThreshold, GNMaxAnswer, NoisyLabels)
     params: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, models: int = 1, *, neighbours: str = "add-remove", **params: Any):
@@ -56,14 +61,14 @@ class DpAccountingAccountant(Accountant):
         self.neighbours = neighbours
         self._params = params
         self._make()  # validate the parameters now
-        self.counts: dict[tuple, np.ndarray] = {}
-        self._cache: dict[tuple, float] = {}
+        self.counts: dict[MechanismKey, npt.NDArray[np.int64]] = {}
+        self._cache: dict[tuple[History, float], float] = {}
 
     def _make(self) -> dp_accounting.PrivacyAccountant:
         raise NotImplementedError
 
-    def _supports(self, event: Any) -> bool:
-        return self._make().supports(dp_event(event.key()))
+    def _supports(self, event: KeyedEvent) -> bool:
+        return bool(self._make().supports(dp_event(event.key())))
 
     def _unsupported(self, event: Any) -> str:
         if not isinstance(event, self.events):
@@ -72,15 +77,15 @@ class DpAccountingAccountant(Accountant):
         return (f"{type(self).__name__} cannot account {type(event).__name__} "
                 f"({key[0]} noise, sampling rate {key[2]})")
 
-    def _dry_run(self, event: Any):
+    def _dry_run(self, event: KeyedEvent) -> Increment:
         return event.key(), _mask_of(event, self.models), int(event.count)
 
-    def _apply(self, increment) -> None:
+    def _apply(self, increment: Increment) -> None:
         key, mask, count = increment
         counts = self.counts.setdefault(key, np.zeros(self.models, dtype=np.int64))
         counts[mask] += count
 
-    def _eps_of(self, history: tuple, delta: float) -> float:
+    def _eps_of(self, history: History, delta: float) -> float:
         cache_key = (history, delta)
         if cache_key not in self._cache:
             acct = self._make()
@@ -90,7 +95,7 @@ class DpAccountingAccountant(Accountant):
             self._cache[cache_key] = float(acct.get_epsilon(delta))
         return self._cache[cache_key]
 
-    def eps(self, delta: float | np.ndarray) -> np.ndarray:
+    def eps(self, delta: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         deltas = np.asarray(delta, dtype=np.float64)
         if deltas.ndim and deltas.shape != (self.models,):
             raise DeltaError(f"delta must be one number or one per model ({self.models}), "

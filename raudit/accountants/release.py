@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
 from raudit.accountants.smooth import (logq0_gnmax, ls_gnmax_at, rdp_gnss,
@@ -65,7 +66,7 @@ class Release:
 
 
 @functools.lru_cache(maxsize=64)
-def ls_threshold_table(k: int, threshold: float, sigma: float, order: float) -> np.ndarray:
+def ls_threshold_table(k: int, threshold: float, sigma: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1, k + 1): row t is :func:`~raudit.accountants.smooth.ls_threshold` at top t
     (the largest step of the threshold check's RDP within distance d), all rows at once."""
     r = threshold_rdp_by_top(k, threshold, sigma, order)
@@ -85,7 +86,7 @@ def ls_threshold_table(k: int, threshold: float, sigma: float, order: float) -> 
 
 
 @functools.lru_cache(maxsize=64)
-def _gnmax_two_points(k: int, sigma: float, order: float) -> tuple[np.ndarray, np.ndarray]:
+def _gnmax_two_points(k: int, sigma: float, order: float) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """log q and Algorithm 3's LS bound of the histogram (t, k - t), t = 0..k."""
     top = np.arange(k + 1, dtype=np.float64)
     lq = logq_gnmax(np.stack([np.maximum(top, k - top), np.minimum(top, k - top)], axis=1), sigma)
@@ -94,7 +95,7 @@ def _gnmax_two_points(k: int, sigma: float, order: float) -> tuple[np.ndarray, n
 
 
 @functools.lru_cache(maxsize=4096)
-def ls_gnmax_two(top: int, k: int, sigma: float, order: float) -> np.ndarray:
+def ls_gnmax_two(top: int, k: int, sigma: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) :func:`~raudit.accountants.smooth.ls_gnmax` of the histogram (top, k - top),
     top >= k / 2, from tabulated points (the same walk, one vote at a time)."""
     lq, ls = _gnmax_two_points(k, sigma, order)
@@ -114,48 +115,52 @@ def ls_gnmax_two(top: int, k: int, sigma: float, order: float) -> np.ndarray:
     return out
 
 
-def _tops(counts: np.ndarray) -> np.ndarray:
-    return np.round(counts.max(axis=-1)).astype(np.int64)
+def _tops(counts: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    tops: npt.NDArray[np.int64] = np.round(counts.max(axis=-1)).astype(np.int64)
+    return tops
 
 
-def rdp_dd_two(counts, answered, threshold: float, sigma1: float, sigma2: float,
-               order: float) -> np.ndarray:
+def rdp_dd_two(counts: npt.ArrayLike, answered: npt.ArrayLike, threshold: float, sigma1: float,
+               sigma2: float, order: float) -> npt.NDArray[np.float64]:
     """(M,) the released data-dependent RDP at ``order`` of (M, Q, 2) votes: the threshold
     check on every query, beta_gnmax on the answered ones."""
-    counts = np.asarray(counts, dtype=np.float64)
-    answered = np.asarray(answered, dtype=bool)
-    thr = rdp_threshold(logpr_answered(counts, threshold, sigma1), sigma1, [order])[..., 0]
-    lq = logq_gnmax(counts, sigma2)
+    votes = np.asarray(counts, dtype=np.float64)
+    ans = np.asarray(answered, dtype=bool)
+    thr = rdp_threshold(logpr_answered(votes, threshold, sigma1), sigma1, [order])[..., 0]
+    lq = logq_gnmax(votes, sigma2)
     gn = rdp_gnmax(lq, sigma2, [order])[..., 0]
     gn = np.where(lq >= logq0_gnmax(sigma2, order), order / sigma2 ** 2, gn)
-    return thr.sum(axis=1) + (gn * answered).sum(axis=1)
+    out: npt.NDArray[np.float64] = thr.sum(axis=1) + (gn * ans).sum(axis=1)
+    return out
 
 
-def ls_total_two(counts, answered, k: int, threshold: float, sigma1: float, sigma2: float,
-                 order: float) -> np.ndarray:
+def ls_total_two(counts: npt.ArrayLike, answered: npt.ArrayLike, k: int, threshold: float,
+                 sigma1: float, sigma2: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) LS(x, d) of one model's total: ``counts`` (Q, 2), ``answered`` (Q,)."""
     tops = _tops(np.asarray(counts, dtype=np.float64))
-    answered = np.asarray(answered, dtype=bool)
+    ans = np.asarray(answered, dtype=bool)
     n_thr = np.bincount(tops, minlength=k + 1)
-    total = n_thr @ ls_threshold_table(k, float(threshold), float(sigma1), float(order))
-    for t, n in zip(*np.unique(tops[answered], return_counts=True)):
+    total: npt.NDArray[np.float64] = n_thr @ ls_threshold_table(k, float(threshold), float(sigma1),
+                                                                float(order))
+    for t, n in zip(*np.unique(tops[ans], return_counts=True)):
         total = total + n * ls_gnmax_two(int(t), k, float(sigma2), float(order))
     return total
 
 
-def release_eps(counts, answered, *, k: int, threshold: float, sigma1: float, sigma2: float,
-                plan: GnssPlan, delta: float, z, rdp_other: float = 0.0) -> list[Release]:
+def release_eps(counts: npt.ArrayLike, answered: npt.ArrayLike, *, k: int, threshold: float,
+                sigma1: float, sigma2: float, plan: GnssPlan, delta: float, z: npt.ArrayLike,
+                rdp_other: float = 0.0) -> list[Release]:
     """The released eps per model of (M, Q, 2) votes with standard normal draws ``z`` (M,)."""
-    counts = np.asarray(counts)
-    if counts.ndim != 3 or counts.shape[2] != 2:
-        raise ConfigError(f"release_eps takes two-class votes (models, queries, 2), got {counts.shape}")
+    votes = np.asarray(counts)
+    if votes.ndim != 3 or votes.shape[2] != 2:
+        raise ConfigError(f"release_eps takes two-class votes (models, queries, 2), got {votes.shape}")
     if not 0 < delta < 1:
         raise ConfigError(f"delta must lie in (0, 1), got {delta!r}")
-    rdp = rdp_dd_two(counts, answered, threshold, sigma1, sigma2, plan.order)
+    rdp = rdp_dd_two(votes, answered, threshold, sigma1, sigma2, plan.order)
     tail = plan.rdp + float(rdp_other) + math.log(1 / delta) / (plan.order - 1)
     out = []
     for m, zm in enumerate(np.asarray(z, dtype=np.float64)):
-        ls = ls_total_two(counts[m], np.asarray(answered)[m], k, threshold, sigma1, sigma2, plan.order)
+        ls = ls_total_two(votes[m], np.asarray(answered)[m], k, threshold, sigma1, sigma2, plan.order)
         ss = smooth_sensitivity(ls, plan.beta)
         noise = ss * plan.sigma_s * float(zm)
         # RDP is never negative: clipping the noisy value at 0 is post-processing of the release

@@ -34,6 +34,7 @@ import functools
 import math
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 from raudit.accountants.gnmax import logpr_answered, logq_gnmax, rdp_gnmax, rdp_threshold
@@ -53,7 +54,7 @@ def rdp_gnss(beta: float, sigma: float, order: float) -> float:
             + (beta * order - 0.5 * math.log1p(-2 * order * beta)) / (order - 1))
 
 
-def smooth_sensitivity(ls, beta: float) -> float:
+def smooth_sensitivity(ls: npt.ArrayLike, beta: float) -> float:
     """max_d exp(-beta d) LS(d) over the given local sensitivities at distance d = 0, 1, ..."""
     ls = np.asarray(ls, dtype=np.float64)
     return float(np.max(ls * np.exp(-beta * np.arange(ls.size)))) if ls.size else 0.0
@@ -61,14 +62,14 @@ def smooth_sensitivity(ls, beta: float) -> float:
 
 # -- the threshold check ---------------------------------------------------------------
 
-def threshold_rdp_by_top(k: int, threshold: float, sigma: float, order: float) -> np.ndarray:
+def threshold_rdp_by_top(k: int, threshold: float, sigma: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) data-dependent RDP of one threshold check for each top count v = 0..k."""
     hist = np.zeros((k + 1, 1))
     hist[:, 0] = np.arange(k + 1)
     return rdp_threshold(logpr_answered(hist, threshold, sigma), sigma, [order])[:, 0]
 
 
-def ls_threshold(top: int, k: int, threshold: float, sigma: float, order: float) -> np.ndarray:
+def ls_threshold(top: int, k: int, threshold: float, sigma: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) LS(x, d), d = 0..k, of the threshold check's RDP at top count ``top``."""
     r = threshold_rdp_by_top(k, threshold, sigma, order)
     step = np.abs(np.diff(r))  # step[v] = |r(v + 1) - r(v)|
@@ -92,12 +93,12 @@ def beta_gnmax(logq: float, sigma: float, order: float) -> float:
 
 def _bu(q: float, sigma: float, m: int) -> float:
     """Largest union bound q of a neighbour (every gap 2 votes smaller)."""
-    return min(1.0, (m - 1) / 2 * special.erfc(special.erfcinv(2 * q / (m - 1)) - 1 / sigma))
+    return min(1.0, float((m - 1) / 2 * special.erfc(special.erfcinv(2 * q / (m - 1)) - 1 / sigma)))
 
 
 def _bl(q: float, sigma: float, m: int) -> float:
     """Smallest union bound q of a neighbour (every gap 2 votes larger)."""
-    return (m - 1) / 2 * special.erfc(special.erfcinv(2 * q / (m - 1)) + 1 / sigma)
+    return float((m - 1) / 2 * special.erfc(special.erfcinv(2 * q / (m - 1)) + 1 / sigma))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -141,11 +142,11 @@ def ls_gnmax_at(logq: float, sigma: float, m: int, order: float) -> float:
     return max(up, down)
 
 
-def ls_gnmax(counts, sigma: float, order: float) -> np.ndarray:
+def ls_gnmax(counts: npt.ArrayLike, sigma: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) upper bounds on LS(x, d), d = 0..k (k = sum of ``counts``), for GNMax at
     the histogram ``counts`` (Algorithms 4-5: walk toward the plateau one vote at a time,
     then stay on it)."""
-    votes = sorted((int(c) for c in counts), reverse=True)
+    votes = sorted((int(c) for c in np.asarray(counts).ravel()), reverse=True)
     m, k = len(votes), int(sum(votes))
     lq0 = logq0_gnmax(sigma, order)
     lq1 = math.log(_bl(math.exp(lq0), sigma, m)) if math.isfinite(lq0) else -math.inf
@@ -171,8 +172,8 @@ def ls_gnmax(counts, sigma: float, order: float) -> np.ndarray:
     return out
 
 
-def ls_confident_total(counts, answered, threshold: float, sigma1: float, sigma2: float,
-                       order: float) -> np.ndarray:
+def ls_confident_total(counts: npt.ArrayLike, answered: npt.ArrayLike, threshold: float,
+                       sigma1: float, sigma2: float, order: float) -> npt.NDArray[np.float64]:
     """(k + 1,) upper bounds on LS(x, d) of the total data-dependent RDP at ``order`` of a
     run of Confident-GNMax queries (``counts`` (Q, C), ``answered`` (Q,)): a dataset at
     distance d moves every query's histogram by at most d votes, so the total moves by at

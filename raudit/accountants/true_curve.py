@@ -2,8 +2,8 @@
 
 A generator's own accountant (eps_claimed) charges what its code decides to charge,
 with the analysis its authors chose. eps_true composes what the run actually
-released, as privacy events (:mod:`raudit.accountants.events`; a run's observed
-events are translated by :func:`raudit.generators.transcript.privacy_events`, which
+released, as privacy events (:mod:`raudit.events`; a run's training events say what
+they released, collected by :func:`raudit.generators.transcript.privacy_events`, which
 counts EVERY vote, charged or not), with dp_accounting's privacy-loss distributions.
 It is the limit no audit can exceed; where eps_true > eps_claimed the accountant is
 wrong by computation alone.
@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import dp_accounting
 import numpy as np
 from dp_accounting import pld
 
-from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
+from raudit.events import (ConfidentGNMax, GaussianStep, MechanismKey, PateVote, PrivacyEvent,
+                           UnsupportedEvent)
+from raudit.accountants.errors import UnsupportedEventError
 from raudit.accountants.gaussian import NEIGHBOURS
 from raudit.errors import ConfigError
 
@@ -54,35 +57,37 @@ class TrueEps:
     delta: float
     method: str  # one of METHODS
     sensitivity: int  # teachers one record reached (1 outside PATE)
-    releases: dict = field(default_factory=dict)  # mechanism -> count, what was composed
+    releases: dict[str, int] = field(default_factory=dict)  # mechanism -> count, what was composed
     note: str = ""
 
 
-def _on(event, model: int) -> bool:
-    mask = getattr(event, "mask", None)
-    return True if mask is None else bool(mask[model])
+def _on(event: PrivacyEvent, model: int) -> bool:
+    return True if event.mask is None else bool(event.mask[model])
 
 
-def releases(events, *, model: int = 0, sensitivity: int = 1) -> tuple[Counter, list]:
+def releases(events: Iterable[PrivacyEvent], *, model: int = 0,
+             sensitivity: int = 1) -> tuple[Counter[MechanismKey], list[ConfidentGNMax]]:
     """(releases, gnmax) of ``model``: a count per (kind, scale at sensitivity 1,
     sampling rate), and the Confident-GNMax events (composed by RDP)."""
-    out: Counter = Counter()
-    gnmax = []
+    out: Counter[MechanismKey] = Counter()
+    gnmax: list[ConfidentGNMax] = []
     for e in events:
         if not _on(e, model):
             continue
         if isinstance(e, PateVote):
-            out[(e.noise, float(e.scale) / sensitivity, 1.0)] += e.releases
+            out[(e.noise_kind, float(e.noise_scale) / sensitivity, 1.0)] += e.releases
         elif isinstance(e, GaussianStep):
             out[("gaussian", float(e.noise_multiplier), float(e.sampling_rate))] += int(e.count)
         elif isinstance(e, ConfidentGNMax):
             gnmax.append(e)
+        elif isinstance(e, UnsupportedEvent):
+            raise UnsupportedEventError(f"eps_true cannot bound {e.what}")
         else:
             raise ConfigError(f"eps_true does not take {type(e).__name__} events")
     return out, gnmax
 
 
-def _pld_eps(releases: Counter, delta: float, neighbours: str) -> float:
+def _pld_eps(releases: Counter[MechanismKey], delta: float, neighbours: str) -> float:
     # Full-batch Gaussian releases compose exactly: sum of 1/sigma^2 (mu-GDP).
     inv_var = sum(n / s**2 for (kind, s, q), n in releases.items() if kind == "gaussian" and q == 1.0)
     acct = pld.PLDAccountant(NEIGHBOURS[neighbours], INTERVAL)
@@ -98,7 +103,7 @@ def _pld_eps(releases: Counter, delta: float, neighbours: str) -> float:
     return float(acct.get_epsilon(delta))
 
 
-def _gnmax_rdp_eps(steps, model: int, delta: float) -> float:
+def _gnmax_rdp_eps(steps: Sequence[ConfidentGNMax], model: int, delta: float) -> float:
     from raudit.accountants.confident import ConfidentGNMaxAccountant
 
     acct = ConfidentGNMaxAccountant(1)
@@ -108,7 +113,7 @@ def _gnmax_rdp_eps(steps, model: int, delta: float) -> float:
     return float(acct.eps(delta)[0])
 
 
-def eps_true(events, *, delta: float, model: int = 0, sensitivity: int = 1,
+def eps_true(events: Iterable[PrivacyEvent], *, delta: float, model: int = 0, sensitivity: int = 1,
              neighbours: str = "add-remove") -> TrueEps:
     """eps at ``delta`` of everything ``model`` released, as implemented (module docstring).
 

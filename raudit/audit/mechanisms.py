@@ -37,7 +37,7 @@ import pandas as pd
 
 from raudit import generators
 from raudit.errors import ConfigError
-from raudit.accountants.events import GaussianStep
+from raudit.events import GaussianStep
 from raudit.audit.dpsgd import GaussianReleases, SubsampledGaussianMechanism
 from raudit.audit.transcript import VoteMechanism
 
@@ -136,13 +136,13 @@ def schedule_of(impl: str, options: dict, epsilon: float, delta: float, *, table
     if isinstance(ev, GaussianStep):
         mech = SubsampledGaussianMechanism(ev.noise_multiplier, ev.sampling_rate, ev.count)
     else:
-        mech = VoteMechanism(ev.noise, ev.scale, int(ev.n1.shape[1]), ev.aggregation)
+        mech = VoteMechanism(ev.noise_kind, ev.noise_scale, int(ev.n1.shape[1]), ev.aggregation)
     return Schedule(mech, run.source, run.uncovered)
 
 
 def schedule_eps_true(sched: Schedule, delta: float):
     """eps_true (raudit.accountants.true_curve) of a schedule's releases, one teacher per row."""
-    from raudit.accountants.events import GaussianStep, PateVote
+    from raudit.events import GaussianStep, PateVote
     from raudit.accountants.true_curve import eps_true
 
     m = sched.mechanism

@@ -26,9 +26,9 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
     every vote, charged or not), and that run's eps_true. For generators whose schedule
     depends on training (the ports). All votes must share one noise kind and scale;
     the record's sensitivity (teachers it reached) divides the scale."""
-    from raudit.accountants.events import ConfidentGNMax
+    from raudit.events import ConfidentGNMax
     from raudit.accountants.true_curve import releases
-    from raudit.generators.events import EventLog
+    from raudit.events import EventLog
     from raudit.generators.transcript import privacy_events, run_eps_true
 
     check_transcript(impl)
@@ -62,7 +62,7 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
 def _gpate_schedule(tr, seed: int) -> Schedule:
     """G-PATE's releases in one run: every query of an applied step pays the threshold
     check (noisy top count, sigma1); the answered ones release a noisy histogram (sigma2)."""
-    from raudit.accountants.events import ConfidentGNMax
+    from raudit.events import ConfidentGNMax
 
     steps = [e for e in tr.events if isinstance(e, ConfidentGNMax)
              and (e.mask is None or e.mask[0])]
@@ -84,7 +84,7 @@ def _fixed_dd_schedule(tr, seed: int, summary: dict) -> Schedule:
     """fixed's data-dependent run: every query pays the threshold check (sigma1), the
     answered ones release a noisy two-class histogram (sigma2); each query's votes come
     from a fresh partition, so a record moves one teacher's vote on it."""
-    from raudit.accountants.events import ConfidentGNMax
+    from raudit.events import ConfidentGNMax
 
     if any(not isinstance(e, ConfidentGNMax) for e in tr.events):
         raise ConfigError("--threat-model transcript: fixed's data-dependent run released "

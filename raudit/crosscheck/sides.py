@@ -20,7 +20,7 @@ import pandas as pd
 
 from raudit.accountants.pate import eps_from_moments
 from raudit.errors import DataError
-from raudit.generators.events import AccountantStep, EventLog, Votes
+from raudit.events import AccountantStep, EventLog, Votes
 from raudit.seeds import CROSSCHECK, FIT, SAMPLE, derive_seed
 
 

@@ -27,7 +27,7 @@ from raudit.errors import ConfigError
 from raudit.generators.base import Generator
 from raudit.generators.batch_types import TrainBatch
 from raudit.generators.batched import BatchedGenerator
-from raudit.generators.events import Observer
+from raudit.events import Observer
 from raudit.generators.nn.stacked import MLP
 from raudit.generators.pategan.core.nets import LoopConfig
 from raudit.generators.pategan.core.teachers import LocalTeachers, TeacherTraining, teacher_rng

@@ -29,7 +29,7 @@ import pandas as pd
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError, DataError
 from raudit.generators.capabilities import Capabilities, options_of
-from raudit.generators.events import Observer
+from raudit.events import Observer
 from raudit.privacy import STUDY_DELTA
 
 if TYPE_CHECKING:

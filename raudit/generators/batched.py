@@ -27,7 +27,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
 from raudit.generators.base import Generator, check_privacy, check_table
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.events import Observer
+from raudit.events import Observer
 from raudit.generators.nn.device import pick_device
 from raudit.generators.batch_types import Encoder, FittedBatch, TrainBatch, Trained, WhiteBoxView
 

@@ -25,7 +25,7 @@ from raudit.data.dataset import ColumnMeta
 from raudit.errors import DataError
 from raudit.generators.base import Generator
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.events import Observer
+from raudit.events import Observer
 
 
 _FIT, _SAMPLE = 0, 1  # stream tags: fitting and sampling never share random numbers

@@ -4,7 +4,7 @@ A transcript-level audit and the summary's ``eps_true`` need what a run RELEASES
 trained model. Where that is a function of the options, the table's shape and the
 budget (a data-independent schedule), the generator says so itself through
 :meth:`raudit.generators.base.Generator.mechanism`, as the privacy events
-(:mod:`raudit.accountants.events`) of one model of a run it did not have to train.
+(:mod:`raudit.events`) of one model of a run it did not have to train.
 Where the releases depend on the votes (the ports' data-dependent stopping, G-PATE,
 Confident-GNMax) it returns None and one run's observed events give them.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from raudit.accountants.events import GaussianStep, PateVote
+from raudit.events import GaussianStep, PateVote
 from raudit.errors import ConfigError
 
 __all__ = ["DryRun", "table_shape", "vote_releases"]

@@ -1,12 +1,12 @@
 """What a run released, as privacy events: the input of eps_true and the transcript audits.
 
-A run's observed events (:mod:`raudit.generators.events`) say what the code did; each
-one that released something says what, as an accountant-level event
-(:meth:`~raudit.generators.events.Releasing.released`: a vote -> :class:`PateVote`, a
+A run's observed events (:mod:`raudit.events`) say what the code did; each
+one that released something says what, as a privacy event
+(:meth:`~raudit.events.Releasing.released`: a vote -> :class:`PateVote`, a
 DP-SGD step -> :class:`GaussianStep`, G-PATE's applied gradient votes ->
 :class:`ConfidentGNMax`). :func:`privacy_events` collects them; a release no accountant
-can bound (noise on a discriminator's real/fake labels) is listed in ``unsupported`` and
-eps_true is then infinite.
+can bound (an :class:`UnsupportedEvent`: noise on a discriminator's real/fake labels) is
+listed in ``unsupported`` and eps_true is then infinite.
 
 The record's sensitivity is read off the :class:`TeacherBatch` events: the most
 distinct teachers any row entered (1 for a partition). Steps a generator takes
@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raudit.accountants.errors import UnsupportedEventError
 from raudit.accountants.true_curve import TrueEps, eps_true
-from raudit.generators.events import Releasing, TeacherBatch
+from raudit.events import Releasing, TeacherBatch, UnsupportedEvent
 
 __all__ = ["ModelEvents", "Transcript", "privacy_events", "run_eps_true", "teachers_per_record"]
 
@@ -66,10 +65,11 @@ def privacy_events(observed) -> Transcript:
         if active is not None:
             models = len(active)
         if isinstance(e, Releasing):
-            try:
-                out.append(e.released())
-            except UnsupportedEventError as exc:
-                unsupported.add(str(exc))
+            released = e.released()
+            if isinstance(released, UnsupportedEvent):
+                unsupported.add(released.what)
+            else:
+                out.append(released)
     sens = tuple(teachers_per_record(observed, m) for m in range(models or 0))
     per_it = tuple(teachers_per_record(observed, m, per_iteration=True) for m in range(models or 0))
     return Transcript(tuple(out), tuple(sorted(unsupported)), sens, per_it)

@@ -1,7 +1,7 @@
 """Run one inspection: an instrumented training, the probes, then every check.
 
 ``inspect_generator(spec, dataset)`` trains the generator once with an
-:class:`~raudit.generators.events.EventLog` attached (the model ``raudit train --seed S``
+:class:`~raudit.events.EventLog` attached (the model ``raudit train --seed S``
 trains), samples it, runs the black-box probes (an accountant probe at a larger
 lambda and a bounds probe with one extreme record), builds a
 :class:`~raudit.inspect.context.Context`, and applies every check of :data:`CHECKS`.
@@ -19,7 +19,7 @@ import numpy as np
 
 from raudit import generators
 from raudit.errors import RauditError
-from raudit.generators.events import EventLog
+from raudit.events import EventLog
 from raudit.inspect import accountant, metadata, noise, partition, processing
 from raudit.inspect.cells import CATEGORIES, Cell
 from raudit.inspect.context import Context, Probe

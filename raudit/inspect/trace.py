@@ -1,7 +1,7 @@
 """What one instrumented training did, read off its event log (model 0 of the call).
 
 :class:`Trace` is the only thing the event-based checks see: plain arrays built once
-from :class:`raudit.generators.events.EventLog`, so every check is a small pure
+from :class:`raudit.events.EventLog`, so every check is a small pure
 function of it. Only events of steps where the model was still active count.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from raudit.generators.events import (
+from raudit.events import (
     AccountantStep,
     DpSgdStep,
     EventLog,
@@ -89,14 +89,14 @@ def trace_of(log: EventLog, model: int = 0) -> Trace:
             tr.teacher_steps[int(ev.teacher)] = tr.teacher_steps.get(int(ev.teacher), 0) + 1
         elif isinstance(ev, Votes):
             tr.votes.append((int(ev.iteration), np.asarray(ev.n1[model]),
-                             np.asarray(ev.noise[model], dtype=np.float64).ravel(),
+                             np.asarray(ev.drawn[model], dtype=np.float64).ravel(),
                              bool(np.asarray(ev.charged)[model]), ev.aggregation, ev.noise_kind,
                              float(ev.noise_scale), int(ev.k)))
         elif isinstance(ev, AccountantStep):
             tr.accountant[int(ev.iteration)] = (float(ev.eps_hat[model]),
                                                 np.asarray(ev.moments[model], dtype=np.float64))
         elif isinstance(ev, LabelNoise):
-            draws = None if ev.noise is None else np.asarray(ev.noise[model], dtype=np.float64)
+            draws = None if ev.drawn is None else np.asarray(ev.drawn[model], dtype=np.float64)
             tr.label_noise.append((int(ev.iteration), float(ev.sigma), draws))
         elif isinstance(ev, TeacherLoss):
             tr.losses[int(ev.iteration)] = np.asarray(ev.losses[model], dtype=np.float64)

@@ -1,6 +1,6 @@
 """The event sink: a training run's events as one Parquet table (``raudit train --events``).
 
-:class:`EventSink` is an observer (:mod:`raudit.generators.events`); attach it to
+:class:`EventSink` is an observer (:mod:`raudit.events`); attach it to
 ``fit``/``fit_many`` and call :meth:`EventSink.write`. One row per event and model
 (a batched call's events carry M models), so pandas answers questions directly::
 
@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.generators.events import (AccountantStep, DpSgdStep, Event, GradientVotes,
+from raudit.events import (AccountantStep, DpSgdStep, Event, GradientVotes,
                                      LabelNoise, TeacherBatch, TeacherLoss, Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
@@ -107,13 +107,13 @@ def _payload(event: Event, m: int) -> dict[str, Any]:
     if isinstance(event, Votes):
         return {"k": int(event.k), "noise_scale": float(event.noise_scale),
                 "charged": bool(event.charged[m]), "n1": _list(event.n1[m], np.int64),
-                "noise": _list(event.noise[m], np.float64),
+                "noise": _list(event.drawn[m], np.float64),
                 "labels": _list(event.labels[m], np.float64),
                 "aggregation": event.aggregation, "noise_kind": event.noise_kind}
     if isinstance(event, AccountantStep):
         return {"eps_hat": float(event.eps_hat[m]), "moments": _list(event.moments[m], np.float64)}
     if isinstance(event, LabelNoise):
-        noise = None if event.noise is None else _list(event.noise[m], np.float64)
+        noise = None if event.drawn is None else _list(event.drawn[m], np.float64)
         return {"sigma": float(event.sigma), "noise": noise}
     if isinstance(event, TeacherLoss):
         return {"losses": _list(event.losses[m], np.float64)}

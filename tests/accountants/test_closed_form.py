@@ -9,15 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raudit.accountants import (
-    PateVote,
-    create,
-    eps_data_independent,
-    eps_from_moments,
-    get,
-    iterations_to_reach,
-    queries_to_reach,
-)
+from raudit.accountants import create, eps_data_independent, eps_from_moments, get, iterations_to_reach, queries_to_reach
+from raudit.events import PateVote
 from raudit.errors import ConfigError
 
 DELTA = 1e-5

@@ -7,12 +7,10 @@ import pytest
 from dp_accounting import pld, rdp
 
 from raudit import generators
-from raudit.accountants import (
-    ACCOUNTANTS, VARIANTS, GaussianStep, GNMaxAnswer, GNMaxThreshold, LabelNoise,
-    PateVote, accepting, create, eps_from_moments,
-)
+from raudit.accountants import ACCOUNTANTS, VARIANTS, accepting, create, eps_from_moments
+from raudit.events import GNMaxAnswer, GNMaxThreshold, GaussianStep, NoisyLabels, PateVote
 from raudit.errors import ConfigError, UnknownNameError
-from raudit.generators.events import AccountantStep, EventLog, Votes
+from raudit.events import AccountantStep, EventLog, Votes
 
 
 def table(n=90, seed=1):
@@ -58,7 +56,7 @@ def test_recorded_votes_reproduce_the_runs_own_eps(recorded):
 
 @pytest.mark.parametrize("bad", [
     lambda n1: PateVote(n1, 7),                              # wrong k
-    lambda n1: PateVote(n1, 5, noise="gaussian"),            # not a Laplace vote
+    lambda n1: PateVote(n1, 5, noise_kind="gaussian"),          # not a Laplace vote
     lambda n1: PateVote(n1[:2], 5),                          # wrong number of models
     lambda n1: PateVote(n1 + 10, 5),                         # counts above k
     lambda n1: GaussianStep(1.0),                            # wrong event type
@@ -97,7 +95,7 @@ def test_gaussian_rdp_equals_dp_accountings_own_values():
 def test_gaussian_pld_equals_dp_accountings_own_values():
     acct = create("pld", models=1)
     acct.compose(GaussianStep(2.0, count=10))
-    acct.compose(LabelNoise("laplace", 5.0, count=3))
+    acct.compose(NoisyLabels("laplace", 5.0, count=3))
     ref = pld.PLDAccountant()
     ref.compose(dp_accounting.GaussianDpEvent(2.0), 10)
     ref.compose(dp_accounting.LaplaceDpEvent(5.0), 3)
@@ -118,7 +116,7 @@ def test_rejected_gaussian_event_leaves_the_accountant_unchanged():
 
 @pytest.mark.parametrize("make", [
     lambda: GaussianStep(0.0), lambda: GaussianStep(1.0, sampling_rate=1.5),
-    lambda: GaussianStep(1.0, count=0), lambda: LabelNoise("uniform", 1.0),
+    lambda: GaussianStep(1.0, count=0), lambda: NoisyLabels("uniform", 1.0),
     lambda: PateVote(np.zeros(3), 5), lambda: PateVote(np.zeros((1, 3)), 5, aggregation="mode"),
 ])
 def test_bad_events_are_config_errors(make):

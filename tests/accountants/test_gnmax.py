@@ -9,7 +9,7 @@ from dp_accounting import rdp as dp_rdp
 
 from raudit.accountants import create
 from raudit.accountants import gnmax as G
-from raudit.accountants.events import ConfidentGNMax
+from raudit.events import ConfidentGNMax
 from raudit.errors import ConfigError
 
 ORDERS = G.DEFAULT_ORDERS

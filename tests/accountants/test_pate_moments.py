@@ -13,19 +13,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from raudit.accountants import (
-    VARIANTS,
-    PateVote,
-    create,
-    eps_from_moments,
-    get,
-    moments_fixed,
-    moments_missing_log,
-    moments_paper,
-    moments_synthcity,
-    moments_updated,
-    vote_gap_table,
-)
+from raudit.accountants import VARIANTS, create, eps_from_moments, get, moments_fixed, moments_missing_log, moments_paper, moments_synthcity, moments_updated, vote_gap_table
+from raudit.events import PateVote
 from raudit.accountants.errors import EventShapeError
 from raudit.errors import ConfigError, UnknownNameError
 

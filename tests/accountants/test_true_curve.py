@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from dp_accounting import pld
 
-from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
+from raudit.events import ConfidentGNMax, GaussianStep, PateVote
 from raudit.accountants.true_curve import eps_true
 from raudit.audit.fdp import eps_from_mu
 from raudit.errors import ConfigError
@@ -135,7 +135,7 @@ def test_eps_true_of_every_registered_generator(name):
     from test_generator_contract import BINARY_ONLY, make, small_table
 
     from raudit.data.dataset import infer_columns
-    from raudit.generators.events import EventLog
+    from raudit.events import EventLog
     from raudit.generators.transcript import privacy_events, run_eps_true
 
     assert name in METHOD, f"add {name!r} to METHOD: which eps_true does it have?"

@@ -95,7 +95,7 @@ def test_gpate_releases_are_mu_gdp_and_eps_true_is_their_pld():
 
 @pytest.mark.parametrize("z,q,steps", [(1.2, 0.05, 300), (8.0, 1.0, 200)])
 def test_transcript_audit_of_dpsgd_stays_below_eps_true(z, q, steps):
-    from raudit.accountants.events import GaussianStep
+    from raudit.events import GaussianStep
     from raudit.accountants.true_curve import eps_true
 
     mech = SubsampledGaussianMechanism(z, q, steps)
@@ -138,7 +138,7 @@ def test_transcript_bounds_cover_dpsgd_at_their_level(z, q, steps):
     every bound (limit 12). The eps checks sit far below eps_true (which a Gaussian-like
     composition's trade-off curve reaches only at delta = 1e-5), so they catch gross errors
     only; the mu check at q = 1 is on its boundary: mu_gdp x 1.2 overshoots 77 times."""
-    from raudit.accountants.events import GaussianStep
+    from raudit.events import GaussianStep
     from raudit.accountants.true_curve import eps_true
     from raudit.audit.known import max_overshoots
 

@@ -22,7 +22,7 @@ from dp_accounting import pld
 
 from raudit import data, generators
 from raudit.audit.mechanisms import mechanism_columns
-from raudit.generators.events import EventLog, Votes
+from raudit.events import EventLog, Votes
 from raudit.generators.transcript import run_eps_true
 
 DELTA = 1e-5

@@ -16,7 +16,7 @@ from raudit.audit.game import trials
 from raudit.audit.runner import AuditRequest, chunk_specs, prepare
 from raudit.audit.mechanisms import event_trial, mechanism_columns
 from raudit.data.dataset import infer_columns
-from raudit.generators.events import EventLog
+from raudit.events import EventLog
 from raudit.generators.transcript import ModelEvents, run_eps_true
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "contract"))

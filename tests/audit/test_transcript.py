@@ -45,7 +45,7 @@ def test_gaussian_statistic_is_mu_gdp():
 
 
 def test_audit_stays_below_the_true_eps():
-    from raudit.accountants.events import PateVote
+    from raudit.events import PateVote
     from raudit.accountants.true_curve import eps_true
 
     mech = VoteMechanism("laplace", 20.0, 100)

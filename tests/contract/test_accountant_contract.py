@@ -8,17 +8,17 @@ import pytest
 
 from raudit.accountants import ACCOUNTANTS, VARIANTS, accepting, create
 from raudit.accountants.errors import DeltaError, EventShapeError, UnsupportedEventError
-from raudit.accountants.events import (ConfidentGNMax, GaussianStep, GNMaxAnswer, GNMaxThreshold,
-                                       LabelNoise, PateVote)
+from raudit.events import (ConfidentGNMax, GaussianStep, GNMaxAnswer, GNMaxThreshold,
+                           NoisyLabels, PateVote, UnsupportedEvent)
 
 K = 5
 EVENTS = {  # one small valid event of every kind, for one model
     "PateVote": lambda: PateVote(np.array([[3, 5, 0, 2]]), K),
-    "PateVote (gaussian)": lambda: PateVote(np.array([[3, 5]]), K, noise="gaussian"),
+    "PateVote (gaussian)": lambda: PateVote(np.array([[3, 5]]), K, noise_kind="gaussian"),
     "GaussianStep": lambda: GaussianStep(2.0),
     "GNMaxThreshold": lambda: GNMaxThreshold(50.0),
     "GNMaxAnswer": lambda: GNMaxAnswer(40.0),
-    "LabelNoise": lambda: LabelNoise("laplace", 2.0),
+    "NoisyLabels": lambda: NoisyLabels("laplace", 2.0),
     "ConfidentGNMax": lambda: ConfidentGNMax(counts=np.array([[[4, 1]]]),
                                              answered=np.array([[True]]), threshold=3.0,
                                              sigma1=2.0, sigma2=1.0),
@@ -61,6 +61,16 @@ def test_compose_what_it_supports_reject_the_rest_unchanged(name, label):
         with pytest.raises(UnsupportedEventError):
             acc.compose(event)
         np.testing.assert_array_equal(state(acc), before)
+
+
+def test_an_unsupported_release_is_refused_by_name_and_unchanged(name):
+    acc = make(name)
+    event = UnsupportedEvent("noise on the discriminator's labels")
+    assert not acc.supports(event)
+    before = state(acc)
+    with pytest.raises(UnsupportedEventError, match="noise on the discriminator's labels"):
+        acc.compose(event)
+    np.testing.assert_array_equal(state(acc), before)
 
 
 def test_an_event_of_another_shape_is_a_shape_error(name):

@@ -33,9 +33,9 @@ from pathlib import Path
 import pytest
 
 from raudit import generators
-from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
+from raudit.events import ConfidentGNMax, GaussianStep, PateVote
 from raudit.data.dataset import infer_columns
-from raudit.generators.events import EventLog
+from raudit.events import EventLog
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.transcript import privacy_events
 
@@ -95,10 +95,10 @@ def test_events_declare_the_noise_a_run_draws(name, table, monkeypatch):
     assert len(votes) + len(steps) + len(gnmax) == len(tr.events)
     declared: collections.Counter = collections.Counter()
     for e in votes:
-        declared[(e.noise, float(e.scale))] += e.releases
+        declared[(e.noise_kind, float(e.noise_scale))] += e.releases
     for key, n in declared.items():
         assert draws.elements[key] == n, (name, key, dict(draws.elements))
-    if votes and all(e.noise == "laplace" for e in votes):
+    if votes and all(e.noise_kind == "laplace" for e in votes):
         laplace = {k: v for k, v in draws.elements.items() if k[0] == "laplace"}
         assert laplace == dict(declared), f"{name}: a Laplace draw no event declares"
     if steps:
@@ -136,10 +136,10 @@ def test_eps_true_is_the_pld_of_the_noise_a_run_draws(name, table, monkeypatch):
     sens = tr.sensitivity[0] if tr.sensitivity else 1
     acct = pld.PLDAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, 1e-4)
     for e in tr.events:
-        if isinstance(e, PateVote) and e.noise == "laplace" and sens / e.scale > 20:
-            pytest.skip(f"a Laplace release of eps {sens / e.scale:g}: dp_accounting's grid "
+        if isinstance(e, PateVote) and e.noise_kind == "laplace" and sens / e.noise_scale > 20:
+            pytest.skip(f"a Laplace release of eps {sens / e.noise_scale:g}: dp_accounting's grid "
                         "overflows")
-    scales = {(e.noise, float(e.scale)) for e in tr.events if isinstance(e, PateVote)}
+    scales = {(e.noise_kind, float(e.noise_scale)) for e in tr.events if isinstance(e, PateVote)}
     for kind, scale in sorted(scales):
         n = draws.elements[(kind, scale)]
         inner = (dp_accounting.LaplaceDpEvent(scale / sens) if kind == "laplace"

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from raudit.accountants.pate import eps_from_moments
-from raudit.generators.events import AccountantStep, EventLog, Votes
+from raudit.events import AccountantStep, EventLog, Votes
 from raudit.generators.pategan.ports.smartnoise.port import SmartNoisePateGan
 
 folder = Path(sys.argv[-1])

@@ -7,9 +7,10 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import GaussianStep, create
+from raudit.accountants import create
+from raudit.events import GaussianStep
 from raudit.data.dataset import infer_columns
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch
+from raudit.events import AccountantStep, EventLog, TeacherBatch
 from raudit.generators.gan.common import poisson_rows
 from raudit.generators.gan.dpgan import plan
 from raudit.generators.gan.persample import per_sample_grads, privatise

@@ -9,7 +9,7 @@ import torch
 from raudit import generators
 from raudit.data.dataset import ColumnMeta, infer_columns
 from raudit.errors import ConfigError, DataError
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.events import AccountantStep, EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.core.dp_bounds import DPBoundsEncoder, bin_edges, noisy_bounds
 from raudit.generators.pategan.fixed.generator import plan
@@ -57,7 +57,7 @@ def test_fixed_budget_every_query_charged_and_events():
         assert s["eps_hat"] == pytest.approx(1.0, rel=1e-3)
     votes = log.of(Votes)
     assert len(votes) == 4 * 2
-    assert all(v.noise_kind == "gaussian" and v.charged.all() and v.noise.shape == (2, 16, 2)
+    assert all(v.noise_kind == "gaussian" and v.charged.all() and v.drawn.shape == (2, 16, 2)
                for v in votes)
     steps = log.of(AccountantStep)
     assert [s.iteration for s in steps] == [0, 1, 2, 3]
@@ -161,7 +161,7 @@ def test_query_batch_sets_the_answers_charged_apart_from_the_teacher_batch():
     _, sigma = plan(1.0, 1e-5, 3 * 2 * 5, 0, 0.2)
     assert m.summary()["queries"] == 30 and m.summary()["sigma"] == pytest.approx(sigma)
     votes = log.of(Votes)
-    assert len(votes) == 6 and all(v.noise.shape == (1, 5, 2) for v in votes)
+    assert len(votes) == 6 and all(v.drawn.shape == (1, 5, 2) for v in votes)
     assert all(e.rows.shape[-1] == 16 for e in log.of(TeacherBatch))  # teachers keep batch 16
 
 

@@ -12,7 +12,7 @@ from raudit.accountants.gnmax import logq_gnmax, rdp_gnmax
 from raudit.accountants.release import GnssPlan
 from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
-from raudit.generators.events import EventLog, GradientVotes, Votes
+from raudit.events import EventLog, GradientVotes, Votes
 from raudit.generators.pategan.fixed.dd import SIGMA2_MIN, plan_dd
 from raudit.generators.transcript import run_eps_true
 

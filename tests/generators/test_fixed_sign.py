@@ -12,7 +12,7 @@ from raudit import generators
 from raudit.audit.mechanisms import schedule_eps_true, schedule_of
 from raudit.data.dataset import infer_columns
 from raudit.errors import ConfigError
-from raudit.generators.events import EventLog, Votes
+from raudit.events import EventLog, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.fixed.generator import plan
 from raudit.generators.pategan.fixed.sign import answer, plan_sign, sign_sigma, teacher_votes

@@ -10,7 +10,7 @@ import torch
 from raudit import generators
 from raudit.accountants import create
 from raudit.errors import ConfigError
-from raudit.generators.events import AccountantStep, EventLog, GradientVotes, TeacherBatch
+from raudit.events import AccountantStep, EventLog, GradientVotes, TeacherBatch
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate, vote_counts
 from raudit.generators.gpate.nets import ImageNets
 from raudit.generators.nn.rng import CounterRNG
@@ -71,7 +71,7 @@ def test_stops_before_the_step_that_would_exceed_eps():
     assert s["iterations"] == sum(int(v.charged[0]) for v in votes) == len(votes) - 1
     # replay the accountant: the refused last step would have crossed eps
     acct = create("gnmax", models=1)
-    from raudit.accountants.events import ConfidentGNMax
+    from raudit.events import ConfidentGNMax
     for v in votes:
         ev = ConfidentGNMax(v.counts.reshape(1, -1, v.counts.shape[-1]), v.answered.reshape(1, -1),
                             v.threshold, v.sigma1, v.sigma2)

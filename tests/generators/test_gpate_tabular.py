@@ -13,7 +13,7 @@ import pytest
 from raudit import generators
 from raudit.accountants.gnmax import (DEFAULT_ORDERS, eps_from_rdp, rdp_gnmax_independent,
                                       rdp_threshold_independent)
-from raudit.generators.events import EventLog, GradientVotes, TeacherBatch
+from raudit.events import EventLog, GradientVotes, TeacherBatch
 from raudit.generators.transcript import run_eps_true, teachers_per_record
 
 

@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import PateVote, create
+from raudit.accountants import create
+from raudit.events import PateVote
 from raudit.accountants.closed_form import iterations_to_reach
 from raudit.errors import ConfigError, DataError
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.events import AccountantStep, EventLog, TeacherBatch, Votes
 
 Paper = generators.get("paper")
 
@@ -92,7 +93,7 @@ def test_votes_noise_scale_is_inverse_lambda_and_accountant_matches_events():
     gen = Paper(teachers=5, batch=64, lam=0.05, max_iter=30).fit(table(n=200), epsilon=1e6, seed=1,
                                                                  observer=log)
     votes = log.of(Votes)
-    noise = np.concatenate([v.noise.ravel() for v in votes])
+    noise = np.concatenate([v.drawn.ravel() for v in votes])
     assert abs(np.abs(noise).mean() - 1 / 0.05) < 0.05 * 20  # E|Lap(b)| = b, 5 % tolerance
     acct = create("paper", lam=0.05, orders=100, k=5, models=1)
     for v in votes:
@@ -105,7 +106,7 @@ def test_direct_noise_scale_option_changes_the_noise():
     log = EventLog()
     Paper(teachers=2, lam=0.5, noise_scale="direct", max_iter=3).fit(table(), epsilon=1e6, seed=1,
                                                                       observer=log)
-    noise = np.concatenate([v.noise.ravel() for v in log.of(Votes)])
+    noise = np.concatenate([v.drawn.ravel() for v in log.of(Votes)])
     assert abs(np.abs(noise).mean() - 0.5) < 0.1
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
 from raudit.generators.base import Generator
-from raudit.generators.events import AccountantStep, TeacherBatch, Votes
+from raudit.events import AccountantStep, TeacherBatch, Votes
 
 BUGS = ("none", "shared-rows", "accountant-factor", "metadata")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from raudit.generators.events import AccountantStep, EventLog, GradientVotes, TeacherBatch, Votes
+from raudit.events import AccountantStep, EventLog, GradientVotes, TeacherBatch, Votes
 from raudit.inspect.accountant import check_accountant, gaussian_reference
 from raudit.inspect.context import Context
 from raudit.inspect.noise import check_delta_scale, check_laplace
@@ -57,7 +57,7 @@ def test_an_underestimating_gaussian_accountant_and_shared_rows_are_flagged():
 
 def test_noise_smaller_than_declared_is_flagged():
     log = _gnmax_log(40.0, 1.0)
-    log.events = [Votes(e.iteration, e.n1, e.k, 80.0, e.noise, e.labels, e.charged, e.active,
+    log.events = [Votes(e.iteration, e.n1, e.k, 80.0, e.drawn, e.labels, e.charged, e.active,
                         e.aggregation, e.noise_kind) if isinstance(e, Votes) else e
                   for e in log.events]  # declares sigma 80, drew 40
     assert check_laplace(_ctx(log)).status == "violated"
@@ -82,7 +82,7 @@ def test_a_dp_sgd_critic_reads_real_rows_privately():
     import dp_accounting
     from dp_accounting.rdp import RdpAccountant
 
-    from raudit.generators.events import DpSgdStep
+    from raudit.events import DpSgdStep
     from raudit.inspect.partition import check_student
 
     acct = RdpAccountant()

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from raudit import data
 from raudit.cli.app import app
-from raudit.generators.events import EventLog, LabelNoise
+from raudit.events import EventLog, LabelNoise
 from raudit.inspect.cells import CATEGORIES, STUDY
 from raudit.inspect.context import Context
 from raudit.inspect.noise import check_delta_scale, check_laplace, fit_noise

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import PateVote, create, iterations_to_reach
-from raudit.generators.events import EventLog, TeacherBatch, Votes
+from raudit.accountants import create, iterations_to_reach
+from raudit.events import PateVote
+from raudit.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.ports.borealis.port import borealis_sizes, borealis_z_dim
 
@@ -100,14 +101,14 @@ def test_laplace_noise_has_scale_one_over_lambda():
     log, lam = EventLog(), 0.05
     Borealis(teachers=3, batch=64, lam=lam, max_iter=4).fit(table(n=300), epsilon=1e6, seed=3, observer=log)
     votes = log.of(Votes)
-    noise = np.concatenate([e.noise[0] for e in votes])
+    noise = np.concatenate([e.drawn[0] for e in votes])
     assert all(e.noise_scale == pytest.approx(1 / lam) for e in votes)
     assert noise.size == 4 * 5 * 64
     # E|Lap(b)| = b; the sample mean of 1,280 draws has sd b/sqrt(1280) ~ 2.8% of b
     assert np.mean(np.abs(noise)) == pytest.approx(1 / lam, rel=0.12)
     assert abs(np.median(noise)) < 0.15 / lam
     for e in votes:  # single noise on n1, threshold at k/2
-        np.testing.assert_array_equal(e.labels[0], e.n1[0] + e.noise[0] > 1.5)
+        np.testing.assert_array_equal(e.labels[0], e.n1[0] + e.drawn[0] > 1.5)
 
 
 def test_generation_noise_mismatch_is_an_option():

@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from raudit import generators
-from raudit.accountants import PateVote, create, eps_data_independent, iterations_to_reach
+from raudit.accountants import create, eps_data_independent, iterations_to_reach
+from raudit.events import PateVote
 from raudit.errors import ConfigError, DataError
-from raudit.generators.events import EventLog, TeacherBatch, Votes
+from raudit.events import EventLog, TeacherBatch, Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.pategan.ports.smartnoise import encoding as sne
 from raudit.generators.pategan.ports.smartnoise import port as snp
@@ -178,12 +179,12 @@ def test_laplace_noise_has_scale_one_over_lambda():
     log = EventLog()
     SmartNoise(teachers=3, batch=64, max_iter=4).fit(table(n=300), epsilon=1e6, seed=3, observer=log)
     votes = log.of(Votes)
-    noise = np.concatenate([e.noise[0] for e in votes])
+    noise = np.concatenate([e.drawn[0] for e in votes])
     assert all(e.noise_scale == pytest.approx(1000.0) for e in votes)  # lambda = 1e-3 hard-coded
     assert noise.size == 4 * 5 * 64
     assert np.mean(np.abs(noise)) == pytest.approx(1000.0, rel=0.12)  # sd of the mean ~ 2.8%
     for e in votes:
-        np.testing.assert_array_equal(e.labels[0], e.n1[0] + e.noise[0] > 1.5)
+        np.testing.assert_array_equal(e.labels[0], e.n1[0] + e.drawn[0] > 1.5)
 
 
 def test_generation_noise_mismatch_is_an_option():

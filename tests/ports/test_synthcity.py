@@ -6,7 +6,7 @@ import pytest
 
 from raudit import generators
 from raudit.accountants import eps_from_moments, moments_paper, moments_synthcity
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.events import AccountantStep, EventLog, TeacherBatch, Votes
 from raudit.generators.pategan.ports.synthcity.cond import split_sizes
 
 Synthcity = generators.get("synthcity")

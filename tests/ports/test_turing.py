@@ -10,7 +10,7 @@ from scipy.stats import norm
 from raudit import generators
 from raudit.data.dataset import ColumnMeta
 from raudit.errors import ConfigError
-from raudit.generators.events import EventLog, LabelNoise, TeacherBatch
+from raudit.events import EventLog, LabelNoise, TeacherBatch
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.wgan.turing.port import TuringEncoder, TuringPateGan
 from raudit.generators.wgan.label_noise import label_noise_sigma, noisy_labels

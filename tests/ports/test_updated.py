@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from raudit import generators
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, Votes
+from raudit.events import AccountantStep, EventLog, TeacherBatch, Votes
 
 Updated = generators.get("updated")
 
@@ -45,18 +45,18 @@ def test_noise_scale_is_lambda_not_its_inverse():
     """Lap(scale) has E|Y| = scale: lambda = 0.5 gives ~0.5 (the accountant assumes 2).
     1,200 draws (batch min(64, 120 // 2) = 60): the mean's sd is 0.5/sqrt(1200) = 0.014; tolerance 0.05."""
     _, log = run(teachers=2, lam=0.5, max_iter=20, accountant="fixed-threshold")
-    noise = np.concatenate([e.noise.ravel() for e in log.of(Votes)])
+    noise = np.concatenate([e.drawn.ravel() for e in log.of(Votes)])
     assert len(noise) == 20 * 60 and abs(np.abs(noise).mean() - 0.5) < 0.05
     assert all(e.noise_scale == 0.5 for e in log.of(Votes))
     _, log = run(teachers=2, lam=0.5, max_iter=20, noise_scale="inverse", accountant="fixed-threshold")
-    noise = np.concatenate([e.noise.ravel() for e in log.of(Votes)])
+    noise = np.concatenate([e.drawn.ravel() for e in log.of(Votes)])
     assert abs(np.abs(noise).mean() - 2.0) < 0.2
 
 
 def test_labels_are_the_thresholded_noisy_vote_fraction():
     _, log = run(teachers=3, lam=0.5, max_iter=2)
     for e in log.of(Votes):
-        np.testing.assert_array_equal(e.labels, (e.n1 + e.noise) / 3 > 0.5)
+        np.testing.assert_array_equal(e.labels, (e.n1 + e.drawn) / 3 > 0.5)
 
 
 def test_nan_accountant_ends_training_silently_and_is_recorded():

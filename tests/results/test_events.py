@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from raudit import generators
 from raudit.cli.app import app
 from raudit.errors import ConfigError
-from raudit.generators.events import AccountantStep, EventLog, TeacherBatch, TeacherLoss, Votes
+from raudit.events import AccountantStep, EventLog, TeacherBatch, TeacherLoss, Votes
 from raudit.results.events import EVENT_SCHEMA, EVENT_SCHEMA_VERSION, EventSink, read_events
 
 
@@ -41,7 +41,7 @@ def test_round_trip_of_a_batched_paper_run(tmp_path):
         assert (mine.model_seed == seed).all()
         np.testing.assert_array_equal(np.stack(mine.n1.to_numpy()), np.stack([v.n1[m] for v in log.of(Votes)]))
         np.testing.assert_array_equal(np.stack(mine.noise.to_numpy()),
-                                      np.stack([v.noise[m].ravel() for v in log.of(Votes)]))
+                                      np.stack([v.drawn[m].ravel() for v in log.of(Votes)]))
     last = ev[ev.kind == "accountant_step"].groupby("model").tail(1)
     np.testing.assert_array_equal(last.eps_hat.to_numpy(), log.of(AccountantStep)[-1].eps_hat)
     tb = ev[(ev.kind == "teacher_batch") & (ev.model == 1)].iloc[0]

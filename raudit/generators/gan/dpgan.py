@@ -10,7 +10,7 @@ over ``batch`` generated rows needs no noise (it does not read the records). Ada
 post-processing). Networks: the paper's generator; the critic is the paper's
 discriminator with a linear output.
 
-Accounting: every critic step is a :class:`~raudit.accountants.GaussianStep` (noise
+Accounting: every critic step is a :class:`~raudit.events.GaussianStep` (noise
 multiplier z, Poisson rate q) charged to dp_accounting's ``RdpAccountant``
 (add/remove neighbours). The number of iterations is fixed in advance and z is
 calibrated before training so that the DP bounds (:mod:`raudit.generators.pategan.core.dp_bounds`,
@@ -30,12 +30,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import GaussianStep, create
+from raudit.accountants import create
+from raudit.events import GaussianStep
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities, OptionsObject
-from raudit.generators.events import AccountantStep, DpSgdStep, TeacherBatch
+from raudit.events import AccountantStep, DpSgdStep, TeacherBatch
 from raudit.generators.gan.common import (critic_of, finish, gather_rows, paper_discriminator,
                                          paper_generator, poisson_rows)
 from raudit.generators.gan.persample import per_sample_grads, privatise

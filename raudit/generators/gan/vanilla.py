@@ -34,7 +34,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.events import TeacherBatch
+from raudit.events import TeacherBatch
 from raudit.generators.gan.common import critic_of, gather_rows, paper_discriminator, uniform_rows
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG

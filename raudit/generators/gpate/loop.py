@@ -23,10 +23,10 @@ import numpy as np
 import torch
 
 from raudit.accountants import create
-from raudit.accountants.events import ConfidentGNMax
+from raudit.events import ConfidentGNMax
 from raudit.accountants.gnmax import eps_from_rdp, rdp_gnmax_independent, rdp_threshold_independent
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
+from raudit.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
                                      TeacherContributions)
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate

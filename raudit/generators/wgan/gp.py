@@ -31,7 +31,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.generators.events import LabelNoise, Observer, TeacherBatch
+from raudit.events import LabelNoise, Observer, TeacherBatch
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from raudit.generators.events import LabelNoise, TeacherBatch
+from raudit.events import LabelNoise, TeacherBatch
 from raudit.generators.nn import compiled
 from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.stacked import Stacked

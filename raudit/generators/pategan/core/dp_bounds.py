@@ -12,7 +12,7 @@ The histogram (per non-public column): bins on a signed log2 scale, [0, 1),
 +-2^R fall in the outermost bins. Adding or removing one record changes one bin of
 every column by 1, so the joint histogram of c columns has L2 sensitivity sqrt(c);
 N(0, sigma^2) is added to every bin, sigma = z * sqrt(c) with noise multiplier z
-(one :class:`~raudit.accountants.GaussianStep`). The bounds grow outwards from the
+(one :class:`~raudit.events.GaussianStep`). The bounds grow outwards from the
 bin of the largest noisy count over neighbouring bins whose noisy count exceeds
 ``3 sigma``, stepping over at most one failing bin; they are the outer edges of that
 run. Growing from the mode matters: with 42 bins per column an empty bin somewhere

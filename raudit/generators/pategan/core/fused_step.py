@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
+from raudit.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn import compiled
 from raudit.generators.nn.optim import adam_update
 from raudit.generators.nn.fused import StepRNG, run_compiled

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from raudit.accountants import ConfidentGNMax, GNMaxAnswer, PateVote
+from raudit.events import ConfidentGNMax, GNMaxAnswer, PateVote
 from raudit.errors import ConfigError
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked

@@ -1,7 +1,7 @@
 """Noise calibrated before a run starts: the DP bounds histogram's and the training's.
 
 A run that takes DP bounds (:mod:`.dp_bounds`; ``fixed``, ``dpgan``) spends its eps twice:
-once on the bounds histogram (one :class:`~raudit.accountants.GaussianStep`), once on
+once on the bounds histogram (one :class:`~raudit.events.GaussianStep`), once on
 training. Both noise levels are fixed from the budget and the schema before any record
 is read, composed by dp_accounting's RDP accountant (the accountant the generators charge
 while training): the bounds alone cost ``bounds_share * eps``, bounds plus training at
@@ -17,7 +17,8 @@ import logging
 import math
 from collections.abc import Callable
 
-from raudit.accountants import GaussianStep, create
+from raudit.accountants import create
+from raudit.events import GaussianStep
 from raudit.errors import ConfigError
 
 

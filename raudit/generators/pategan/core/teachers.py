@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from raudit.generators.events import real_losses
+from raudit.generators.teacher_loss import real_losses
 from raudit.generators.nn.compiled import enabled, kernel
 from raudit.generators.nn import mlp_grad, whole
 from raudit.generators.nn.gathered import gathered_linear1

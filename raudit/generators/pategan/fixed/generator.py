@@ -12,7 +12,7 @@ What it changes against the paper and the ports, each closing a measured leak:
 * **Votes and accountant.** GNMax: r = argmax_j (n_j + N(0, sigma^2)); one record
   moves one vote, so (n0, n1) moves by sqrt 2 in L2 and each answer is a Gaussian
   mechanism with noise multiplier sigma / sqrt 2. Every answer is charged as a
-  :class:`~raudit.accountants.GNMaxAnswer` to dp_accounting's ``RdpAccountant``
+  :class:`~raudit.events.GNMaxAnswer` to dp_accounting's ``RdpAccountant``
   (data-independent RDP: no q-validity condition to check, and eps_hat is a function
   of the query count only, so releasing it leaks nothing).
 * **No overshoot, no data-dependent stopping.** The number of iterations T is fixed
@@ -56,7 +56,8 @@ import functools
 from dataclasses import dataclass
 from typing import Literal
 
-from raudit.accountants import GaussianStep, GNMaxAnswer, create
+from raudit.accountants import create
+from raudit.events import GNMaxAnswer, GaussianStep
 from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained

@@ -19,7 +19,7 @@ teachers that bit directly, once, after training:
   its argmax is released: flip iff flipped + noise > as is + noise. Adding or removing a
   record changes one teacher's rows (the iid partition), so one vote moves between the bins
   or to/from abstaining: L2 sensitivity at most sqrt 2, one GNMax answer
-  (:class:`~raudit.accountants.GNMaxAnswer`, RDP alpha / sigma_s^2), composed in the run's RDP
+  (:class:`~raudit.events.GNMaxAnswer`, RDP alpha / sigma_s^2), composed in the run's RDP
   accountant after the training votes (adaptive composition: the query reads the released
   generator, a post-processing of the earlier releases).
 * **The budget, decided once.** sigma_s is the smallest noise whose one answer alone costs
@@ -41,10 +41,10 @@ import functools
 import numpy as np
 import torch
 
-from raudit.accountants import GNMaxAnswer
+from raudit.events import GNMaxAnswer
 from raudit.errors import ConfigError
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import Votes
+from raudit.events import Votes
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
 from raudit.generators.pategan.core.noise_calibration import _bisect, _eps, calibrate

@@ -16,7 +16,8 @@ import torch
 
 from raudit.accountants.pate import eps_from_moments, vote_gap_table
 from raudit.generators.batched import BatchedGenerator
-from raudit.generators.events import AccountantStep, real_losses
+from raudit.events import AccountantStep
+from raudit.generators.teacher_loss import real_losses
 from raudit.generators.pategan.ports.logreg import fit_logreg
 
 #: what both ports declare they emit, so that callers asking (--threat-model transcript)

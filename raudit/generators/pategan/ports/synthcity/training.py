@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
+from raudit.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked

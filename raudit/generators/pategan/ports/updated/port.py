@@ -63,7 +63,7 @@ import torch
 from raudit.accountants import VARIANTS
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.events import TeacherBatch, TeacherLoss, Votes
+from raudit.events import TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
