@@ -13,6 +13,7 @@ import torch
 
 from raudit.accountants import ConfidentGNMax, GNMaxAnswer, PateVote
 from raudit.errors import ConfigError
+from raudit.generators.nn import mlp_grad
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.core.aggregation import ConfidentVotes
@@ -96,6 +97,20 @@ class PateNets:
 
     def generate(self, p: Stacked, z: torch.Tensor) -> torch.Tensor:
         return self.generator(p, z)
+
+    def generator_grad(self, gen: Stacked, judge: Stacked, z: torch.Tensor) -> torch.Tensor | None:
+        """The (G, P) gradient of the non-saturating generator loss, the per-model mean of
+        BCE(S(G(z)), 1) with the student ``judge`` fixed, by hand, or None where autograd
+        computes it. By hand only where the student's input gradient
+        (:func:`mlp_grad.bce_input_grad`) and the generator's backward (a ``hand_grad`` of
+        its own, e.g. smartnoise's ResidualGenerator) reproduce autograd's bits, and
+        ``generate`` is this class's."""
+        hand = getattr(self.generator, "hand_grad", None)
+        if (hand is None or type(self).generate is not PateNets.generate
+                or not mlp_grad.supported(self.student, z.device)):
+            return None
+        weight = 1.0 / z.shape[1]  # the mean over a model's B rows, as autograd's mean backward
+        return hand(gen, z, lambda x: mlp_grad.bce_input_grad(self.student, judge, x, 1.0, weight))
 
 
 @torch.no_grad()
