@@ -43,8 +43,29 @@ def test_hand_gradient_is_autograds_bit_for_bit(m, b, latent, d):
     for scale in (1.0, 1e3):  # and rows far from the layer norm's unit scale
         z = torch.rand(m, b, latent, dtype=torch.float64, generator=noise) * scale
         want = _autograd(gen_net, student, gen, judge, z)
-        got = gen_net.hand_grad(gen, z, lambda x: mlp_grad.bce_input_grad(student, judge, x, 1.0, 1.0 / b))
+        got = gen_net.hand_grad(gen, z, lambda x, lo, hi: mlp_grad.bce_input_grad(student, judge, x, 1.0, 1.0 / b))
         assert torch.equal(got.view(torch.int64), want.view(torch.int64))
+
+
+@pytest.mark.parametrize("block", [1, 3, 16])
+def test_blocks_of_models_give_autograds_bits(block, monkeypatch):
+    # 10 models of 64 rows (the loop's batch) in blocks of 1, 3 (a short last one) and 16
+    # (one block): each block's generator and student kernels see only its models
+    monkeypatch.setattr(pate_nets, "GENERATOR_BLOCK", block)
+    gen_net, student, gen, judge, noise = _nets(10, 64, 30, seed=block)
+    z = torch.rand(10, 64, 64, dtype=torch.float64, generator=noise)
+    nets = pate_nets.PateNets(generator=gen_net, student=student, teacher=student)
+    seen = []
+    real = mlp_grad.bce_input_grad
+
+    def spy(net, p, x, target, weight):
+        seen.append(p.groups)
+        return real(net, p, x, target, weight)
+    monkeypatch.setattr(mlp_grad, "bce_input_grad", spy)
+    got = nets.generator_grad(gen, judge, z)
+    assert seen == [min(block, 10 - lo) for lo in range(0, 10, block)]
+    want = _autograd(gen_net, student, gen, judge, z)
+    assert torch.equal(got.view(torch.int64), want.view(torch.int64))
 
 
 def test_pate_nets_take_the_hand_path_only_where_it_is_autograds():
