@@ -130,12 +130,12 @@ class ResidualGenerator:
             for lo in range(0, p.groups, size):
                 hi = min(p.groups, lo + size)
                 part = Stacked(p.flat.detach()[lo:hi], p.layout)
-                self._hand_grad(part, z[lo:hi], lambda x: head(x, lo, hi), flat[lo:hi])
+                self._hand_grad(part, z[lo:hi], head, (lo, hi), flat[lo:hi])
         return flat
 
-    def _hand_grad(self, p: Stacked, z: torch.Tensor, head: Callable[[torch.Tensor], torch.Tensor],
-                   flat: torch.Tensor) -> None:
-        """:meth:`hand_grad` for one block of models, written into ``flat`` (its rows)."""
+    def _hand_grad(self, p: Stacked, z: torch.Tensor, head: Callable[[torch.Tensor, int, int], torch.Tensor],
+                   block: tuple[int, int], flat: torch.Tensor) -> None:
+        """:meth:`hand_grad` for models ``block`` = (lo, hi), written into ``flat`` (their rows)."""
         v = p.views()
         saved, x = [], z
         for i in range(3):  # __call__'s forward, keeping what the backward reads
@@ -145,7 +145,7 @@ class ResidualGenerator:
                               SLOPE)  # layer_norm's affine, then the activation in place
             saved.append((x, h, n, mean, rstd, y))
             x = y + x if i < 2 else y
-        grad = head(x)
+        grad = head(x, *block)
         out = {}
         for i in (2, 1, 0):
             x, h, n, mean, rstd, y = saved[i]
