@@ -148,6 +148,27 @@ def _backward(v: dict[str, torch.Tensor], saved: list, g: torch.Tensor, layers: 
     return out
 
 
+@torch.no_grad()
+def bce_input_grad(net: MLP, p: Stacked, x: torch.Tensor, target: float, weight: float) -> torch.Tensor:
+    """The (G, B, d) gradient, with respect to the input ``x``, of a BCE loss of ``net``'s
+    logits against ``target`` whose gradient at logit z is ``(sigmoid(z) - target) * weight``
+    (a per-model mean over B rows: 1/B), for a :func:`supported` net whose parameters need
+    no gradient: what autograd computes when a generator's loss goes through a fixed
+    student (pategan/core/loop.py), with the same kernels as :func:`bce_grad`'s backward.
+    Why: the generator's step then needs no autograd graph at all (its own backward is
+    written out too, e.g. smartnoise's :meth:`ResidualGenerator.hand_grad`)."""
+    v = {n: t.detach() for n, t in p.views().items()}
+    layers = len(net.activations)
+    saved, logits = _forward(v, x, layers)
+    g = whole.sigmoid(logits).sub_(target).mul_(weight)  # as _block_grad: the same bits
+    last = layers - 1
+    g = g.expand(saved[last][0].shape) * v[f"w{last}"].transpose(1, 2)  # logit_backward's input grad
+    for i in range(last - 1, -1, -1):
+        g = _LEAKY_BACKWARD(g, saved[i][1], SLOPE, True, grad_input=g)  # in place: g is ours
+        g = g.bmm(v[f"w{i}"].transpose(1, 2))
+    return g
+
+
 # rows per block of groups (see bce_grad): at 64 rows a batch, 64 teachers; a block's
 # activations (~1 MB at cervical's width) then stay in a core's L2 cache between the forward
 # and the backward. Measured on smartnoise's teachers (G = 160, d = 29): one call 9.6 ms,

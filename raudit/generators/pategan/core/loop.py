@@ -187,13 +187,19 @@ def train_pate_gan(batch: TrainBatch, cfg: LoopConfig, nets: PateNets, *, epsilo
             # through the student's input only: its parameters' gradient would be discarded
             # (each student round starts from zero_grad), so autograd is not asked for it
             judge = Stacked(student.flat.detach(), student.layout)
-            logits = nets.student(judge, nets.generate(gen, draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)),
-                                  logits=True)
-            if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
-                loss = -whole.softplus(logits).flatten(1).mean(1).sum()  # same bits in any chunk
+            z = draw_z(rng, cfg.z_train, cfg.batch, cfg.z_dim)
+            hand = None
+            if cfg.generator_loss == "non-saturating" and teachers_mod.HAND_GRAD:
+                hand = nets.generator_grad(gen, judge, z)  # autograd's bits, no graph
+            if hand is not None:
+                gen.flat.grad = hand
             else:
-                loss = bce_logits(logits, 1.0)
-            loss.backward()
+                logits = nets.student(judge, nets.generate(gen, z), logits=True)
+                if cfg.generator_loss == "saturating":  # minimise mean log(1 - S(G(z)))
+                    loss = -whole.softplus(logits).flatten(1).mean(1).sum()  # same bits in any chunk
+                else:
+                    loss = bce_logits(logits, 1.0)
+                loss.backward()
             g_opt.step(upd)
         iters += act_np
         it += 1

@@ -23,9 +23,9 @@ from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.core.partitions import distinct_rows, lowest_first
 
 
-# the teachers' (and the PATE loop's student's) gradient by hand where it is autograd's to
-# the bit (nn/mlp_grad.py); RAUDIT_HAND_GRAD=0 keeps autograd, the reference the tests
-# compare it with
+# the teachers' (and the PATE loop's student's and generator's) gradient by hand where it is
+# autograd's to the bit (nn/mlp_grad.py, PateNets.generator_grad); RAUDIT_HAND_GRAD=0 keeps
+# autograd, the reference the tests compare it with
 HAND_GRAD = os.environ.get("RAUDIT_HAND_GRAD", "1") != "0"
 
 

@@ -18,8 +18,10 @@ beta = 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
+import torch.nn.functional as F
 
 from raudit.generators.nn import native
 from raudit.generators.nn.rng import CounterRNG
@@ -32,6 +34,9 @@ from raudit.generators.nn.stacked import ACTIVATIONS, MLP, Stacked, constant, la
 # never changes a number
 BLOCK_ELEMENTS = 1 << 17
 SLOPE = 0.2  # LeakyReLU(0.2), stacked.ACTIVATIONS' slope
+EPS = 1e-5  # F.layer_norm's default, the epsilon stacked.layer_norm uses
+_LEAKY_BACKWARD = torch.ops.aten.leaky_relu_backward.default
+_LEAKY_BACKWARD_INTO = torch.ops.aten.leaky_relu_backward.grad_input  # its out= form
 
 
 class TorchInitMLP(MLP):
@@ -94,6 +99,73 @@ class ResidualGenerator:
         x = block(z, 0) + z
         x = block(x, 1) + x
         return block(x, 2)
+
+    def hand_grad(self, p: Stacked, z: torch.Tensor,
+                  head: Callable[[torch.Tensor, int, int], torch.Tensor],
+                  block: int | None = None) -> torch.Tensor | None:
+        """The (G, P) gradient, laid out as ``p.flat``, of a loss of the output ``G(z)`` whose
+        gradient ``head(x, lo, hi)`` gives for models lo..hi-1's output ``x``, or None where
+        autograd must compute it (Tanh blocks, a layer one wide: :func:`linear` takes
+        another path there). ``block``: that many models at a time (None: all at once), so
+        that a block's activations stay in the core's cache between the forward and the
+        backward; every kernel here works on each model alone, so a block is only for the
+        caller to choose where the head's kernels are per model too.
+
+        Why: at the advertised audit's k = 2 the generator's step was a large part of an
+        iteration, and of it autograd's own work (the graph, the concatenation that
+        :meth:`Stacked.views`' split is differentiated into, a tensor per node) a fifth. This is
+        the backward autograd runs, with the same ATen kernels on the same operands, so the
+        bits are the same (tests/generators/test_residual_grad.py): per block, LeakyReLU's
+        backward on its output (the output's sign is the input's), addcmul's (the product
+        with gamma for the normalised rows; for gamma the product with them, and for beta the
+        gradient itself, each summed over the batch axis, as the engine's ``sum_to`` does),
+        ``native_layer_norm_backward`` from the saved mean and rstd, and ``bmm``'s two
+        products; a residual input's gradient is the block's plus the sum's (one addition:
+        the order in which the engine adds the two does not matter)."""
+        if self.binary or min(self.latent, self.out) < 2:
+            return None
+        flat = torch.empty_like(p.flat)
+        size = p.groups if block is None else block
+        with torch.no_grad():
+            for lo in range(0, p.groups, size):
+                hi = min(p.groups, lo + size)
+                part = Stacked(p.flat.detach()[lo:hi], p.layout)
+                self._hand_grad(part, z[lo:hi], head, (lo, hi), flat[lo:hi])
+        return flat
+
+    def _hand_grad(self, p: Stacked, z: torch.Tensor, head: Callable[[torch.Tensor, int, int], torch.Tensor],
+                   block: tuple[int, int], flat: torch.Tensor) -> None:
+        """:meth:`hand_grad` for models ``block`` = (lo, hi), written into ``flat`` (their rows)."""
+        v = p.views()
+        saved, x = [], z
+        for i in range(3):  # __call__'s forward, keeping what the backward reads
+            h = torch.bmm(x, v[f"w{i}"])  # linear(x, w) for a layer wider than 1
+            n, mean, rstd = torch.native_layer_norm(h, [h.shape[-1]], None, None, EPS)
+            y = F.leaky_relu_(torch.addcmul(v[f"b{i}"].unsqueeze(1), n, v[f"g{i}"].unsqueeze(1)),
+                              SLOPE)  # layer_norm's affine, then the activation in place
+            saved.append((x, h, n, mean, rstd, y))
+            x = y + x if i < 2 else y
+        grad = head(x, *block)
+        out = {}
+        for i in (2, 1, 0):
+            x, h, n, mean, rstd, y = saved[i]
+            if i == 1:  # grad (x2's) also reaches x1 through the residual sum: keep it
+                ga = _LEAKY_BACKWARD(grad, y, SLOPE, True)
+            else:
+                ga = _LEAKY_BACKWARD_INTO(grad, y, SLOPE, True, grad_input=grad)
+            out[f"b{i}"] = ga.sum(1, keepdim=True)
+            out[f"g{i}"] = (ga * n).sum(1, keepdim=True)
+            gh = torch.ops.aten.native_layer_norm_backward(
+                ga * v[f"g{i}"].unsqueeze(1), h, [h.shape[-1]], mean, rstd, None, None,
+                [True, False, False])[0]
+            out[f"w{i}"] = x.transpose(1, 2).bmm(gh)
+            if i == 1:
+                grad = gh.bmm(v["w1"].transpose(1, 2)).add_(grad)
+            elif i == 2:
+                grad = gh.bmm(v["w2"].transpose(1, 2))
+        for name, (offset, shape) in p.layout.items():
+            size = math.prod(shape)
+            flat[:, offset:offset + size].copy_(out[name].reshape(-1, size))
 
     def _no_grad(self, v: dict[str, torch.Tensor], z: torch.Tensor) -> torch.Tensor:
         """The same forward without autograd, each block's affine, activation and residual
