@@ -14,7 +14,7 @@ wrong by computation alone.
   releases per query, ``threshold`` = one, each of sensitivity ``sensitivity``.
 * :class:`GaussianStep`: ``count`` Poisson-subsampled Gaussian steps (DP-SGD).
 * :class:`ConfidentGNMax` (G-PATE): data-dependent, no PLD exists: the
-  data-dependent RDP bound of :mod:`raudit.accountants.confident`, method
+  data-dependent RDP bound of :mod:`raudit.accountants.gnmax` at ``sensitivity``, method
   "rdp-data-dependent" (an upper bound on the true curve, labelled as such).
 
 Full-batch Gaussian releases compose exactly into one (mu-GDP: 1/sigma^2 adds up);
@@ -98,21 +98,25 @@ def _pld_eps(releases: Counter, delta: float, neighbours: str) -> float:
     return float(acct.get_epsilon(delta))
 
 
-def _gnmax_rdp_eps(steps, model: int, delta: float) -> float:
-    from raudit.accountants.confident import ConfidentGNMaxAccountant
+def _gnmax_rdp_eps(steps, model: int, delta: float, sensitivity: int) -> float:
+    # A record moving s teachers' votes stays bounded, not infinite: each query is two
+    # Gaussians whose curves at sensitivity s are those of sigma / s, and the data-dependent
+    # bound is built on those curves (rdp_confident_gnmax). Summed as the accountant does.
+    from raudit.accountants.gnmax import DEFAULT_ORDERS, eps_from_rdp, rdp_confident_gnmax
 
-    acct = ConfidentGNMaxAccountant(1)
+    rdp = np.zeros((1, DEFAULT_ORDERS.size))
     for e in steps:
-        acct.compose(ConfidentGNMax(e.counts[model:model + 1], e.answered[model:model + 1],
-                                    e.threshold, e.sigma1, e.sigma2))
-    return float(acct.eps(delta)[0])
+        rdp += rdp_confident_gnmax(e.counts[model:model + 1], e.answered[model:model + 1],
+                                   e.threshold, e.sigma1, e.sigma2, DEFAULT_ORDERS,
+                                   sensitivity=sensitivity)
+    return float(eps_from_rdp(rdp, DEFAULT_ORDERS, delta)[0])
 
 
 def eps_true(events, *, delta: float, model: int = 0, sensitivity: int = 1,
              neighbours: str = "add-remove") -> TrueEps:
     """eps at ``delta`` of everything ``model`` released, as implemented (module docstring).
 
-    ``sensitivity``: how many teachers' votes one record moves (PATE votes only).
+    ``sensitivity``: how many teachers' votes one record moves (PATE and Confident-GNMax votes).
     Raises ConfigError when the events hold no privacy mechanism at all.
     """
     if not 0.0 < delta < 1.0:
@@ -135,7 +139,8 @@ def eps_true(events, *, delta: float, model: int = 0, sensitivity: int = 1,
         if rel:  # would need RDP for both; no generator emits this mix today
             raise ConfigError("eps_true composes Confident-GNMax votes with no other mechanism")
         shown["confident-gnmax queries"] = int(sum(e.counts.shape[1] for e in gnmax))
-        return TrueEps(_gnmax_rdp_eps(gnmax, model, delta), delta, "rdp-data-dependent",
+        return TrueEps(_gnmax_rdp_eps(gnmax, model, delta, int(sensitivity)), delta,
+                       "rdp-data-dependent",
                        int(sensitivity), shown,
                        "Confident GNMax has no privacy-loss distribution: the data-dependent "
                        "RDP bound (an upper bound on the true curve)")
