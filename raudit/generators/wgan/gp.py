@@ -148,7 +148,10 @@ def train_wgan_gp(batch: TrainBatch, hp: WganGpHP, *, sigma: float, observer: Ob
                 critic_loss(nets, critic, real, fake, labels, e, hp.gp_coef).backward(inputs=[critic.flat])
                 d_opt.step()
                 if observer is not None:
-                    observer(TeacherBatch(it, t, rows.cpu().numpy(), active))
+                    # every "teacher" is a step of the one critic: a row moves them all,
+                    # whatever ``partition`` says (a disjoint partition of ONE network's steps)
+                    observer(TeacherBatch(it, t, rows.cpu().numpy(), active,
+                                          tuple(range(hp.teachers))))
                     observer(LabelNoise(it, sigma, active, drawn.cpu().numpy()))
             z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
             y = None  # the conditional generator step reads the labels of a random real batch
