@@ -37,7 +37,7 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.wgan import step as wgan_step
 from raudit.generators.wgan.label_noise import label_noise_sigma, noisy_labels
-from raudit.generators.pategan.core.options import check_preset, choice, positive, teachers_for
+from raudit.generators.pategan.core.options import PRESETS, check_preset, choice, positive, teachers_for
 from raudit.generators.pategan.core.partitions import gather_rows, lowest_valid, shuffled_partition
 from raudit.generators.pategan.core.nets import draw_z
 
@@ -203,6 +203,7 @@ class WganGpGenerator(BatchedGenerator):
     """
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 
+    presets = PRESETS
     capabilities = Capabilities(device=True, progress=True, events=("teacher_batch", "label_noise"))
     default_max_iter: ClassVar[int] = 10_000
     default_gp_coef: ClassVar[float | None] = 10.0
