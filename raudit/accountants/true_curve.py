@@ -31,12 +31,14 @@ from dataclasses import dataclass, field
 import dp_accounting
 import numpy as np
 from dp_accounting import pld
+from scipy import optimize
+from scipy.special import log_ndtr
 
 from raudit.accountants.events import ConfidentGNMax, GaussianStep, PateVote
 from raudit.accountants.gaussian import NEIGHBOURS
 from raudit.errors import ConfigError
 
-__all__ = ["METHODS", "TrueEps", "eps_true", "releases"]
+__all__ = ["METHODS", "TrueEps", "eps_true", "gdp_eps", "releases"]
 
 METHODS = ("pld", "pure-dp", "rdp-data-dependent", "none")
 INTERVAL = 1e-4
@@ -44,6 +46,10 @@ INTERVAL = 1e-4
 # grid; its privacy loss is then +-1/scale with near certainty, so the basic
 # composition of such releases is their eps up to a vanishing term.
 PURE_CAP = 20.0
+# Gaussian releases composing to mu > this (eps of several hundred; a record moving many
+# teachers' votes) would need a PLD grid of ~mu^2 / INTERVAL points: where they are all the
+# run released, their exact mu-GDP curve gives eps instead (:func:`gdp_eps`).
+GDP_CAP = 20.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,8 @@ def releases(events, *, model: int = 0, sensitivity: int = 1) -> tuple[Counter, 
 def _pld_eps(releases: Counter, delta: float, neighbours: str) -> float:
     # Full-batch Gaussian releases compose exactly: sum of 1/sigma^2 (mu-GDP).
     inv_var = sum(n / s**2 for (kind, s, q), n in releases.items() if kind == "gaussian" and q == 1.0)
+    if math.sqrt(inv_var) > GDP_CAP and all(k == "gaussian" and q == 1.0 for k, _, q in releases):
+        return gdp_eps(math.sqrt(inv_var), delta)
     acct = pld.PLDAccountant(NEIGHBOURS[neighbours], INTERVAL)
     if inv_var > 0:
         acct.compose(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
@@ -96,6 +104,23 @@ def _pld_eps(releases: Counter, delta: float, neighbours: str) -> float:
         acct.compose(inner if rate == 1.0 else dp_accounting.PoissonSampledDpEvent(rate, inner),
                      int(n))
     return float(acct.get_epsilon(delta))
+
+
+def gdp_eps(mu: float, delta: float) -> float:
+    """The exact eps at ``delta`` of one Gaussian release of sensitivity 1 and noise 1 / mu:
+    the root of delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth and
+    Su 2019, Corollary 2.13), in logs so that no term overflows at any mu."""
+    target = math.log(delta)
+
+    def log_delta(eps: float) -> float:
+        a = float(log_ndtr(-eps / mu + mu / 2))
+        b = eps + float(log_ndtr(-eps / mu - mu / 2))
+        return a + math.log1p(-math.exp(min(b - a, 0.0))) - target if b < a else -math.inf
+
+    if log_delta(0.0) <= 0.0:
+        return 0.0
+    hi = mu * mu / 2 + 40.0 * mu  # log Phi(-40) < log(1e-300): past every delta
+    return float(optimize.brentq(log_delta, 0.0, hi, xtol=1e-12, rtol=1e-13))
 
 
 def _gnmax_rdp_eps(steps, model: int, delta: float, sensitivity: int) -> float:
