@@ -282,6 +282,15 @@ class TeacherBatch(TrainingEvent):
     teacher: int
     rows: Ints  # (M, B): row ids into the training table
     active: Bools  # (M,)
+    # Every teacher whose votes these rows move, ``teacher`` included; () is ``teacher``
+    # alone. State shared across teachers widens it: G-PATE's shared_teacher_state steps a
+    # slot's teachers through one Adam state, so a row of one moves every teacher of the slot.
+    reach: tuple[int, ...] = ()
+
+    @property
+    def reached(self) -> tuple[int, ...]:
+        """The teachers whose votes these rows move (``reach``, or the teacher alone)."""
+        return self.reach or (self.teacher,)
 
 
 @dataclass(frozen=True)

@@ -167,28 +167,39 @@ def rdp_threshold(logpr: ArrayLike, sigma: float, orders: ArrayLike) -> np.ndarr
 
 
 def rdp_confident_gnmax(counts: ArrayLike, answered: ArrayLike, threshold: float, sigma1: float,
-                        sigma2: float, orders: ArrayLike, *, data_dependent: bool = True
-                        ) -> np.ndarray:
+                        sigma2: float, orders: ArrayLike, *, data_dependent: bool = True,
+                        sensitivity: int = 1) -> np.ndarray:
     """Total RDP of a set of Confident-GNMax queries, summed over the query axes.
 
     ``counts`` (M, Q, C) vote histograms, ``answered`` (M, Q) whether the threshold was
     crossed -> (M, L). ``data_dependent=False`` charges the data-independent curves
-    (threshold on every query, GNMax on answered ones).
+    (threshold on every query, GNMax on answered ones). ``sensitivity``: the teachers whose
+    votes one record moves (1 for a partition).
+
+    A record moving s votes moves the top count by s and the histogram by s sqrt 2: both
+    Gaussians cost what sigma / s costs one, so the data-independent curves take sigma / s.
+    Theorem 6 holds for any mechanism with those curves, so the data-dependent bound keeps
+    q (a probability under the noise actually drawn, sigma) and takes sigma / s for the
+    curves it is built on.
     """
     c = np.asarray(counts)
     ans = np.asarray(answered, dtype=bool)
     if c.ndim != 3 or ans.shape != c.shape[:2]:
         raise ValueError(f"counts must be (models, queries, bins) and answered (models, queries); "
                          f"got {c.shape} and {ans.shape}")
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, np.integer)) \
+            or sensitivity < 1:
+        raise ValueError(f"sensitivity must be an integer >= 1, got {sensitivity!r}")
     o = _orders(orders)
     n_answered = ans.sum(axis=1)[:, None]
+    s1, s2 = sigma1 / sensitivity, sigma2 / sensitivity  # the curves' scales (docstring)
     if not data_dependent:
-        flat: np.ndarray = c.shape[1] * rdp_threshold_independent(sigma1, o)[None, :] \
-            + n_answered * rdp_gnmax_independent(sigma2, o)[None, :]
+        flat: np.ndarray = c.shape[1] * rdp_threshold_independent(s1, o)[None, :] \
+            + n_answered * rdp_gnmax_independent(s2, o)[None, :]
         return flat
     lp = logpr_answered(c, threshold, sigma1)
-    thresh = _query_sum(*_rdp_gnmax_table(np.minimum(lp, _log1mexp(lp)), math.sqrt(2.0) * sigma1, o))
-    gn = _query_sum(*_rdp_gnmax_table(logq_gnmax(c, sigma2), sigma2, o), ans)
+    thresh = _query_sum(*_rdp_gnmax_table(np.minimum(lp, _log1mexp(lp)), math.sqrt(2.0) * s1, o))
+    gn = _query_sum(*_rdp_gnmax_table(logq_gnmax(c, sigma2), s2, o), ans)
     total: np.ndarray = thresh + gn
     return total
 

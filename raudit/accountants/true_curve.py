@@ -14,7 +14,7 @@ wrong by computation alone.
   releases per query, ``threshold`` = one, each of sensitivity ``sensitivity``.
 * :class:`GaussianStep`: ``count`` Poisson-subsampled Gaussian steps (DP-SGD).
 * :class:`ConfidentGNMax` (G-PATE): data-dependent, no PLD exists: the
-  data-dependent RDP bound of :mod:`raudit.accountants.confident`, method
+  data-dependent RDP bound of :mod:`raudit.accountants.gnmax` at ``sensitivity``, method
   "rdp-data-dependent" (an upper bound on the true curve, labelled as such).
 
 Full-batch Gaussian releases compose exactly into one (mu-GDP: 1/sigma^2 adds up);
@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 import dp_accounting
 import numpy as np
 from dp_accounting import pld
+from scipy import optimize
+from scipy.special import log_ndtr
 
 from raudit.events import (ConfidentGNMax, GaussianStep, MechanismKey, PateVote, PrivacyEvent,
                            UnsupportedEvent)
@@ -39,7 +41,7 @@ from raudit.accountants.errors import UnsupportedEventError
 from raudit.accountants.gaussian import NEIGHBOURS
 from raudit.errors import ConfigError
 
-__all__ = ["METHODS", "TrueEps", "eps_true", "releases"]
+__all__ = ["METHODS", "TrueEps", "eps_true", "gdp_eps", "releases"]
 
 METHODS = ("pld", "pure-dp", "rdp-data-dependent", "none")
 INTERVAL = 1e-4
@@ -47,6 +49,10 @@ INTERVAL = 1e-4
 # grid; its privacy loss is then +-1/scale with near certainty, so the basic
 # composition of such releases is their eps up to a vanishing term.
 PURE_CAP = 20.0
+# Gaussian releases composing to mu > this (eps of several hundred; a record moving many
+# teachers' votes) would need a PLD grid of ~mu^2 / INTERVAL points: where they are all the
+# run released, their exact mu-GDP curve gives eps instead (:func:`gdp_eps`).
+GDP_CAP = 20.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,8 @@ def releases(events: Iterable[PrivacyEvent], *, model: int = 0,
 def _pld_eps(releases: Counter[MechanismKey], delta: float, neighbours: str) -> float:
     # Full-batch Gaussian releases compose exactly: sum of 1/sigma^2 (mu-GDP).
     inv_var = sum(n / s**2 for (kind, s, q), n in releases.items() if kind == "gaussian" and q == 1.0)
+    if math.sqrt(inv_var) > GDP_CAP and all(k == "gaussian" and q == 1.0 for k, _, q in releases):
+        return gdp_eps(math.sqrt(inv_var), delta)
     acct = pld.PLDAccountant(NEIGHBOURS[neighbours], INTERVAL)
     if inv_var > 0:
         acct.compose(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
@@ -103,21 +111,43 @@ def _pld_eps(releases: Counter[MechanismKey], delta: float, neighbours: str) -> 
     return float(acct.get_epsilon(delta))
 
 
-def _gnmax_rdp_eps(steps: Sequence[ConfidentGNMax], model: int, delta: float) -> float:
-    from raudit.accountants.confident import ConfidentGNMaxAccountant
+def gdp_eps(mu: float, delta: float) -> float:
+    """The exact eps at ``delta`` of one Gaussian release of sensitivity 1 and noise 1 / mu:
+    the root of delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth and
+    Su 2019, Corollary 2.13), in logs so that no term overflows at any mu."""
+    target = math.log(delta)
 
-    acct = ConfidentGNMaxAccountant(1)
+    def log_delta(eps: float) -> float:
+        a = float(log_ndtr(-eps / mu + mu / 2))
+        b = eps + float(log_ndtr(-eps / mu - mu / 2))
+        return a + math.log1p(-math.exp(min(b - a, 0.0))) - target if b < a else -math.inf
+
+    if log_delta(0.0) <= 0.0:
+        return 0.0
+    hi = mu * mu / 2 + 40.0 * mu  # log Phi(-40) < log(1e-300): past every delta
+    return float(optimize.brentq(log_delta, 0.0, hi, xtol=1e-12, rtol=1e-13))
+
+
+def _gnmax_rdp_eps(steps: Sequence[ConfidentGNMax], model: int, delta: float,
+                   sensitivity: int) -> float:
+    # A record moving s teachers' votes stays bounded, not infinite: each query is two
+    # Gaussians whose curves at sensitivity s are those of sigma / s, and the data-dependent
+    # bound is built on those curves (rdp_confident_gnmax). Summed as the accountant does.
+    from raudit.accountants.gnmax import DEFAULT_ORDERS, eps_from_rdp, rdp_confident_gnmax
+
+    rdp = np.zeros((1, DEFAULT_ORDERS.size))
     for e in steps:
-        acct.compose(ConfidentGNMax(e.counts[model:model + 1], e.answered[model:model + 1],
-                                    e.threshold, e.sigma1, e.sigma2))
-    return float(acct.eps(delta)[0])
+        rdp += rdp_confident_gnmax(e.counts[model:model + 1], e.answered[model:model + 1],
+                                   e.threshold, e.sigma1, e.sigma2, DEFAULT_ORDERS,
+                                   sensitivity=sensitivity)
+    return float(eps_from_rdp(rdp, DEFAULT_ORDERS, delta)[0])
 
 
 def eps_true(events: Iterable[PrivacyEvent], *, delta: float, model: int = 0, sensitivity: int = 1,
              neighbours: str = "add-remove") -> TrueEps:
     """eps at ``delta`` of everything ``model`` released, as implemented (module docstring).
 
-    ``sensitivity``: how many teachers' votes one record moves (PATE votes only).
+    ``sensitivity``: how many teachers' votes one record moves (PATE and Confident-GNMax votes).
     Raises ConfigError when the events hold no privacy mechanism at all.
     """
     if not 0.0 < delta < 1.0:
@@ -140,7 +170,8 @@ def eps_true(events: Iterable[PrivacyEvent], *, delta: float, model: int = 0, se
         if rel:  # would need RDP for both; no generator emits this mix today
             raise ConfigError("eps_true composes Confident-GNMax votes with no other mechanism")
         shown["confident-gnmax queries"] = int(sum(e.counts.shape[1] for e in gnmax))
-        return TrueEps(_gnmax_rdp_eps(gnmax, model, delta), delta, "rdp-data-dependent",
+        return TrueEps(_gnmax_rdp_eps(gnmax, model, delta, int(sensitivity)), delta,
+                       "rdp-data-dependent",
                        int(sensitivity), shown,
                        "Confident GNMax has no privacy-loss distribution: the data-dependent "
                        "RDP bound (an upper bound on the true curve)")

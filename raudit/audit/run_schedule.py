@@ -61,7 +61,9 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
 
 def _gpate_schedule(tr, seed: int) -> Schedule:
     """G-PATE's releases in one run: every query of an applied step pays the threshold
-    check (noisy top count, sigma1); the answered ones release a noisy histogram (sigma2)."""
+    check (noisy top count, sigma1); the answered ones release a noisy histogram (sigma2).
+    A record reaching s teachers (shared optimiser state) moves s votes of each: the
+    releases are modelled at sigma / s, one vote's shift."""
     from raudit.events import ConfidentGNMax
 
     steps = [e for e in tr.events if isinstance(e, ConfidentGNMax)
@@ -73,9 +75,11 @@ def _gpate_schedule(tr, seed: int) -> Schedule:
         raise ConfigError("--threat-model transcript: gpate's steps used several noise scales")
     asked = sum(int(e.counts.shape[1]) for e in steps)
     answered = sum(int(np.sum(e.answered[0])) for e in steps)
-    mech = GaussianReleases(steps[0].sigma1, asked, steps[0].sigma2, answered)
+    sens = tr.sensitivity[0] if tr.sensitivity else 1
+    mech = GaussianReleases(steps[0].sigma1 / sens, asked, steps[0].sigma2 / sens, answered)
+    reach = f"; {sens} teachers per row, the sigmas divided by {sens}" if sens > 1 else ""
     return Schedule(mech, f"events of one training run (seed {seed}; {len(steps)} steps "
-                    f"applied, {answered:,} of {asked:,} queries answered): the noisy vote "
+                    f"applied, {answered:,} of {asked:,} queries answered{reach}): the noisy vote "
                     "histograms G-PATE post-processes (each answer is their noisy argmax), "
                     "a stronger release than its answers, so eps_true is of these releases")
 

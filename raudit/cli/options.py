@@ -31,7 +31,7 @@ Teachers = Annotated[Optional[int], typer.Option("--teachers", "-k", help="Numbe
 Lambda = Annotated[Optional[float], typer.Option("--lambda", help="PATE noise parameter lambda.")]
 MaxIter = Annotated[Optional[int], typer.Option("--max-iter", help="Cap on training iterations.")]
 Seed = Annotated[int, typer.Option("--seed", parser=parse_seed, metavar="INTEGER", help="Root seed, 0 to 2**63-1; every model's seed derives from it.")]
-Preset = Annotated[str, typer.Option("--preset", help="Hyperparameters: `default` (the implementation's, as the study ran it) or `paper` (the PATE-GAN paper's).")]
+Preset = Annotated[str, typer.Option("--preset", help="A named set of hyperparameters: `default` (the implementation's, as the study ran it) or one of the generator's own; `raudit generators NAME` lists them (the `preset` row).")]
 Label = Annotated[Optional[str], typer.Option("--label", help="Label column of a user file (default: the last column).")]
 Bounds = Annotated[Optional[Path], typer.Option("--bounds", help="JSON file of public bounds per column (column -> lo, hi) for a user file.")]
 Device = Annotated[str, typer.Option("--device", help="auto (CUDA when available), cpu or cuda.")]

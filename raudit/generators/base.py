@@ -112,6 +112,9 @@ class Generator(ABC):
     allow_nan: ClassVar[bool] = False
     default_delta: ClassVar[float | None] = STUDY_DELTA  # a pure-DP mechanism sets None
     capabilities: ClassVar[Capabilities] = Capabilities()
+    # the names ``preset=`` takes (``raudit generators NAME`` lists them): the constants the
+    # constructor checks against, so the list cannot drift from what it accepts
+    presets: ClassVar[tuple[str, ...]] = ("default",)
 
     @classmethod
     def describe(cls) -> Capabilities:

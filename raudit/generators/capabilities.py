@@ -39,7 +39,7 @@ class OptionSpec:
 
 
 # the constructor's shared keyword-only parameters, described once for every generator
-SHARED_HELP = {"preset": "a named set of defaults (--preset)",
+SHARED_HELP = {"preset": "a named set of defaults (--preset; values: this generator's)",
                "device": "cpu or cuda (null: chosen at run time)",
                "dtype": "float32 or float64 (null: the generator's own)"}
 
@@ -172,7 +172,8 @@ def options_of(cls: type) -> tuple[OptionSpec, ...] | None:
         params = inspect.signature(cls.__init__).parameters
         declared = getattr(cls, "Options", None)
         if isinstance(declared, type) and issubclass(declared, OptionsObject):
-            shared = tuple(OptionSpec(n, str(p.annotation), p.default, help=SHARED_HELP.get(n, ""))
+            shared = tuple(OptionSpec(n, str(p.annotation), p.default, _shared_choices(cls, n),
+                                      SHARED_HELP.get(n, ""))
                            for n, p in params.items() if p.kind is p.KEYWORD_ONLY)
             _OPTIONS[cls] = shared + declared.specs()
         elif any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -180,6 +181,13 @@ def options_of(cls: type) -> tuple[OptionSpec, ...] | None:
         else:
             _OPTIONS[cls] = tuple(
                 OptionSpec(n, p.annotation if isinstance(p.annotation, str) else
-                           getattr(p.annotation, "__name__", str(p.annotation)), p.default)
+                           getattr(p.annotation, "__name__", str(p.annotation)), p.default,
+                           _shared_choices(cls, n))
                 for n, p in params.items() if n != "self" and p.kind is p.KEYWORD_ONLY)
     return _OPTIONS[cls]
+
+
+def _shared_choices(cls: type, name: str) -> tuple | None:
+    """The closed value set of a shared option: ``preset`` takes the class's ``presets``."""
+    presets = getattr(cls, "presets", None)
+    return tuple(presets) if name == "preset" and presets else None

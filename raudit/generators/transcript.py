@@ -9,7 +9,8 @@ can bound (an :class:`UnsupportedEvent`: noise on a discriminator's real/fake la
 listed in ``unsupported`` and eps_true is then infinite.
 
 The record's sensitivity is read off the :class:`TeacherBatch` events: the most
-distinct teachers any row entered (1 for a partition). Steps a generator takes
+distinct teachers any row reached (1 for a partition; a teacher's ``reach`` counts every
+teacher its state moves, e.g. G-PATE's shared optimiser state). Steps a generator takes
 outside its observer (a DP bounds pre-pass) are not events and not included.
 """
 
@@ -33,7 +34,7 @@ class Transcript:
 
     events: tuple
     unsupported: tuple[str, ...]
-    sensitivity: tuple[int, ...]  # per model: distinct teachers a row entered over the run
+    sensitivity: tuple[int, ...]  # per model: distinct teachers a row reached over the run
     sensitivity_per_iteration: tuple[int, ...] = ()  # ... within one iteration
 
     @property
@@ -42,18 +43,26 @@ class Transcript:
 
 
 def teachers_per_record(observed, model: int = 0, *, per_iteration: bool = False) -> int:
-    """The most distinct teachers any one row of ``model`` entered (1 if none emitted),
-    over the whole run or (``per_iteration``) within one iteration.
+    """The most distinct teachers any one row of ``model`` reached (1 if none emitted),
+    over the whole run or (``per_iteration``) within one iteration: the teachers of every
+    batch it entered, with their ``reach``.
 
     Teacher ids < 0 (a student's own batches) are not teachers."""
-    owners: dict[tuple[int, int], set[int]] = {}
+    # a row keeps the reach tuples it entered (few: one per slot), united once at the end
+    owners: dict[tuple[int, int], set[tuple[int, ...]]] = {}
     for e in observed:
         if isinstance(e, TeacherBatch) and e.teacher >= 0 and e.active[model]:
             it = int(e.iteration) if per_iteration else 0
+            reached = e.reached
             for r in np.unique(np.asarray(e.rows[model]).ravel()):
                 if r >= 0:
-                    owners.setdefault((it, int(r)), set()).add(int(e.teacher))
-    return max((len(v) for v in owners.values()), default=1)
+                    owners.setdefault((it, int(r)), set()).add(reached)
+    return max((_count(v) for v in owners.values()), default=1)
+
+
+def _count(reaches: set[tuple[int, ...]]) -> int:
+    """Distinct teachers in a row's reach tuples."""
+    return len(next(iter(reaches))) if len(reaches) == 1 else len(set().union(*reaches))
 
 
 def privacy_events(observed) -> Transcript:
@@ -79,7 +88,7 @@ def run_eps_true(observed, *, delta: float, model: int = 0,
                  neighbours: str = "add-remove") -> TrueEps:
     """eps_true of model ``model`` of a run from its observed events.
 
-    The sensitivity is the most teachers a row entered over the whole run: a valid
+    The sensitivity is the most teachers a row reached over the whole run: a valid
     bound whatever the teachers remember. Where a row reaches fewer teachers within
     one iteration (a port that re-draws its partition), the note also gives eps_true
     for teachers refit from scratch each iteration (synthcity's logistic regressions
@@ -118,8 +127,8 @@ class ModelEvents:
         self.model = int(model)
         self.events: list = []
         self.unsupported: set[str] = set()
-        self._owners: dict[int, set[int]] = {}  # row -> teachers over the run
-        self._iteration, self._now = None, {}  # the current iteration's row -> teachers
+        self._owners: dict[int, set[tuple[int, ...]]] = {}  # row -> reaches over the run
+        self._iteration, self._now = None, {}  # the current iteration's row -> reaches
         self._per_it = 1
 
     def __call__(self, event) -> None:
@@ -140,19 +149,20 @@ class ModelEvents:
         if e.iteration != self._iteration:
             self._fold()
             self._iteration = e.iteration
+        reached = e.reached
         for r in np.unique(np.asarray(e.rows[self.model]).ravel()):
             if r >= 0:
-                self._owners.setdefault(int(r), set()).add(int(e.teacher))
-                self._now.setdefault(int(r), set()).add(int(e.teacher))
+                self._owners.setdefault(int(r), set()).add(reached)
+                self._now.setdefault(int(r), set()).add(reached)
 
     def _fold(self) -> None:
-        self._per_it = max([self._per_it, *(len(v) for v in self._now.values())])
+        self._per_it = max([self._per_it, *(_count(v) for v in self._now.values())])
         self._now = {}
 
     def eps_true(self, *, delta: float, neighbours: str = "add-remove") -> TrueEps:
         """eps_true of the model (as :func:`run_eps_true` of its full log would give)."""
         self._fold()
-        sens = max((len(v) for v in self._owners.values()), default=1)
+        sens = max((_count(v) for v in self._owners.values()), default=1)
         return _eps_true(self.events, tuple(sorted(self.unsupported)), (sens, self._per_it),
                          delta=delta, model=0, neighbours=neighbours)
 

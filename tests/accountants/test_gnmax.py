@@ -109,6 +109,26 @@ def test_threshold_charged_on_every_query_gnmax_only_when_answered():
     np.testing.assert_allclose(ind[0], 2 * ORDERS / 18 + ORDERS / 4)
 
 
+def test_a_record_moving_s_votes_is_charged_at_sigma_over_s_with_q_at_the_drawn_sigma():
+    # issue 47: G-PATE's shared optimiser state makes one record move a slot's s teachers
+    counts, ans = np.array([[[300, 0, 0], [160, 140, 0]]]), np.array([[True, True]])
+    one = G.rdp_confident_gnmax(counts, ans, 150, 30.0, 20.0, ORDERS)
+    two = G.rdp_confident_gnmax(counts, ans, 150, 30.0, 20.0, ORDERS, sensitivity=2)
+    ind = G.rdp_confident_gnmax(counts, ans, 150, 30.0, 20.0, ORDERS, data_dependent=False,
+                                sensitivity=2)
+    np.testing.assert_allclose(ind, 4 * G.rdp_confident_gnmax(
+        counts, ans, 150, 30.0, 20.0, ORDERS, data_dependent=False), rtol=1e-12)
+    # Theorem 6 written from the paper, its curves at sigma / 2, q under the noise drawn
+    lp = G.logpr_answered(counts[0], 150, 30.0)
+    lq = G.logq_gnmax(counts[0], 20.0)
+    want = [sum(theorem6(min(p, math.log1p(-math.exp(p))), math.sqrt(2.0) * 15.0, a)
+                + theorem6(q, 10.0, a) for p, q in zip(lp, lq)) for a in ORDERS[:60]]
+    np.testing.assert_allclose(two[0, :60], want, rtol=1e-9)
+    assert np.all(two >= one) and np.all(two <= ind * (1 + 1e-12)) and np.any(two < ind)
+    with pytest.raises(ValueError, match="sensitivity"):
+        G.rdp_confident_gnmax(counts, ans, 150, 30.0, 20.0, ORDERS, sensitivity=0)
+
+
 def test_eps_conversion_hand_checked():
     rdp = np.array([0.5, 0.2])
     orders = np.array([2.0, 11.0])

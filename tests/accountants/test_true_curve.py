@@ -167,3 +167,20 @@ def test_eps_true_of_every_registered_generator(name):
         # correct accountants: the votes/steps alone never cost more than the claim (which
         # also pays the DP bounds pre-pass, not an emitted event)
         assert got.eps <= claimed * (1 + 1e-3)
+
+
+def test_a_loud_gaussian_release_takes_its_exact_gdp_curve_not_a_pld_grid():
+    # issue 47: G-PATE's shared optimiser state moves 30 votes per record, so its transcript
+    # releases compose to mu ~ 300, whose PLD grid (~mu^2 / 1e-4 points) ran out of memory
+    from raudit.accountants.true_curve import GDP_CAP, gdp_eps
+
+    for mu in (0.5, 1.0, 5.0):  # the PLD's value and fdp's independent conversion
+        pld_eps = eps_true([PateVote(np.zeros((1, 1), dtype=np.int64), 2, "gaussian", 1 / mu,
+                                     "threshold")], delta=1e-5).eps
+        assert gdp_eps(mu, 1e-5) == pytest.approx(pld_eps, rel=1e-6)
+        assert gdp_eps(mu, 1e-5) == pytest.approx(eps_from_mu(mu, 1e-5), rel=1e-9)
+    loud = eps_true([PateVote(np.zeros((1, 900), dtype=np.int64), 2, "gaussian", 0.1,
+                              "threshold")], delta=1e-5)  # mu = 300 > GDP_CAP
+    assert 300 > GDP_CAP and loud.method == "pld"
+    assert loud.eps == gdp_eps(300.0, 1e-5) and 300 ** 2 / 2 < loud.eps < 300 ** 2 / 2 + 6 * 300
+    assert gdp_eps(1e-6, 1e-5) == 0.0  # delta(0) = 4e-7 already

@@ -242,6 +242,26 @@ def test_black_box_eps_true_of_dpgan_from_its_dry_run():
     assert cols["eps_true"] == pytest.approx(0.91488, abs=1e-4) and cols["eps_true_method"] == "pld"
 
 
+def test_gpate_transcript_with_shared_teacher_state_shifts_a_slots_votes():
+    """issue 47: with one Adam state per slot a record moves its slot's 4 teachers' votes:
+    the audited releases are one vote's shift at sigma / 4, and eps_true is theirs."""
+    from raudit.audit.run_schedule import schedule_from_run
+    from raudit.data.dataset import infer_columns
+    import numpy as np
+
+    rng = np.random.default_rng(0)  # 120 rows: 8 teachers of 15, two slots of 4
+    df = pd.DataFrame({"a": rng.normal(size=120), "b": rng.uniform(size=120)})
+    df["label"] = (df.a + rng.normal(size=120) > 0).astype(int)
+    opts = {"preset": "paper-tabular", "max_iter": 2, "slot_teachers": 4}
+    off, t_off = schedule_from_run("gpate", opts, df, infer_columns(df), 1e4, 1e-5, seed=0)
+    on, t_on = schedule_from_run("gpate", {**opts, "shared_teacher_state": True}, df,
+                                 infer_columns(df), 1e4, 1e-5, seed=0)
+    assert (off.mechanism.threshold_sigma, off.mechanism.histogram_sigma) == (6.0, 2.0)
+    assert (on.mechanism.threshold_sigma, on.mechanism.histogram_sigma) == (1.5, 0.5)
+    assert "4 teachers per row" in on.source and "teachers per row" not in off.source
+    assert t_on.eps > 3 * t_off.eps
+
+
 def test_transcript_audit_of_gpate_reads_one_runs_gradient_votes(tmp_path):
     r = _run("--impl", "gpate", "--epsilon", "20", "--max-iter", "2", "--threat-model",
              "transcript", "-S", "2000", "--out", str(tmp_path), "--json")

@@ -125,6 +125,29 @@ def test_generators_fixed_shows_every_option_with_one_line():
     assert rows["critic"]["values"] == "rows | joint" and rows["iterations"]["default"] == "100"
 
 
+def test_generators_gpate_lists_every_preset_its_constructor_takes():
+    # issue 47: the preset row names gpate's presets, read from the same constants the
+    # constructors check, and every generator's list is exactly what it accepts
+    from raudit import generators
+    from raudit.errors import ConfigError
+
+    res = run("generators", "gpate", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = {r["option"]: r for r in json.loads(res.stdout)}
+    assert rows["preset"]["values"] == "default | paper-eps1 | paper-eps10 | paper-tabular"
+    for name in ("paper", "borealis", "updated", "synthcity", "original", "gan", "fixed",
+                 "dpgan", "gpate"):
+        cls = generators.get(name)
+        spec = {o.name: o for o in cls.describe().options}["preset"]
+        assert spec.choices[0] == "default", name
+        for preset in spec.choices:
+            cls(preset=preset)  # accepted
+        with pytest.raises(ConfigError):
+            cls(preset="no-such-preset")
+    assert {o.name: o for o in generators.get("paper").describe().options}["preset"].choices \
+        == ("default", "paper")
+
+
 def test_generators_unknown_name_is_a_usage_error():
     res = run("generators", "nope")
     assert res.exit_code == 2 and "nope" in res.output

@@ -65,3 +65,39 @@ def test_it_trains_on_a_small_table_and_its_events_and_eps_true_agree_with_its_c
     true = run_eps_true(log.events, delta=1e-5)
     assert true.method == "rdp-data-dependent" and 0 < true.eps <= s["eps_hat"] * (1 + 1e-12)
     assert true.releases["confident-gnmax queries"] == s["queries"]
+
+
+def _run(**kw):
+    log = EventLog()
+    gen = generators.get("gpate")(preset="paper-tabular", max_iter=3, slot_teachers=4, **kw)
+    gen.fit(table(), epsilon=1e4, seed=0, observer=log)  # 8 teachers: 2 slots of 4
+    return gen.summary(), log.events
+
+
+def test_with_shared_teacher_state_a_record_reaches_its_slot_and_eps_true_pays_for_it():
+    # issue 47: the teachers of a slot step through one Adam state, so a record of one
+    # partition moves the votes of all 4 teachers of its slot; eps_true once read 1 here
+    from raudit.accountants.true_curve import eps_true
+    from raudit.generators.transcript import ModelEvents, privacy_events
+
+    s_off, off = _run()
+    s_on, on = _run(shared_teacher_state=True)
+    assert {b.reached for b in off if isinstance(b, TeacherBatch)} == {(t,) for t in range(8)}
+    assert {b.teacher: b.reached for b in on if isinstance(b, TeacherBatch)}[5] == (1, 3, 5, 7)
+    assert teachers_per_record(off) == 1
+    assert teachers_per_record(on) == teachers_per_record(on, per_iteration=True) == 4
+    true_off, true_on = run_eps_true(off, delta=1e-5), run_eps_true(on, delta=1e-5)
+    assert (true_off.sensitivity, true_on.sensitivity) == (1, 4)
+    assert true_on.eps > 5 * true_off.eps
+    # the same released votes at one teacher per record cost what they cost before
+    assert true_on.eps > eps_true(privacy_events(on).events, delta=1e-5).eps == pytest.approx(
+        s_on["eps_hat"], rel=1e-12)
+    # at these sizes the data-dependent bound never applies: the closed form at sigma / 4
+    o = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
+    rdp = s_on["queries"] * rdp_threshold_independent(6.0 / 4, o) + s_on["answered"] * \
+        rdp_gnmax_independent(2.0 / 4, o)
+    assert true_on.eps == pytest.approx(float(eps_from_rdp(rdp, o, 1e-5)), rel=1e-12)
+    kept = ModelEvents(0)  # what an audit's chunk keeps of a shadow model
+    for e in on:
+        kept(e)
+    assert kept.eps_true(delta=1e-5).eps == true_on.eps

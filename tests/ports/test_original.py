@@ -104,6 +104,11 @@ def test_disjoint_partition_option():
     for e in log.of(TeacherBatch):
         seen[e.teacher].update(e.rows[0].tolist())
     assert all(not (seen[a] & seen[b]) for a in range(4) for b in range(a + 1, 4))
+    # but the 4 "teachers" are steps of ONE critic: a row moves all of them (issue 47)
+    from raudit.generators.transcript import run_eps_true, teachers_per_record
+    assert teachers_per_record(log.events) == 4
+    true = run_eps_true(log.events, delta=1e-5)
+    assert true.eps == math.inf and true.sensitivity == 4  # the label noise bounds nothing
 
 
 def test_fixed_iteration_count_and_no_accountant():

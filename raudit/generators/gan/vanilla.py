@@ -64,6 +64,7 @@ class VanillaGan(BatchedGenerator):
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "gan"
     description = "non-private GAN, the PATE-GAN paper's widths (utility upper bound)"
+    presets = tuple(PRESETS)
     capabilities = Capabilities(device=True, progress=True, critic=True, events=("teacher_batch",))
 
     def __init__(self, *, preset: str = "default", iterations: int = 10_000,

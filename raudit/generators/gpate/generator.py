@@ -63,7 +63,7 @@ from raudit.generators.gpate.budget import StepCost, smallest_teachers, step_cos
 from raudit.generators.gpate.dpgradagg import AggConfig
 from raudit.generators.gpate.loop import GPateConfig, train_gpate
 from raudit.generators.gpate.nets import ImageTeacherChoice, nets_for
-from raudit.generators.gpate.options import (CONFIGS, UPSTREAM_BATCH, GPateHP, GPateOptions,
+from raudit.generators.gpate.options import (CONFIGS, PRESETS, UPSTREAM_BATCH, GPateHP, GPateOptions,
                                              accountant_of, check_options, recipe_of,
                                              teacher_net_of, with_preset)
 from raudit.generators.labelled import public_label
@@ -81,6 +81,7 @@ class GPate(BatchedGenerator):
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "gpate"
     description = "G-PATE: private aggregation of teacher gradients (Confident-GNMax, data-dependent RDP)"
+    presets = tuple(PRESETS)
     capabilities = Capabilities(device=True, progress=True,
                                 events=("teacher_batch", "gradient_votes", "accountant_step"),
                                 privacy_events=("ConfidentGNMax",),

@@ -30,7 +30,8 @@ from raudit.events import (AccountantStep, GradientVotes, Observer, TeacherBatch
                                      TeacherContributions)
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
-from raudit.generators.gpate.slots import SlotSharedAdam, share_initialisation, slot_count
+from raudit.generators.gpate.slots import (SlotSharedAdam, share_initialisation, slot_count,
+                                          slot_members)
 from raudit.generators.nn import whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -115,9 +116,14 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
     slots = slot_count(cfg.k, cfg.slot_teachers)
     if cfg.shared_init:  # upstream bug (off by default): a slot's teachers start equal
         share_initialisation(teachers.params, m, cfg.k, slots)
+    reach: list[tuple[int, ...]] = [()] * cfg.k  # the teacher alone
     if cfg.shared_state:  # upstream bug (off by default): one Adam state per slot
         teachers.opt = SlotSharedAdam(teachers.params, models=m, k=cfg.k, slots=slots, lr=t_lr,
                                       betas=(cfg.beta1, 0.999))
+        # a row's gradient enters its slot's moments, which step every teacher of the slot
+        # from then on: its votes move all of them (the events say so, and eps_true counts it)
+        members = [slot_members(j, cfg.k, slots) for j in range(slots)]  # one tuple per slot
+        reach = [members[t % slots] for t in range(cfg.k)]
     if cfg.teacher_labels and cfg.batch != cfg.teacher_batch:
         raise ValueError(f"per-teacher generated labels need batch == teacher_batch, got "
                          f"{cfg.batch} and {cfg.teacher_batch}")
@@ -146,7 +152,7 @@ def train_gpate(batch: TrainBatch, cfg: GPateConfig, nets, *, epsilon: float, de
             if observer is not None:
                 rows_np = rows.cpu().numpy()
                 for t in range(cfg.k):
-                    observer(TeacherBatch(it, t, rows_np[:, t], active.copy()))
+                    observer(TeacherBatch(it, t, rows_np[:, t], active.copy(), reach[t]))
         grads = teachers.generator_gradients(fake)
         with torch.no_grad():
             agg = aggregate(grads, cfg.agg, agg_rng)

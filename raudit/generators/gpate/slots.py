@@ -36,6 +36,11 @@ def slot_count(k: int, per_slot: int) -> int:
     return max(1, math.ceil(k / per_slot))
 
 
+def slot_members(t: int, k: int, slots: int) -> tuple[int, ...]:
+    """The teachers sharing teacher t's slot (t included): every u with u % slots == t % slots."""
+    return tuple(range(t % slots, k, slots))
+
+
 def share_initialisation(params: Stacked, models: int, k: int, slots: int) -> None:
     """Every teacher takes the initial parameters of the first teacher of its slot
     (teacher t of a model copies teacher t % slots of the same model), in place."""

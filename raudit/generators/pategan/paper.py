@@ -36,7 +36,7 @@ from raudit.generators.pategan.core.encoding import MinMaxEncoder
 from raudit.generators.pategan.core import fused_step
 from raudit.generators.pategan.core.nets import LoopConfig, PateNets
 from raudit.generators.pategan.core.loop import TeacherSource, to_trained, train_pate_gan
-from raudit.generators.pategan.core.options import (PateHP, check_pate_options, pate_schedule,
+from raudit.generators.pategan.core.options import (PRESETS, PateHP, check_pate_options, pate_schedule,
                                                positive)
 from raudit.generators.pategan.core.partitions import shuffled_partition
 
@@ -62,6 +62,7 @@ class PaperPateGan(BatchedGenerator):
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
     name = "paper"
     description = "PATE-GAN as Algorithm 1 of the paper states it (reference)"
+    presets = PRESETS
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",), controls=CONTROLS,

@@ -37,7 +37,7 @@ from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.wgan import step as wgan_step
 from raudit.generators.wgan.label_noise import label_noise_sigma, noisy_labels
-from raudit.generators.pategan.core.options import check_preset, choice, positive, teachers_for
+from raudit.generators.pategan.core.options import PRESETS, check_preset, choice, positive, teachers_for
 from raudit.generators.pategan.core.partitions import gather_rows, lowest_valid, shuffled_partition
 from raudit.generators.pategan.core.nets import draw_z
 
@@ -148,7 +148,10 @@ def train_wgan_gp(batch: TrainBatch, hp: WganGpHP, *, sigma: float, observer: Ob
                 critic_loss(nets, critic, real, fake, labels, e, hp.gp_coef).backward(inputs=[critic.flat])
                 d_opt.step()
                 if observer is not None:
-                    observer(TeacherBatch(it, t, rows.cpu().numpy(), active))
+                    # every "teacher" is a step of the one critic: a row moves them all,
+                    # whatever ``partition`` says (a disjoint partition of ONE network's steps)
+                    observer(TeacherBatch(it, t, rows.cpu().numpy(), active,
+                                          tuple(range(hp.teachers))))
                     observer(LabelNoise(it, sigma, active, drawn.cpu().numpy()))
             z = draw_z(rng, "uniform-sym", hp.batch, nets.z_dim)
             y = None  # the conditional generator step reads the labels of a random real batch
@@ -200,6 +203,7 @@ class WganGpGenerator(BatchedGenerator):
     """
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 
+    presets = PRESETS
     capabilities = Capabilities(device=True, progress=True, events=("teacher_batch", "label_noise"))
     default_max_iter: ClassVar[int] = 10_000
     default_gp_coef: ClassVar[float | None] = 10.0

@@ -125,6 +125,7 @@ def emit(it: int, out: tuple, observer, sigma: float, active) -> None:
     if observer is None:
         return
     rows, noise = out
+    every = tuple(range(rows.shape[0]))  # the "teachers" are steps of one critic (gp.py)
     for t, (r, z) in enumerate(zip(rows.numpy(), noise.numpy())):
-        observer(TeacherBatch(it, t, r, active))
+        observer(TeacherBatch(it, t, r, active, every))
         observer(LabelNoise(it, sigma, active, z))

@@ -34,8 +34,8 @@ from raudit.generators.pategan.core.aggregation import CONTROLS, laplace_scale
 from raudit.generators.pategan.core import fused_step
 from raudit.generators.pategan.core.nets import LoopConfig, PateNets
 from raudit.generators.pategan.core.loop import TeacherSource, to_trained, train_pate_gan
-from raudit.generators.pategan.core.options import (PateHP, check_pate_options, choice, pate_schedule,
-                                               positive)
+from raudit.generators.pategan.core.options import (PRESETS, PateHP, check_pate_options, choice,
+                                                    pate_schedule, positive)
 from raudit.generators.pategan.core.partitions import partition_from_order
 from raudit.privacy import rule_deltas
 
@@ -45,6 +45,7 @@ class PortPateGan(BatchedGenerator):
     whole_blocks = True  # chunk-invariant at any batch (BatchedGenerator.whole_blocks)
 
     dtype = torch.float64  # both upstreams train in float64 (``.double()``)
+    presets = PRESETS
     capabilities = Capabilities(device=True, progress=True, critic=True, teachers_on_ray=True,
                                 events=("teacher_batch", "votes", "accountant_step", "teacher_loss"),
                                 privacy_events=("PateVote",), controls=CONTROLS,

@@ -60,7 +60,8 @@ from raudit.errors import ConfigError
 from raudit.generators.base import group_tables
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.generators.pategan.core.options import check_pate_options, choice, pate_schedule, positive
+from raudit.generators.pategan.core.options import (PRESETS, check_pate_options, choice, pate_schedule,
+                                                    positive)
 from raudit.generators.pategan.ports.refit import CAPABILITIES
 from raudit.generators.pategan.ports.synthcity.encoding import SynthcityEncoder, column_kinds
 from raudit.generators.pategan.ports.synthcity.options import SynthcityOptions
@@ -74,6 +75,7 @@ class SynthcityPateGan(BatchedGenerator):
     description = "synthcity's PATE-GAN: LR teachers, critic on real data (faithful port, bugs on)"
     default_delta = None  # forced to 1/(N sqrt N) per model
 
+    presets = PRESETS
     capabilities = CAPABILITIES  # its votes, for --threat-model transcript
 
     Options = SynthcityOptions

@@ -68,7 +68,8 @@ from raudit.generators.nn.optim import RMSProp
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import MLP, Stacked
 from raudit.generators.pategan.core.encoding import MinMaxEncoder
-from raudit.generators.pategan.core.options import check_pate_options, choice, pate_schedule, positive
+from raudit.generators.pategan.core.options import (PRESETS, check_pate_options, choice, pate_schedule,
+                                                    positive)
 from raudit.generators.pategan.ports.refit import (CAPABILITIES, QueryAccountant, RefitTeachers,
                                             account_iteration)
 from raudit.generators.pategan.core.partitions import partition_from_order
@@ -119,6 +120,7 @@ class UpdatedPateGan(BatchedGenerator):
     name = "updated"
     description = "PATE-GAN authors' 2021 release: refit logistic-regression teachers (faithful port, bugs on)"
 
+    presets = PRESETS
     capabilities = CAPABILITIES  # its votes, for --threat-model transcript
 
     Options = UpdatedOptions
