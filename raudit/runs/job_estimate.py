@@ -38,6 +38,9 @@ def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
 
 
 def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
+    """The chunk size the job's run will train at: ``chunk_size: auto`` picks it by
+    :func:`cb.choose_m` from ``rates`` (the cached ones, else the reference's, which the
+    run's own calibration will measure again) as the run will; else the file's."""
     if job.kind == "utility":
         return CAL_M
     if getattr(job, "auto_chunk", False) and rates:
@@ -60,16 +63,17 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
         ds = data.load(dataset, label=label, bounds=bounds)
         ref = reference.lookup(fit)
         memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
+                      "ref_rates": reference.scaled_rates(ref) if ref else None,
                       "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]
-    m = _job_m(job, got["rates"], workers, device)
+    m = _job_m(job, got["rates"] or got["ref_rates"], workers, device)
     explicit = explicit_iterations(opts, impl)
     if got["rates"] and (got["stop"] or explicit):
         iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
     if got["ref"] and (got["stop"] or explicit):  # nothing trains: the reference machine's
-        iters = got["stop"] or int(explicit)
-        return cb.Calibration(m, 1.0 / reference.scaled_rate(got["ref"]), iters, False), \
+        iters = got["stop"] or int(explicit)  # rate at the run's M (10x from 8 to 128)
+        return cb.Calibration(m, 1.0 / rate_at(got["ref_rates"], m), iters, False), \
             "reference"
     # calibrate what is missing: the rate only (a few iterations) where the closed form
     # gives the iterations, else CAL_ITERS iterations, so models that stop by their own

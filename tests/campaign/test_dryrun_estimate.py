@@ -83,6 +83,40 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
     assert cells[-1][7].startswith("<=")  # the total: at most
 
 
+def test_a_cold_dry_run_counts_the_reference_rate_at_the_m_the_run_will_use(tmp_path,
+                                                                            monkeypatch):
+    """`chunk_size: auto` trains the worst case at M = 128, where its rate is ~10x the rate
+    at M = 8 that the reference held alone: the cold plan said 9.5 h for 4.4 core-h. The
+    plan picks M from the reference's rates as the run's calibration will and counts the
+    rate there."""
+    from pathlib import Path
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cb, "fit_rate", lambda *a, **k: pytest.fail("trained"))
+    study = Path(__file__).parents[2] / "configs" / "study-audit.yaml"
+    job = next(j for j in load_jobs(study)[1] if j.name == "worst-case-updated")
+    engine = EngineConfig(backend="local", workers=2)
+    row = plan_table([job], engine)[0]
+    rates = reference.scaled_rates(reference.lookup(cb.job_fit(job)))
+    assert set(rates) == {1, 8, 32, 128} and rates[128] > 5 * rates[8]
+    m = cb.choose_m(rates, "cpu", 2 * job.req.shadow_models, engine.planned_workers())
+    assert row["calibrated_m"] == m == 128
+    assert row["wall_s"] == pytest.approx(row["model_iterations"] / rates[128]
+                                          / engine.planned_workers())
+
+
+def test_reference_rates_are_used_as_measured_on_the_reference_kind_of_machine(monkeypatch):
+    from raudit.runs import chunk_cache
+
+    table = {"machine": "box x2", "speed": 1000.0, "setups": {}}
+    monkeypatch.setattr(reference, "_table", lambda: table)
+    monkeypatch.setattr(reference, "speed", lambda: 500.0)
+    monkeypatch.setattr(chunk_cache, "machine", lambda: "box x2")
+    assert reference.scaled_rates({"rates": {"8": 100.0, "128": 900.0}}) == {8: 100.0, 128: 900.0}
+    monkeypatch.setattr(chunk_cache, "machine", lambda: "other x16")
+    assert reference.scaled_rates({"rate": 100.0, "m": 8}) == {8: 50.0}  # older entries: one M
+
+
 @pytest.mark.slow
 def test_the_reference_table_covers_every_config_it_names():
     # a config edited without re-running tools/reference_rates.py (--add) would make
