@@ -164,13 +164,15 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
     t0 = time.perf_counter()
 
-    def on_first(job, rows) -> None:
+    def on_first(job, rows) -> float | None:
+        """The chunk's time per model over its job's planned pace (the scheduler rescales
+        the overall bar by it), or None where either is unknown."""
         units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
         pace = None if row is None else planned_pace(row, engine.planned_workers())
         if row is None or pace is None:
-            return
+            return None
         if units and per_unit > 0:
             # One chunk tells this job's pace, not the others' (generators differ by 100x in
             # per-model cost): only its own time is rescaled.
@@ -180,6 +182,8 @@ def _refresh(plan: list[dict], engine: EngineConfig, notice):
                    f"{per_unit / pace:.2f}x its planned time per model: the campaign should "
                    f"take about {duration(total)} more (that job rescaled, the others as "
                    "planned)")
+            return per_unit / pace
+        return None
     return on_first
 
 
