@@ -14,10 +14,12 @@ from raudit.runs import calibrate as cb
 from raudit.runs.costs import startup_guess
 from raudit.runs.job_estimate import plan_table
 
-def dry_plan(jobs: list, engine: EngineConfig) -> list[dict]:
+def dry_plan(jobs: list, engine: EngineConfig, notice=lambda m: None) -> list[dict]:
     """:func:`plan_table`'s rows in job order; a plugin's job (:class:`PluginPlan`) is not
-    calibrated, which would run its code: its row says so and counts no time."""
-    planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine))
+    calibrated, which would run its code: its row says so and counts no time. ``notice``:
+    a line before each measurement."""
+    planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine,
+                              notice))
     return [_plugin_row(j) if isinstance(j, PluginPlan) else next(planned) for j in jobs]
 
 
@@ -83,7 +85,7 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
     reference = sum(r.get("rate") == "reference" for r in rows)
     notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
              f"({reference} job(s)) nothing trained here: a reference machine's calibration "
-             "(raudit/runs/reference-rates.json) scaled by this machine's speed; 'measured "
+             "(raudit/runs/reference-rates.json) at the job's chunk size, scaled by this machine's speed on another kind of machine; 'measured "
              f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
              "model: the PATE family's closed form where it applies, else where the "
              "calibration's models stopped by eps; a sweep's points each at their own "
@@ -91,8 +93,8 @@ def plan_view(header: dict, rows: list[dict], engine: EngineConfig
              "cap its models may stop before (at most). "
              ">= : the generator stops by its own eps rule and did not within the "
              f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "
-             "estimates count the iteration cap (10,000 by default) and training only "
-             "(not the classifiers)."]
+             "estimates count the iteration cap (10,000 by default), and the classifiers "
+             "by a cost per classifier measured at two row counts."]
     if plugins:
         notes.append(f"{plugins} job(s) of plugin generators (exec:, module:Class) are not in "
                      "the total: a dry run neither imports nor runs a plugin's code, so their "

@@ -108,7 +108,8 @@ def _say_estimate(jobs, engine: EngineConfig, notice, out: Path) -> list[dict]:
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
-        rows = [_resumed(row, job, out) for row, job in zip(plan_table(jobs, engine), jobs)]
+        rows = [_resumed(row, job, out)
+                for row, job in zip(plan_table(jobs, engine, notice), jobs)]
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run

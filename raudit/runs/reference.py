@@ -26,13 +26,16 @@ import json
 import time
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from raudit.runs.calibrate import Fit
 
 PATH = Path(__file__).with_name("reference-rates.json")
 SPEED_STEPS = 300
 
 
-def fit_key(fit: tuple) -> str:
+def fit_key(fit: Fit) -> str:
     """A set-up's key without the machine (the iterations do not depend on it)."""
     impl, opts, dataset, eps, delta, label, bounds = fit
     return json.dumps([impl, sorted((str(k), repr(v)) for k, v in opts.items()), str(dataset),
@@ -40,7 +43,7 @@ def fit_key(fit: tuple) -> str:
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict:
+def _table() -> dict[str, Any]:
     try:
         data = json.loads(PATH.read_text())
     except (OSError, ValueError):
@@ -48,7 +51,7 @@ def _table() -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def lookup(fit: tuple) -> dict[str, Any] | None:
+def lookup(fit: Fit) -> dict[str, Any] | None:
     """The reference entry of a set-up: {"rates" ({M: model-iterations per CPU-second on
     the reference machine}) or the older "rate" at "m", "iterations" (None: not stopped
     within the calibration)}, or None (not in the table). :func:`scaled_rates` turns its
@@ -103,7 +106,7 @@ def measure_speed() -> float:
         return SPEED_STEPS / max(time.process_time() - c0, 1e-9)
 
 
-def _step(net, opt, x, y) -> None:
+def _step(net: Any, opt: Any, x: Any, y: Any) -> None:
     opt.zero_grad()
     ((net(x) - y) ** 2).mean().backward()
     opt.step()

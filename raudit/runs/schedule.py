@@ -39,13 +39,15 @@ def quiet(description: str, total: int, work: float | None = None
 
 @dataclass
 class Outcome:
-    results: dict[str, dict] = field(default_factory=dict)  # name -> finish()'s dict
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> finish()'s dict
     errors: dict[str, RauditError] = field(default_factory=dict)  # name -> why it failed
     stats: RunStats = field(default_factory=RunStats)
 
 
-def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambda m: None,
-             overall: str | None = None, probe_first: bool = True, on_first=None,
+def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress = quiet,
+             notice: Callable[[str], None] = lambda m: None, overall: str | None = None,
+             probe_first: bool = True,
+             on_first: Callable[[Any, list[Any]], float | None] | None = None,
              unit_cost: Mapping[str, float] | None = None) -> Outcome:
     """Run the jobs' chunks over one pool; see the module docstring. ``on_first(job, rows)``
     is called once, with the first chunk that succeeds (a campaign refreshes its estimate);
@@ -57,7 +59,7 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
     while it counts models; without it, by models."""
     done = Outcome()
     first = [on_first]
-    specs: list[dict] = []
+    specs: list[dict[str, Any]] = []
     for job in jobs:
         try:
             specs += job.open(out, notice, engine, probe_first)
@@ -71,7 +73,7 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
     for spec in specs:
         pending[spec["job"]] = pending.get(spec["job"], 0) + 1
 
-    def finish(job) -> None:
+    def finish(job: Any) -> None:
         if job.name in done.errors or job.name in done.results:
             return
         try:
@@ -93,10 +95,10 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
             if job.total:
                 bars[name] = stack.enter_context(progress(job.describe(), job.total))
 
-        def on_done(spec, rows, error):
+        def on_done(spec: dict[str, Any], rows: Any, error: str | None) -> list[dict[str, Any]]:
             nonlocal cost
             job = live[spec["job"]]
-            more: list[dict] = []
+            more: list[dict[str, Any]] = []
             if job.name not in done.errors:
                 try:
                     more = job.done(spec, rows, error)
@@ -143,7 +145,7 @@ class Work:
         return Work(per_unit, sum(j.total * per_unit[j.name] for j in jobs))
 
 
-def overall_work(jobs: list, unit_cost: Mapping[str, float]) -> Work:
+def overall_work(jobs: list[Any], unit_cost: Mapping[str, float]) -> Work:
     """Each job's planned CPU-seconds per unit (``unit_cost``; a job it lacks, e.g. one
     whose estimate failed, at the mean of the others, or 1 when none is known) and the
     total over the units the jobs have left (``job.total``)."""
