@@ -19,6 +19,7 @@ reading and checking the cached rates: :mod:`raudit.runs.chunk_size`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -115,13 +116,9 @@ def is_cap(opts: Mapping[str, Any], impl: str | None = None) -> bool:
 
 def probe_table(ds: Any, cols: int = PROBE_COLS) -> tuple[Any, float]:
     """``ds`` (a :class:`raudit.data.Dataset`) cut to at most ``cols`` columns, the label
-    kept, and the factor that scales what the cut table costs to the whole table's: its
-    feature columns over the cut's. The features kept are evenly spaced, so the mix of
-    kinds (discrete, continuous) stays; every row is kept, as the batches and the teachers'
-    partitions are drawn from them. Scaling rule: a model's set-up and an iteration's work
-    grow in proportion to the columns (encoders fit one per column; the networks' first and
-    last layers are as wide as the encoded row), an upper bound where a fixed per-step
-    overhead dominates (see the report of issue 45's estimates for the measured check)."""
+    kept, and the table's feature columns over the cut's (1: nothing cut). The features
+    kept are evenly spaced, so the mix of kinds (discrete, continuous) stays; every row is
+    kept, as the batches and the teachers' partitions are drawn from them."""
     n = ds.train.shape[1]
     if n <= cols:
         return ds, 1.0
@@ -133,16 +130,30 @@ def probe_table(ds: Any, cols: int = PROBE_COLS) -> tuple[Any, float]:
     return cut, len(feats) / len(pick)
 
 
+def growth(small: float, big: float, ratio: float) -> float:
+    """The exponent q of a cost that is ``small`` and ``big`` at two widths ``ratio`` apart
+    (cost ~ width^q), held within [1, 2]: encoders fit one per column (1); a network whose
+    hidden layers are as wide as its input grows with its square (2: the reference rates
+    of `dpgan` fall 40x from cervical's 29 columns to epileptic's 179); below 1 is a fixed
+    per-step overhead that a wide table dwarfs."""
+    if small <= 0 or big <= 0 or ratio <= 1:
+        return 1.0
+    return min(2.0, max(1.0, math.log(big / small) / math.log(ratio)))
+
+
 def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float,
-             delta: float, m: int, label: Any = None, bounds: Any = None, cap: int | None = CAL_ITERS,
-             split: bool = False, probe: bool = False) -> Calibration:
+             delta: float, m: int, label: Any = None, bounds: Any = None,
+             cap: int | None = CAL_ITERS, split: bool = False, probe: bool = False
+             ) -> Calibration:
     """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run).
     ``split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
     its iterations (encoders, DP bounds, teachers' partitions: ~2 CPU-s a model for
     `fixed` on cervical, against ~0.01 an iteration) is :attr:`Calibration.model_s`, not
     counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h").
-    ``probe``: fit at most :data:`PROBE_COLS` columns (:func:`probe_table`) and scale the
-    times up to the table's (an estimate's calibration: seconds, not minutes)."""
+    ``probe``: a table wider than :data:`PROBE_COLS` is not fitted whole (an estimate's
+    calibration: seconds, not minutes) but cut (:func:`probe_table`) to half of them and
+    to all of them; each time is scaled to the table's width by the exponent the two cuts
+    measure (:func:`growth`)."""
     cls = generators.get(impl)
     opts = dict(options)
     capped = cap is not None and "max_iter" in cls.describe().option_names()
@@ -150,17 +161,57 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
     if capped:
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     ds = data.load(dataset, label=label, bounds=bounds)
-    scale = 1.0
-    if probe:
-        ds, scale = probe_table(ds)
+    scale, model_scale = 1.0, 1.0
+    if probe and ds.train.shape[1] > PROBE_COLS:
+        half, r_half = probe_table(ds, PROBE_COLS // 2)
+        ds, r_full = probe_table(ds, PROBE_COLS)
+        # the narrow cut first: a column it shares with the wide one (an encoder cached
+        # per column) then makes the wide one's set-up look cheaper, never dearer
+        h = _timed(cls, opts, half, m, epsilon, delta, capped, split)
+        per_h, model_h = split_cpu(h.runs, m)
+    t = _timed(cls, opts, ds, m, epsilon, delta, capped, split)
+    per_cpu, model_s = split_cpu(t.runs, m)
+    if probe and ds.train.shape[1] == PROBE_COLS and r_full > 1:
+        ratio = r_half / r_full  # the wide cut's features over the narrow cut's
+        scale = r_full ** growth(per_h, per_cpu, ratio)
+        model_scale = r_full ** growth(model_h, model_s, ratio)
+    per_cpu, model_s = per_cpu * scale, model_s * model_scale
+    per = per_cpu * t.wall / t.runs[-1][0]  # the wall clock in the same proportion
+    iters = t.iters
+    if not capped or max(iters) < opts["max_iter"]:
+        # the full run, or stopped by its own (eps) rule before the cap: what models do
+        its, lower = max(iters), False
+    elif wanted or planned_iterations(options, impl):
+        # reached the cap: the job's max_iter or its smaller planned ``iterations``
+        its, lower = explicit_iterations(options, impl), False  # (an upper bound if eps stops it first)
+    else:
+        its, lower = cap, True
+    return Calibration(m, per, its, lower, per_cpu, t.load, t.warm, model_s, scale)
+
+
+@dataclass(frozen=True)
+class _Timing:
+    runs: list[tuple[float, int]]  # (CPU-s, model-iterations) per capped fit, lower cap first
+    iters: list[int]  # iterations per model of the last fit
+    wall: float  # wall seconds of the last fit
+    warm: float
+    load: float | None
+
+
+def _timed(cls: Any, opts: dict[str, Any], ds: Any, m: int, epsilon: float, delta: float,
+           capped: bool, split: bool) -> _Timing:
+    """:func:`fit_rate`'s timed fits of ``m`` models on ``ds`` (``capped``: at
+    ``opts["max_iter"]``; ``split``: a ``LOW``-capped fit first)."""
     from raudit.runs.chunk_cache import load_average
 
     warm = 0.0
     if capped:
         warm = warm_compiled(lambda it: cls(**{**opts, "max_iter": it}), ds, m, epsilon, delta)
     load = load_average()
-    caps = [LOW, opts["max_iter"]] if split and capped and opts["max_iter"] > LOW else [None]
+    caps: list[int | None] = ([LOW, opts["max_iter"]] if split and capped
+                              and opts["max_iter"] > LOW else [None])
     runs: list[tuple[float, int]] = []
+    wall, iters = 0.0, [0]
     with one_thread():
         for c in caps:
             gen = cls(**(opts if c is None else {**opts, "max_iter": c}))
@@ -170,18 +221,7 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
             wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
             iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
             runs.append((max(cpu, 1e-9), sum(iters) or m))
-    per_cpu, model_s = split_cpu(runs, m)
-    per_cpu, model_s = per_cpu * scale, model_s * scale
-    per = per_cpu * wall / runs[-1][0]  # the wall clock in the same proportion
-    if not capped or max(iters) < opts["max_iter"]:
-        # the full run, or stopped by its own (eps) rule before the cap: what models do
-        its, lower = max(iters), False
-    elif wanted or planned_iterations(options, impl):
-        # reached the cap: the job's max_iter or its smaller planned ``iterations``
-        its, lower = explicit_iterations(options, impl), False  # (an upper bound if eps stops it first)
-    else:
-        its, lower = cap, True
-    return Calibration(m, per, its, lower, per_cpu, load, warm, model_s, scale)
+    return _Timing(runs, iters, wall, warm, load)
 
 
 @contextmanager

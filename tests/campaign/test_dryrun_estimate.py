@@ -299,3 +299,12 @@ def test_a_classifiers_cost_grows_between_linear_and_quadratic_in_its_rows():
     assert cc.utility_seconds(times, 400, ("A", "B", "C"), 5) == pytest.approx(
         0.04 + 5 * (0.04 + 0.032))
     assert cc.utility_seconds(times, 400, ("B",), 5) == pytest.approx(5 * 0.04)
+
+
+def test_a_probes_growth_with_the_columns_is_held_between_linear_and_quadratic():
+    assert cb.growth(1.0, 2.0, 2.0) == pytest.approx(1.0)
+    assert cb.growth(1.0, 4.0, 2.0) == pytest.approx(2.0)
+    assert cb.growth(1.0, 3.0, 2.0) == pytest.approx(1.585, abs=1e-3)
+    assert cb.growth(1.0, 9.0, 2.0) == 2.0  # steeper: held at quadratic
+    assert cb.growth(1.0, 1.1, 2.0) == 1.0  # a fixed per-step overhead: read as linear
+    assert cb.growth(0.0, 1.0, 2.0) == 1.0  # nothing measured (a set-up of 0 s)
