@@ -162,7 +162,9 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     ds = data.load(dataset, label=label, bounds=bounds)
     scale, model_scale = 1.0, 1.0
-    if probe and ds.train.shape[1] > PROBE_COLS:
+    cut = probe and ds.train.shape[1] > PROBE_COLS
+    per_h = model_h = r_half = r_full = 1.0
+    if cut:
         half, r_half = probe_table(ds, PROBE_COLS // 2)
         ds, r_full = probe_table(ds, PROBE_COLS)
         # the narrow cut first: a column it shares with the wide one (an encoder cached
@@ -171,7 +173,7 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
         per_h, model_h = split_cpu(h.runs, m)
     t = _timed(cls, opts, ds, m, epsilon, delta, capped, split)
     per_cpu, model_s = split_cpu(t.runs, m)
-    if probe and ds.train.shape[1] == PROBE_COLS and r_full > 1:
+    if cut:
         ratio = r_half / r_full  # the wide cut's features over the narrow cut's
         scale = r_full ** growth(per_h, per_cpu, ratio)
         model_scale = r_full ** growth(model_h, model_s, ratio)
