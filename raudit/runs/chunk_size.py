@@ -16,6 +16,7 @@ forever. Split from :mod:`raudit.runs.calibrate`, which times the fits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from raudit.runs.calibrate import (Fit, calibrate_chunk, choose_m, game_fit, job_fit,
@@ -189,7 +190,8 @@ def measure_rate(fit: Fit, device: str = "cpu", ms: Sequence[int] | None = None
     got = calibrate_chunk({"fit": fit, "device": device, "ms": list(ms) if ms else None})
     chunk_cache.store(chunk_cache.key(fit, device), got["rates"], load=got["load"],
                       threads=got["threads"])
-    return got["rates"]
+    rates: dict[int, float] = got["rates"]
+    return rates
 
 
 def observe(fit: Fit, device: str, m: int, model_iterations: float, cpu_s: float,
@@ -243,4 +245,8 @@ def observe_jobs(jobs: list[Any], out: Any, engine: Any,
         if job.kind == "audit" and getattr(job, "auto_chunk", False):
             rows = ResultStore(out, partition=job.partition).read("shadow")
             observe_rows(job_fit(job), slot_device(engine), job.req.chunk_size, rows,
-                         lambda msg, name=job.name: notice(f"{name}: {msg}"))
+                         partial(_named, notice, job.name))
+
+
+def _named(notice: Callable[[str], None], name: str, msg: str) -> None:
+    notice(f"{name}: {msg}")

@@ -62,7 +62,7 @@ def seconds(measured: list[float], n: int) -> float:
     """CPU seconds of one classifier fitted on ``n`` rows, from its two measured times."""
     (n1, n2), (t1, t2) = PROBE_ROWS, measured
     p = min(HIGH_P, max(LOW_P, math.log(t2 / t1) / math.log(n2 / n1)))
-    return t2 * (max(n, 1) / n2) ** p
+    return float(t2 * (max(n, 1) / n2) ** p)
 
 
 def costs(dataset: str, train: Any, names: Sequence[str],

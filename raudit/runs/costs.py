@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -232,8 +233,15 @@ def measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
         return _measure(game, ds, candidates, m)
 
 
+def _forest(X: Any, y: Any) -> Any:
+    """The attack forest fitted on ``X`` and its scores on the same rows."""
+    from raudit.attacks import fit_attack, score
+
+    return score(fit_attack(X, y, 0), X)
+
+
 def _measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
-    from raudit.attacks import extract_many, fit_attack, score
+    from raudit.attacks import extract_many
     from raudit.audit import chunk
     from raudit.audit.analyse import bounds
     from raudit.audit.game import sample_size
@@ -253,9 +261,8 @@ def _measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
         if cap is not None:
             opts["max_iter"] = min(int(wanted), cap) if wanted else cap
         g = chunk.build_generator({**gs, "options": opts}, "cpu")
-        models, cpu = _cpu(lambda g=g: g.fit_many(
-            [ds.train] * m, epsilon=gs["epsilon"], delta=gs["delta"], seeds=list(range(m)),
-            columns=ds.columns))
+        models, cpu = _cpu(partial(g.fit_many, [ds.train] * m, epsilon=gs["epsilon"],
+                                   delta=gs["delta"], seeds=list(range(m)), columns=ds.columns))
         its = [int(md.summary().get("iterations", 0) or 0) for md in models]
         runs.append((models, cpu, sum(its), max(its), opts.get("max_iter")))
     models, _, _, top, cap_hi = runs[-1]
@@ -275,7 +282,7 @@ def _measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
     forest = []
     for rows in FOREST_ROWS:
         Xr, y = rng.normal(size=(rows, d)), np.arange(rows) % 2
-        forest.append(_cpu(lambda Xr=Xr, y=y: score(fit_attack(Xr, y, 0), Xr))[1])
+        forest.append(_cpu(partial(_forest, Xr, y))[1])
     s1 = max(0.0, (forest[1] - forest[0]) / (FOREST_ROWS[1] - FOREST_ROWS[0]))
     s0 = max(0.0, forest[0] - FOREST_ROWS[0] * s1)
     half = BOUNDS_ROWS // 2

@@ -104,7 +104,8 @@ def closed_form_iterations(impl: str, options: Mapping[str, Any], n_rows: int, n
 
     cls = generators.get(impl)
     try:
-        hp = cls(**options).resolve(n_rows, n_cols)
+        gen: Any = cls(**options)  # resolve(): the PATE family's; others raise below
+        hp = gen.resolve(n_rows, n_cols)
     except (AttributeError, NotImplementedError, TypeError, ValueError):
         return None
     need = ("lam", "orders", "batch", "student_steps", "max_iter")
