@@ -398,7 +398,8 @@ def test_audit_utility_and_campaign_count_one_start_up_model(monkeypatch):
 
     ray2 = EngineConfig(backend="ray", workers=2)
     rows = [_row("utility", 30.0)]
-    monkeypatch.setattr(job_estimate, "plan_table", lambda jobs, engine: [dict(r) for r in rows])
+    monkeypatch.setattr(job_estimate, "plan_table",
+                        lambda jobs, engine, notice=None: [dict(r) for r in rows])
     job = type("Job", (), {"kind": "utility", "name": "j"})()
     said: list[str] = []
     campaign_run._say_estimate([job], ray2, said.append, None)
