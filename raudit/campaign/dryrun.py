@@ -8,7 +8,7 @@ train. This module lays the plan out as a table.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from raudit.campaign.plan import Built, PluginPlan
@@ -20,10 +20,13 @@ from raudit.runs.job_estimate import plan_table
 #: one job's row of the plan (raudit.runs.job_estimate.plan_table's, or a plugin's)
 Row = dict[str, Any]
 
-def dry_plan(jobs: Sequence[Built], engine: EngineConfig) -> list[Row]:
+def dry_plan(jobs: Sequence[Built], engine: EngineConfig,
+              notice: Callable[[str], None] = lambda m: None) -> list[Row]:
     """:func:`plan_table`'s rows in job order; a plugin's job (:class:`PluginPlan`) is not
-    calibrated, which would run its code: its row says so and counts no time."""
-    planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine))
+    calibrated, which would run its code: its row says so and counts no time. ``notice``:
+    a line before each measurement."""
+    planned = iter(plan_table([j for j in jobs if not isinstance(j, PluginPlan)], engine,
+                              notice))
     return [_plugin_row(j) if isinstance(j, PluginPlan) else next(planned) for j in jobs]
 
 
@@ -89,7 +92,7 @@ def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfi
     reference = sum(r.get("rate") == "reference" for r in rows)
     notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
              f"({reference} job(s)) nothing trained here: a reference machine's calibration "
-             "(raudit/runs/reference-rates.json) scaled by this machine's speed; 'measured "
+             "(raudit/runs/reference-rates.json) at the job's chunk size, scaled by this machine's speed on another kind of machine; 'measured "
              f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
              "model: the PATE family's closed form where it applies, else where the "
              "calibration's models stopped by eps; a sweep's points each at their own "
@@ -97,8 +100,8 @@ def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfi
              "cap its models may stop before (at most). "
              ">= : the generator stops by its own eps rule and did not within the "
              f"{cb.CAL_ITERS}-iteration calibration: give max_iter for a bound. Utility "
-             "estimates count the iteration cap (10,000 by default) and training only "
-             "(not the classifiers)."]
+             "estimates count the iteration cap (10,000 by default), and the classifiers "
+             "by a cost per classifier measured at two row counts."]
     if plugins:
         notes.append(f"{plugins} job(s) of plugin generators (exec:, module:Class) are not in "
                      "the total: a dry run neither imports nor runs a plugin's code, so their "

@@ -129,7 +129,8 @@ def _say_estimate(jobs: list[pl.Built], engine: EngineConfig, notice: Notice, ou
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
-        rows = [_resumed(row, job, out) for row, job in zip(plan_table(jobs, engine), jobs)]
+        rows = [_resumed(row, job, out)
+                for row, job in zip(plan_table(jobs, engine, notice), jobs)]
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
@@ -174,7 +175,7 @@ def unit_costs(plan: list[PlanRow], workers: int) -> dict[str, float]:
 
 
 def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
-             ) -> Callable[[Job, list[dict[str, Any]]], None]:
+             ) -> Callable[[Job, list[dict[str, Any]]], float | None]:
     """on_first for the scheduler: the campaign's total again, every job's time scaled by
     how the first chunk's work per model compared with its own job's planned pace. It also
     keeps the start-up (the time to the first chunk, less that chunk's own work) for the
@@ -188,13 +189,15 @@ def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
     t0 = time.perf_counter()
 
-    def on_first(job: Job, rows: list[dict[str, Any]]) -> None:
+    def on_first(job: Job, rows: list[dict[str, Any]]) -> float | None:
+        """The chunk's time per model over its job's planned pace (the scheduler rescales
+        the overall bar by it), or None where either is unknown."""
         units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
         observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
         pace = None if row is None else planned_pace(row, engine.planned_workers())
         if row is None or pace is None:
-            return
+            return None
         if units and per_unit > 0:
             # One chunk tells this job's pace, not the others' (generators differ by 100x in
             # per-model cost): only its own time is rescaled.
@@ -204,6 +207,8 @@ def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
                    f"{per_unit / pace:.2f}x its planned time per model: the campaign should "
                    f"take about {duration(total)} more (that job rescaled, the others as "
                    "planned)")
+            return per_unit / pace
+        return None
     return on_first
 
 

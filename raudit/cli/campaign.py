@@ -50,7 +50,7 @@ def campaign(
         from raudit.cli import tables
 
         header, jobs = load_jobs(config, only, dry_run=True)  # no plugin imported or run
-        rows = dry_plan(jobs, engine)
+        rows = dry_plan(jobs, engine, _notice)
         if as_json:
             typer.echo(json.dumps({"name": header["name"], "jobs": rows,
                                    "skipped_jobs": {m.job: m.reason for m in header["skipped"]}},

@@ -19,11 +19,14 @@ reading and checking the cached rates: :mod:`raudit.runs.chunk_size`.
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+import numpy as np
 import torch
 
 from raudit import data, generators
@@ -35,6 +38,13 @@ AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle f
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
 GPU_CANDIDATES = (32, 128, 512)
+# An estimate's calibration fits at most this many columns, the label included (probe_table):
+# on epileptic's 179, synthcity's encoder alone (a Bayesian mixture per column, ~0.4 CPU-s
+# each on its 9,200 rows) kept a dry run silent for over 10 minutes.
+PROBE_COLS = 24
+
+#: (impl, options, dataset, eps, delta, label, bounds): a generator set-up as fitted
+Fit = tuple[str, dict[str, Any], str, float, float, Any, Any]
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class Calibration:
     load: float | None = None  # the machine's 1-minute load average when measured
     warm_s: float = 0.0  # wall seconds of RAUDIT_COMPILE=step's compile before the timed fit
     model_s: float = 0.0  # CPU seconds a model pays besides its iterations (fit_rate(split=True))
+    scale: float = 1.0  # a probe's columns scaled up to the table's (probe_table); 1: the table
 
     @property
     def cpu_rate(self) -> float:
@@ -54,7 +65,8 @@ class Calibration:
         return 1.0 / (self.cpu_s_per_model_iter or self.s_per_model_iter)
 
 
-def warm_compiled(make, ds, m: int, epsilon: float, delta: float) -> float:
+def warm_compiled(make: Callable[[int], Any], ds: Any, m: int, epsilon: float,
+                  delta: float) -> float:
     """Under RAUDIT_COMPILE=step, one throwaway one-iteration fit of ``m`` models
     (``make(max_iter)`` builds the generator) and its wall seconds; else nothing, 0.
 
@@ -71,7 +83,7 @@ def warm_compiled(make, ds, m: int, epsilon: float, delta: float) -> float:
     return time.perf_counter() - t0
 
 
-def planned_iterations(opts: dict, impl: str | None = None) -> int | None:
+def planned_iterations(opts: Mapping[str, Any], impl: str | None = None) -> int | None:
     """A plan of T iterations fixed before training (``fixed``'s and ``dpgan``'s
     ``iterations``): the option where given, else the generator's default for it (a
     `fixed` utility run with no ``-o iterations`` runs its default 100, and was counted at
@@ -84,7 +96,7 @@ def planned_iterations(opts: dict, impl: str | None = None) -> int | None:
     return int(default["iterations"]) if default.get("iterations") else None
 
 
-def explicit_iterations(opts: dict, impl: str | None = None) -> int | None:
+def explicit_iterations(opts: Mapping[str, Any], impl: str | None = None) -> int | None:
     """The set-up's explicit iteration count: ``max_iter`` (a cap) and the planned
     ``iterations`` (:func:`planned_iterations`) where given; with both, the run stops at the
     smaller (a utility run's study cap of 10,000 beside ``-o iterations=1000`` counted 10x
@@ -95,21 +107,53 @@ def explicit_iterations(opts: dict, impl: str | None = None) -> int | None:
     return min(given) if given else None
 
 
-def is_cap(opts: dict, impl: str | None = None) -> bool:
+def is_cap(opts: Mapping[str, Any], impl: str | None = None) -> bool:
     """Whether the explicit count is a cap the models may stop before (``max_iter``
     binds), not a plan they run to the end."""
     explicit = explicit_iterations(opts, impl)
     return explicit is not None and explicit != planned_iterations(opts, impl)
 
 
-def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: float, m: int,
-             label=None, bounds=None, cap: int | None = CAL_ITERS,
-             split: bool = False) -> Calibration:
+def probe_table(ds: Any, cols: int = PROBE_COLS) -> tuple[Any, float]:
+    """``ds`` (a :class:`raudit.data.Dataset`) cut to at most ``cols`` columns, the label
+    kept, and the table's feature columns over the cut's (1: nothing cut). The features
+    kept are evenly spaced, so the mix of kinds (discrete, continuous) stays; every row is
+    kept, as the batches and the teachers' partitions are drawn from them."""
+    n = ds.train.shape[1]
+    if n <= cols:
+        return ds, 1.0
+    feats = list(ds.train.columns[:-1])
+    pick = sorted({int(round(i)) for i in np.linspace(0, len(feats) - 1, cols - 1)})
+    keep = [feats[i] for i in pick] + [ds.label]
+    cut = replace(ds, train=ds.train[keep], test=ds.test[keep],
+                  columns=tuple(c for c in ds.columns if c.name in set(keep)))
+    return cut, len(feats) / len(pick)
+
+
+def growth(small: float, big: float, ratio: float) -> float:
+    """The exponent q of a cost that is ``small`` and ``big`` at two widths ``ratio`` apart
+    (cost ~ width^q), held within [1, 2]: encoders fit one per column (1); a network whose
+    hidden layers are as wide as its input grows with its square (2: the reference rates
+    of `dpgan` fall 40x from cervical's 29 columns to epileptic's 179); below 1 is a fixed
+    per-step overhead that a wide table dwarfs."""
+    if small <= 0 or big <= 0 or ratio <= 1:
+        return 1.0
+    return min(2.0, max(1.0, math.log(big / small) / math.log(ratio)))
+
+
+def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float,
+             delta: float, m: int, label: Any = None, bounds: Any = None,
+             cap: int | None = CAL_ITERS, split: bool = False, probe: bool = False
+             ) -> Calibration:
     """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run).
     ``split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
     its iterations (encoders, DP bounds, teachers' partitions: ~2 CPU-s a model for
     `fixed` on cervical, against ~0.01 an iteration) is :attr:`Calibration.model_s`, not
-    counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h")."""
+    counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h").
+    ``probe``: a table wider than :data:`PROBE_COLS` is not fitted whole (an estimate's
+    calibration: seconds, not minutes) but cut (:func:`probe_table`) to half of them and
+    to all of them; each time is scaled to the table's width by the exponent the two cuts
+    measure (:func:`growth`)."""
     cls = generators.get(impl)
     opts = dict(options)
     capped = cap is not None and "max_iter" in cls.describe().option_names()
@@ -117,14 +161,59 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
     if capped:
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     ds = data.load(dataset, label=label, bounds=bounds)
+    scale, model_scale = 1.0, 1.0
+    cut = probe and ds.train.shape[1] > PROBE_COLS
+    per_h = model_h = r_half = r_full = 1.0
+    if cut:
+        half, r_half = probe_table(ds, PROBE_COLS // 2)
+        ds, r_full = probe_table(ds, PROBE_COLS)
+        # the narrow cut first: a column it shares with the wide one (an encoder cached
+        # per column) then makes the wide one's set-up look cheaper, never dearer
+        h = _timed(cls, opts, half, m, epsilon, delta, capped, split)
+        per_h, model_h = split_cpu(h.runs, m)
+    t = _timed(cls, opts, ds, m, epsilon, delta, capped, split)
+    per_cpu, model_s = split_cpu(t.runs, m)
+    if cut:
+        ratio = r_half / r_full  # the wide cut's features over the narrow cut's
+        scale = r_full ** growth(per_h, per_cpu, ratio)
+        model_scale = r_full ** growth(model_h, model_s, ratio)
+    per_cpu, model_s = per_cpu * scale, model_s * model_scale
+    per = per_cpu * t.wall / t.runs[-1][0]  # the wall clock in the same proportion
+    iters = t.iters
+    if not capped or max(iters) < opts["max_iter"]:
+        # the full run, or stopped by its own (eps) rule before the cap: what models do
+        its, lower = max(iters), False
+    elif wanted or planned_iterations(options, impl):
+        # reached the cap: the job's max_iter or its smaller planned ``iterations``
+        its, lower = explicit_iterations(options, impl), False  # (an upper bound if eps stops it first)
+    else:
+        its, lower = cap, True
+    return Calibration(m, per, its, lower, per_cpu, t.load, t.warm, model_s, scale)
+
+
+@dataclass(frozen=True)
+class _Timing:
+    runs: list[tuple[float, int]]  # (CPU-s, model-iterations) per capped fit, lower cap first
+    iters: list[int]  # iterations per model of the last fit
+    wall: float  # wall seconds of the last fit
+    warm: float
+    load: float | None
+
+
+def _timed(cls: Any, opts: dict[str, Any], ds: Any, m: int, epsilon: float, delta: float,
+           capped: bool, split: bool) -> _Timing:
+    """:func:`fit_rate`'s timed fits of ``m`` models on ``ds`` (``capped``: at
+    ``opts["max_iter"]``; ``split``: a ``LOW``-capped fit first)."""
     from raudit.runs.chunk_cache import load_average
 
     warm = 0.0
     if capped:
         warm = warm_compiled(lambda it: cls(**{**opts, "max_iter": it}), ds, m, epsilon, delta)
     load = load_average()
-    caps = [LOW, opts["max_iter"]] if split and capped and opts["max_iter"] > LOW else [None]
-    runs = []
+    caps: list[int | None] = ([LOW, opts["max_iter"]] if split and capped
+                              and opts["max_iter"] > LOW else [None])
+    runs: list[tuple[float, int]] = []
+    wall, iters = 0.0, [0]
     with one_thread():
         for c in caps:
             gen = cls(**(opts if c is None else {**opts, "max_iter": c}))
@@ -134,17 +223,7 @@ def fit_rate(impl: str, options: dict, dataset: str, epsilon: float, delta: floa
             wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
             iters = [int(md.summary().get("iterations", 0) or 0) for md in models]
             runs.append((max(cpu, 1e-9), sum(iters) or m))
-    per_cpu, model_s = split_cpu(runs, m)
-    per = per_cpu * wall / runs[-1][0]  # the wall clock in the same proportion
-    if not capped or max(iters) < opts["max_iter"]:
-        # the full run, or stopped by its own (eps) rule before the cap: what models do
-        its, lower = max(iters), False
-    elif wanted or planned_iterations(options, impl):
-        # reached the cap: the job's max_iter or its smaller planned ``iterations``
-        its, lower = explicit_iterations(options, impl), False  # (an upper bound if eps stops it first)
-    else:
-        its, lower = cap, True
-    return Calibration(m, per, its, lower, per_cpu, load, warm, model_s)
+    return _Timing(runs, iters, wall, warm, load)
 
 
 @contextmanager
@@ -198,7 +277,7 @@ def candidates(device: str) -> tuple[int, ...]:
     return GPU_CANDIDATES if device == "cuda" else CPU_CANDIDATES
 
 
-def estimate(job, cal: Calibration, workers: int) -> dict:
+def estimate(job: Any, cal: Calibration, workers: int) -> dict[str, Any]:
     """Models, model-iterations and wall time of a job on ``workers`` slots.
 
     The time is by CPU time (one core per worker, as the actors run): what the job
@@ -213,12 +292,12 @@ def estimate(job, cal: Calibration, workers: int) -> dict:
             "calibrated_m": cal.m}
 
 
-def game_fit(g) -> tuple[str, dict, str, float, float, object, object]:
+def game_fit(g: Any) -> Fit:
     """(impl, options, dataset, eps, delta, label, bounds) of the generator a game fits."""
     return g.impl, dict(g.options), g.dataset, g.epsilon, g.delta, g.label, g.bounds
 
 
-def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
+def job_fit(job: Any) -> Fit:
     """(impl, options, dataset, eps, delta, label, bounds) of the generator a job fits."""
     if job.kind == "audit":
         return game_fit(job.game)
@@ -230,12 +309,13 @@ def job_fit(job) -> tuple[str, dict, str, float, float, object, object]:
             job.req.label, job.req.bounds)
 
 
-def calibrate_chunk(spec: dict) -> dict:
+def calibrate_chunk(spec: Mapping[str, Any]) -> dict[str, Any]:
     """Engine chunk: the rates of one generator set-up at the candidate M of the slot's
     device (the engine writes ``device``), so M is chosen where the chunks will run."""
 
     device = spec.get("device", "cpu")
-    rates, loads = {}, []
+    rates: dict[int, float] = {}
+    loads: list[float | None] = []
     t0, warm = time.perf_counter(), 0.0  # warm: RAUDIT_COMPILE=step's compiles, not counted
     impl, opts, dataset, eps, delta, label, bounds = spec["fit"]
     for m in spec.get("ms") or candidates(device):  # smallest first: a slow one stops early
@@ -246,18 +326,19 @@ def calibrate_chunk(spec: dict) -> dict:
         warm += cal.warm_s
         if time.perf_counter() - t0 - warm > AUTO_BUDGET_S:
             break
-    load = None if None in loads else max(loads)
+    known = [x for x in loads if x is not None]
+    load = max(known) if known and len(known) == len(loads) else None
     return {"device": device, "rates": rates, "load": load, "threads": torch.get_num_threads()}
 
 
-def on_device(impl: str, options: dict, device: str) -> dict:
+def on_device(impl: str, options: dict[str, Any], device: str) -> dict[str, Any]:
     """``options`` with ``device`` where the generator takes one and it is not the CPU."""
     if device != "cpu" and generators.get(impl).describe().device:
         return {**options, "device": device}
     return options
 
 
-def slot_device(engine) -> str:
+def slot_device(engine: Any) -> str:
     """The device the rates are measured and cached for (auto runs on CPU unless a GPU says)."""
     return "cpu" if engine.device in ("cpu", "auto") else engine.device
 

@@ -15,9 +15,12 @@ forever. Split from :mod:`raudit.runs.calibrate`, which times the fits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
-from raudit.runs.calibrate import calibrate_chunk, choose_m, game_fit, job_fit, slot_device
+from raudit.runs.calibrate import (Fit, calibrate_chunk, choose_m, game_fit, job_fit,
+                                   slot_device)
 
 # A run's observed rate this many times above or below the cached one makes the entry
 # stale. Wide on purpose: a calibration of AUTO_ITERS iterations carries set-up a long
@@ -26,12 +29,14 @@ from raudit.runs.calibrate import calibrate_chunk, choose_m, game_fit, job_fit, 
 STALE_FACTOR = 2.0
 
 
-def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[str, int]:
+def auto_chunk_sizes(jobs: list[Any], engine: Any, workers: int,
+                     notice: Callable[[str], None] = lambda m: None) -> dict[str, int]:
     """M for every audit job whose file says ``chunk_size: auto`` (see :func:`choose_m`):
     one calibration chunk per distinct generator set-up, run by ``engine`` on a slot of
     the pool (a GPU share when the cluster has GPUs)."""
 
-    auto, out = [], {}
+    auto: list[Any] = []
+    out: dict[str, int] = {}
     for job in jobs:
         if job.kind != "audit" or not getattr(job, "auto_chunk", False):
             continue
@@ -41,7 +46,7 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
             notice(f"{job.name}: {canonical_line(why, out[job.name])}")
         else:
             auto.append(job)
-    fits = {}
+    fits: dict[str, Fit] = {}
     for job in auto:
         impl, opts, dataset, eps, delta, label, bounds = job_fit(job)
         fits[repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))] = \
@@ -59,7 +64,7 @@ def auto_chunk_sizes(jobs, engine, workers: int, notice=lambda m: None) -> dict[
     return out
 
 
-def chunk_dependence(fit: tuple, shape: tuple[int, int]) -> str | None:
+def chunk_dependence(fit: Fit, shape: tuple[int, int]) -> str | None:
     """Why the generator of ``fit`` (:func:`game_fit`/:func:`job_fit`) on a table of
     ``shape`` (rows, columns) is not chunk-invariant, or None (see
     :meth:`raudit.generators.base.Generator.chunk_dependence`). A game's worlds differ by
@@ -96,21 +101,22 @@ def canonical_line(why: str, m: int) -> str:
             "(an explicit size, -M N, can change the last bits)")
 
 
-def _rates_line(got: dict) -> str:
+def _rates_line(got: dict[str, Any]) -> str:
     load = f", load {got['load']:.1f}" if got.get("load") is not None else ""
     return ("model-iterations per CPU-second " +
             ", ".join(f"M={m}: {r:,.0f}" for m, r in got["rates"].items())
             + (f" (cached{load})" if got.get("cached") else "") + f" on {got['device']}")
 
 
-def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
+def measure_rates(fits: dict[str, Fit], engine: Any) -> dict[str, dict[str, Any]]:
     """{key: {"device", "rates", "cached"}} for each fit set-up: from the on-disk cache
     (:mod:`.chunk_cache`), else measured by one calibration chunk on a slot of the pool."""
     from raudit.engine.driver import run_chunks
     from raudit.runs import chunk_cache
 
     device = slot_device(engine)
-    out, todo = {}, {}
+    out: dict[str, dict[str, Any]] = {}
+    todo: dict[str, Fit] = {}
     for k, fit in fits.items():
         entry = chunk_cache.lookup_entry(chunk_cache.key(fit, device))
         if entry:
@@ -118,7 +124,7 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
         else:
             todo[k] = fit
 
-    def done(spec, result, error):
+    def done(spec: dict[str, Any], result: Any, error: str | None) -> None:
         if result and result.get("rates"):
             out[spec["key"]] = result
             chunk_cache.store(chunk_cache.key(spec["fit"], result["device"]), result["rates"],
@@ -130,7 +136,8 @@ def measure_rates(fits: dict[str, tuple], engine) -> dict[str, dict]:
     return out
 
 
-def audit_chunk_size(req, engine, notice=lambda m: None, prepared=None) -> int:
+def audit_chunk_size(req: Any, engine: Any, notice: Callable[[str], None] = lambda m: None,
+                     prepared: Any = None) -> int:
     """M for ``raudit audit -M auto``: the generator's :func:`canonical_chunk` where the
     set-up is not chunk-invariant (:func:`chunk_dependence`); else calibrated (or cached) for audits
     large enough to repay a calibration of a few seconds, DEFAULT_CHUNK for small ones.
@@ -163,7 +170,7 @@ def audit_chunk_size(req, engine, notice=lambda m: None, prepared=None) -> int:
     return m
 
 
-def cached_rate(fit: tuple, device: str, m: int) -> float | None:
+def cached_rate(fit: Fit, device: str, m: int) -> float | None:
     """Model-iterations per CPU-second of set-up ``fit`` (:func:`game_fit`/:func:`job_fit`)
     at chunk size ``m`` on ``device`` from the cache, or None (not measured at that M, or
     dropped as stale). Reads only: nothing is measured."""
@@ -173,7 +180,7 @@ def cached_rate(fit: tuple, device: str, m: int) -> float | None:
     return None if rates is None else rates.get(int(m))
 
 
-def measure_rate(fit: tuple, device: str = "cpu", ms: Sequence[int] | None = None
+def measure_rate(fit: Fit, device: str = "cpu", ms: Sequence[int] | None = None
                  ) -> dict[int, float]:
     """Measure (in this process) and cache {M: model-iterations per CPU-second} of ``fit``
     at the chunk sizes ``ms`` (default: the device's candidates, stopping early once the
@@ -183,11 +190,12 @@ def measure_rate(fit: tuple, device: str = "cpu", ms: Sequence[int] | None = Non
     got = calibrate_chunk({"fit": fit, "device": device, "ms": list(ms) if ms else None})
     chunk_cache.store(chunk_cache.key(fit, device), got["rates"], load=got["load"],
                       threads=got["threads"])
-    return got["rates"]
+    rates: dict[int, float] = got["rates"]
+    return rates
 
 
-def observe(fit: tuple, device: str, m: int, model_iterations: float, cpu_s: float,
-            notice=lambda msg: None) -> bool:
+def observe(fit: Fit, device: str, m: int, model_iterations: float, cpu_s: float,
+            notice: Callable[[str], None] = lambda msg: None) -> bool:
     """A finished run's training at chunk size ``m``: ``model_iterations`` in ``cpu_s`` CPU
     seconds. Drops the cached rates of ``fit`` when the run's rate is off the cached one at
     ``m`` by more than ``STALE_FACTOR`` either way (the next run measures again); True when
@@ -207,7 +215,8 @@ def observe(fit: tuple, device: str, m: int, model_iterations: float, cpu_s: flo
     return True
 
 
-def observe_rows(fit: tuple, device: str, m: int, shadow, notice=lambda msg: None) -> bool:
+def observe_rows(fit: Fit, device: str, m: int, shadow: Any,
+                 notice: Callable[[str], None] = lambda msg: None) -> bool:
     """:func:`observe` with a run's shadow rows (a DataFrame): its ok models trained in
     chunks of ``m`` that recorded their training CPU time (``train_cpu_s``)."""
     from raudit.runs.costs import trained_rows
@@ -219,13 +228,15 @@ def observe_rows(fit: tuple, device: str, m: int, shadow, notice=lambda msg: Non
                    notice)
 
 
-def observe_audit(game, m: int, engine, shadow, notice=lambda msg: None) -> bool:
+def observe_audit(game: Any, m: int, engine: Any, shadow: Any,
+                  notice: Callable[[str], None] = lambda msg: None) -> bool:
     """After ``raudit audit -M auto``: check the cached rate of ``game``'s set-up against
     the audit's shadow rows (trained in chunks of ``m``)."""
     return observe_rows(game_fit(game), slot_device(engine), m, shadow, notice)
 
 
-def observe_jobs(jobs, out, engine, notice=lambda msg: None) -> None:
+def observe_jobs(jobs: list[Any], out: Any, engine: Any,
+                 notice: Callable[[str], None] = lambda msg: None) -> None:
     """After a campaign: check each ``chunk_size: auto`` audit job's cached rate against
     the job's rows (best effort: a job without rows checks nothing)."""
     from raudit.results.store import ResultStore
@@ -234,4 +245,8 @@ def observe_jobs(jobs, out, engine, notice=lambda msg: None) -> None:
         if job.kind == "audit" and getattr(job, "auto_chunk", False):
             rows = ResultStore(out, partition=job.partition).read("shadow")
             observe_rows(job_fit(job), slot_device(engine), job.req.chunk_size, rows,
-                         lambda msg, name=job.name: notice(f"{name}: {msg}"))
+                         partial(_named, notice, job.name))
+
+
+def _named(notice: Callable[[str], None], name: str, msg: str) -> None:
+    notice(f"{name}: {msg}")

@@ -23,9 +23,17 @@ and again when the entry was measured on a much busier machine than now (:func:`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from raudit.runs.calibrate import Fit
+
+T = TypeVar("T")
 
 LOW, HIGH = 2, 20  # the two iteration caps of the training measurement (calibrate.LOW and
 # CAL_ITERS, written here so that this module, imported by light ones, stays free of torch)
@@ -54,7 +62,7 @@ class Costs:
         return self.forest_s0 + rows * self.forest_s1
 
 
-def key(fit: tuple, attack: str, features: str, candidates: int, m: int, device: str) -> str:
+def key(fit: Fit, attack: str, features: str, candidates: int, m: int, device: str) -> str:
     from raudit.runs import chunk_cache
 
     # "costs/2": entries measured before the attack forests were built directly (11x
@@ -86,7 +94,8 @@ def busy_load(now: float) -> float:
     return max(2.0 * now, float(os.cpu_count() or 1))
 
 
-def costs_of(game, ds, candidates: list, m: int, device: str = "cpu") -> tuple[Costs, str, str]:
+def costs_of(game: Any, ds: Any, candidates: list[Any], m: int, device: str = "cpu"
+             ) -> tuple[Costs, str, str]:
     """The cached costs of ``game`` on ``ds`` at chunk size ``m`` ("cached"), else measured
     in this process and cached ("measured now"), and their cache key (for :func:`observe`)."""
     from raudit.runs import chunk_cache
@@ -121,7 +130,7 @@ def stale(predicted_s: float, observed_s: float) -> bool:
     return not 1 / STALE_FACTOR <= observed_s / predicted_s <= STALE_FACTOR
 
 
-def trained_rows(shadow, m: int):
+def trained_rows(shadow: Any, m: int) -> Any:
     """A run's ok shadow rows (a DataFrame) trained in chunks of ``m`` that recorded their
     training CPU time (``train_cpu_s``): what :func:`observe` and the chunk rates'
     :func:`raudit.runs.chunk_size.observe_rows` compare with their cached figures; None
@@ -132,7 +141,8 @@ def trained_rows(shadow, m: int):
                   & shadow["train_cpu_s"].notna()]
 
 
-def observe(est, k: str | None, m: int, shadow, notice=lambda msg: None) -> bool:
+def observe(est: Any, k: str | None, m: int, shadow: Any,
+            notice: Callable[[str], None] = lambda msg: None) -> bool:
     """After an audit: compare the training CPU of its ok models trained in chunks of ``m``
     (the shadow rows' ``train_cpu_s``, per model) with what the estimate ``est`` predicted
     for their iterations; drop the cached costs ``k`` the run contradicts (the next
@@ -155,14 +165,14 @@ def observe(est, k: str | None, m: int, shadow, notice=lambda msg: None) -> bool
     return True
 
 
-def startup_key(engine) -> str:
+def startup_key(engine: Any) -> str:
     from raudit.runs import chunk_cache
 
     return json.dumps(["startup", engine.backend, engine.planned_workers(),
                        chunk_cache.machine()])
 
 
-def startup_s(engine) -> float | None:
+def startup_s(engine: Any) -> float | None:
     """Seconds from a run's start to its first chunk's work, as the last run on this
     machine with the same backend and workers measured it (None: never measured). The
     estimates count :func:`startup_guess`, which never leaves it out."""
@@ -188,7 +198,7 @@ def startup_s(engine) -> float | None:
 COLD_STARTUP_S = 8.0
 
 
-def startup_guess(engine) -> tuple[float, str]:
+def startup_guess(engine: Any) -> tuple[float, str]:
     """(seconds, how) of the start-up an estimate counts, once per command: :func:`startup_s`
     ("measured"), or :data:`COLD_STARTUP_S` ("typical") where this machine has not measured
     it yet. The one start-up model of every estimate line: audit, utility and campaign (the
@@ -197,7 +207,7 @@ def startup_guess(engine) -> tuple[float, str]:
     return (got, "measured") if got is not None else (COLD_STARTUP_S, "typical")
 
 
-def observe_startup(engine, seconds: float) -> None:
+def observe_startup(engine: Any, seconds: float) -> None:
     """Keep a run's measured start-up (Ray and its actors) for the next estimate."""
     from raudit.runs import chunk_cache
 
@@ -205,7 +215,7 @@ def observe_startup(engine, seconds: float) -> None:
                                                   "load": chunk_cache.load_average()})
 
 
-def _cpu(fn):
+def _cpu(fn: Callable[[], T]) -> tuple[T, float]:
     """``fn()`` and the CPU seconds it took, its child processes' included (exec:)."""
     from raudit.generators.plugin_process import cpu_seconds
 
@@ -214,7 +224,7 @@ def _cpu(fn):
     return out, cpu_seconds() - c0
 
 
-def measure(game, ds, candidates: list, m: int) -> Costs:
+def measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
     """Measure :class:`Costs` of ``game`` (its generator, attack and dataset) at chunk size
     ``m``, in this process. ``candidates``: the selection's rows ([] without one)."""
     from raudit.runs.calibrate import one_thread
@@ -223,8 +233,15 @@ def measure(game, ds, candidates: list, m: int) -> Costs:
         return _measure(game, ds, candidates, m)
 
 
-def _measure(game, ds, candidates: list, m: int) -> Costs:
-    from raudit.attacks import extract_many, fit_attack, score
+def _forest(X: Any, y: Any) -> Any:
+    """The attack forest fitted on ``X`` and its scores on the same rows."""
+    from raudit.attacks import fit_attack, score
+
+    return score(fit_attack(X, y, 0), X)
+
+
+def _measure(game: Any, ds: Any, candidates: list[Any], m: int) -> Costs:
+    from raudit.attacks import extract_many
     from raudit.audit import chunk
     from raudit.audit.analyse import bounds
     from raudit.audit.game import sample_size
@@ -235,7 +252,7 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     capped = "max_iter" in type(gen).describe().option_names()
     wanted = gs["options"].get("max_iter")
     if capped:  # else the LOW fit would pay the step's compile
-        def capped_at(it):
+        def capped_at(it: int) -> Any:
             return chunk.build_generator({**gs, "options": {**gs["options"], "max_iter": it}}, "cpu")
         warm_compiled(capped_at, ds, m, gs["epsilon"], gs["delta"])
     runs = []
@@ -244,9 +261,8 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
         if cap is not None:
             opts["max_iter"] = min(int(wanted), cap) if wanted else cap
         g = chunk.build_generator({**gs, "options": opts}, "cpu")
-        models, cpu = _cpu(lambda g=g: g.fit_many(
-            [ds.train] * m, epsilon=gs["epsilon"], delta=gs["delta"], seeds=list(range(m)),
-            columns=ds.columns))
+        models, cpu = _cpu(partial(g.fit_many, [ds.train] * m, epsilon=gs["epsilon"],
+                                   delta=gs["delta"], seeds=list(range(m)), columns=ds.columns))
         its = [int(md.summary().get("iterations", 0) or 0) for md in models]
         runs.append((models, cpu, sum(its), max(its), opts.get("max_iter")))
     models, _, _, top, cap_hi = runs[-1]
@@ -255,7 +271,7 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     synths, sample_cpu = _cpu(lambda: chunk.sample_models(models, n, list(range(m))))
     stopped = top if cap_hi is None or top < cap_hi else None
 
-    def contexts(rows):
+    def contexts(rows: list[Any]) -> list[Any]:
         return [chunk.attack_context(ds.train, {**gs, "target": r}, ds.test) for r in rows]
     tables = synths[: min(len(synths), 4)]
     first = candidates[:1] or [game.target]
@@ -266,7 +282,7 @@ def _measure(game, ds, candidates: list, m: int) -> Costs:
     forest = []
     for rows in FOREST_ROWS:
         Xr, y = rng.normal(size=(rows, d)), np.arange(rows) % 2
-        forest.append(_cpu(lambda Xr=Xr, y=y: score(fit_attack(Xr, y, 0), Xr))[1])
+        forest.append(_cpu(partial(_forest, Xr, y))[1])
     s1 = max(0.0, (forest[1] - forest[0]) / (FOREST_ROWS[1] - FOREST_ROWS[0]))
     s0 = max(0.0, forest[0] - FOREST_ROWS[0] * s1)
     half = BOUNDS_ROWS // 2

@@ -27,7 +27,9 @@ The driver refreshes the total after the first chunk (raudit.audit.guard.Estimat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from raudit import generators
 from raudit.runs import calibrate as cb
@@ -93,7 +95,7 @@ class Estimate:
                 + self.analysis_s)
 
 
-def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
+def closed_form_iterations(impl: str, options: Mapping[str, Any], n_rows: int, n_cols: int,
                            epsilon: float, delta: float) -> int | None:
     """The stopping iteration of a PATE-family generator whose accountant stays in the
     data-independent regime, or None where no closed form applies (other generators, a
@@ -102,7 +104,8 @@ def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
 
     cls = generators.get(impl)
     try:
-        hp = cls(**options).resolve(n_rows, n_cols)
+        gen: Any = cls(**options)  # resolve(): the PATE family's; others raise below
+        hp = gen.resolve(n_rows, n_cols)
     except (AttributeError, NotImplementedError, TypeError, ValueError):
         return None
     need = ("lam", "orders", "batch", "student_steps", "max_iter")
@@ -120,7 +123,7 @@ def closed_form_iterations(impl: str, options: dict, n_rows: int, n_cols: int,
         return None
 
 
-def rate_at(rates: dict, m: int) -> float:
+def rate_at(rates: Mapping[Any, Any], m: int) -> float:
     """Model-iterations per second at chunk size ``m`` from rates measured at some M:
     interpolated on log M between the two nearest, clamped outside them (a chunk's rate
     grows with M until the core saturates)."""
@@ -136,13 +139,13 @@ def rate_at(rates: dict, m: int) -> float:
     return pts[-1][1]
 
 
-def _cached_rates(fit: tuple, engine) -> dict | None:
+def _cached_rates(fit: cb.Fit, engine: Any) -> dict[int, float] | None:
     from raudit.runs import chunk_cache
 
     return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
-def audit_estimate(req, engine, out=None) -> Estimate:
+def audit_estimate(req: Any, engine: Any, out: Any = None) -> Estimate:
     """The estimate of ``raudit audit``'s request on ``engine`` (see the module). With
     ``out``, a folder holding another audit is refused first (ConfigError), as the run
     itself would, so nothing is measured for a run that will not start."""
@@ -155,7 +158,7 @@ def audit_estimate(req, engine, out=None) -> Estimate:
     return game_estimate(req, game, ds, engine)
 
 
-def game_estimate(req, game, ds, engine, spent_s: float = 0.0) -> Estimate:
+def game_estimate(req: Any, game: Any, ds: Any, engine: Any, spent_s: float = 0.0) -> Estimate:
     """:func:`audit_estimate` of a request already prepared (``raudit.audit.runner.prepare``
     resolves its privacy once: run_audit passes its own game and dataset). ``spent_s``: what
     the command has spent before this call (run_audit's chunk-size calibration); the costs

@@ -7,7 +7,9 @@ Per distinct generator set-up (impl, options, dataset, eps, delta):
   what ``chunk_size: auto`` measured on this machine) at the job's chunk size; else the
   reference table (:mod:`raudit.runs.reference`: a reference machine's calibration scaled
   by this machine's speed, nothing trains); only a set-up missing from both is measured
-  now, by ``calibrate.fit_rate`` at M = min(8, the job's chunk size), in this process.
+  now, by ``calibrate.fit_rate`` at M = min(8, the job's chunk size), in this process, on
+  at most ``calibrate.PROBE_COLS`` of the table's columns with its times scaled up to all
+  of them (``calibrate.probe_table``), and said before it starts.
   Each row says which ("cached", "reference", "measured now");
 * iterations per model: the PATE family's closed form where it applies
   (:func:`raudit.runs.estimate.closed_form_iterations`), else where the reference's
@@ -21,23 +23,30 @@ The estimate is for this machine's cores; on a cluster, scale by the slots it ha
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
 from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations, rate_at,
                                   startup_words)
 from raudit.runs.calibrate import explicit_iterations
+from raudit.runs.slow_notice import said_if_slow
 
 CAL_M = 8
 
 
-def _rates(fit: tuple, engine: EngineConfig) -> dict | None:
+def _rates(fit: cb.Fit, engine: EngineConfig) -> dict[int, float] | None:
     from raudit.runs import chunk_cache
 
     return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
-def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
+def _job_m(job: Any, rates: dict[int, float] | None, workers: int, device: str) -> int:
+    """The chunk size the job's run will train at: ``chunk_size: auto`` picks it by
+    :func:`cb.choose_m` from ``rates`` (the cached ones, else the reference's, which the
+    run's own calibration will measure again) as the run will; else the file's."""
     if job.kind == "utility":
         return CAL_M
     if getattr(job, "auto_chunk", False) and rates:
@@ -45,10 +54,11 @@ def _job_m(job, rates: dict | None, workers: int, device: str) -> int:
     return int(job.req.chunk_size)
 
 
-def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, str]:
+def calibration(job: Any, engine: EngineConfig, memo: dict[Any, Any],
+                notice: Callable[[str], None] = lambda m: None) -> tuple[cb.Calibration, str]:
     """The job's rate and iterations (see the module docstring) and where the rate came
     from: "cached", "reference" or "measured now". ``memo`` shares work between jobs of
-    one plan. ``Calibration.iterations`` from the job's ``max_iter`` is a cap: the rows of
+    one plan; ``notice`` says a measurement before it starts (seconds). ``Calibration.iterations`` from the job's ``max_iter`` is a cap: the rows of
     :func:`plan_table` say so ("at_most")."""
     from raudit.runs import reference
 
@@ -60,16 +70,17 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
         ds = data.load(dataset, label=label, bounds=bounds)
         ref = reference.lookup(fit)
         memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
+                      "ref_rates": reference.scaled_rates(ref) if ref else None,
                       "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]
-    m = _job_m(job, got["rates"], workers, device)
+    m = _job_m(job, got["rates"] or got["ref_rates"], workers, device)
     explicit = explicit_iterations(opts, impl)
     if got["rates"] and (got["stop"] or explicit):
         iters = got["stop"] or int(explicit)
         return cb.Calibration(m, 1.0 / rate_at(got["rates"], m), iters, False), "cached"
     if got["ref"] and (got["stop"] or explicit):  # nothing trains: the reference machine's
-        iters = got["stop"] or int(explicit)
-        return cb.Calibration(m, 1.0 / reference.scaled_rate(got["ref"]), iters, False), \
+        iters = got["stop"] or int(explicit)  # rate at the run's M (10x from 8 to 128)
+        return cb.Calibration(m, 1.0 / rate_at(got["ref_rates"], m), iters, False), \
             "reference"
     # calibrate what is missing: the rate only (a few iterations) where the closed form
     # gives the iterations, else CAL_ITERS iterations, so models that stop by their own
@@ -77,8 +88,12 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     cap = cb.AUTO_ITERS if got["stop"] else cb.CAL_ITERS
     ckey = (fkey, min(CAL_M, m), cap)
     if ckey not in memo:
-        memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
-                                 bounds, cap=cap, split=True)
+        cols = data.load(dataset, label=label, bounds=bounds).train.shape[1]
+        cut = f", {cb.PROBE_COLS} of its {cols} columns" if cols > cb.PROBE_COLS else ""
+        with said_if_slow(notice, f"measuring {impl} on {dataset} for the estimate "
+                          f"({min(CAL_M, m)} models, {cap} iterations{cut})..."):
+            memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
+                                     bounds, cap=cap, split=True, probe=True)
     cal = memo[ckey]
     # measured now: the iterations' rate and, apart, what a model pays besides them; a
     # cached chunk rate (short fits, set-up included) stands alone
@@ -90,19 +105,19 @@ def calibration(job, engine: EngineConfig, memo: dict) -> tuple[cb.Calibration, 
     return cb.Calibration(m, per, cal.iterations, cal.lower_bound, model_s=model_s), source
 
 
-def _stop(fit: tuple, shape: tuple, ref: dict | None) -> int | None:
+def _stop(fit: cb.Fit, shape: tuple[int, int], ref: dict[str, Any] | None) -> int | None:
     """Where the set-up's models stop by their own eps rule: the closed form, else the
     reference's count (``ref``, its entry); None when neither says."""
     impl, opts, _, eps, delta, _, _ = fit
     return closed_form_iterations(impl, opts, *shape, eps, delta) or (ref or {}).get("iterations")
 
 
-def _fkey(fit: tuple) -> str:
+def _fkey(fit: cb.Fit) -> str:
     impl, opts, dataset, eps, delta, label, bounds = fit
     return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
 
 
-def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
+def _at_most(job: Any, cal: cb.Calibration, memo: dict[Any, Any]) -> bool:
     """Iterations counted as the job's max_iter: a cap its models may stop before."""
     fit = cb.job_fit(job)
     explicit = explicit_iterations(fit[1], fit[0])
@@ -111,28 +126,50 @@ def _at_most(job, cal: cb.Calibration, memo: dict) -> bool:
             and cb.is_cap(fit[1], fit[0]))
 
 
-def plan_table(jobs, engine: EngineConfig) -> list[dict]:
+def plan_table(jobs: list[Any], engine: EngineConfig,
+               notice: Callable[[str], None] = lambda m: None) -> list[dict[str, Any]]:
     """One row per job: kind, impl, dataset, models (fits), iterations, estimated time,
-    and whether its rate was cached or measured now."""
+    and whether its rate was cached or measured now. ``notice``: a line before each
+    measurement (the only part that takes more than a moment)."""
     workers = engine.planned_workers()
-    memo: dict = {}
-    rows = []
+    memo: dict[Any, Any] = {}
+    rows: list[dict[str, Any]] = []
     for job in jobs:
         if job.kind == "inspect":
             rows.append({"job": job.name, "kind": "inspect", "models": 1})
             continue
         impl, _, dataset, eps, _, _, _ = cb.job_fit(job)
-        cal, source = calibration(job, engine, memo)
+        cal, source = calibration(job, engine, memo, notice)
         est, at_most = cb.estimate(job, cal, workers), _at_most(job, cal, memo)
         if job.kind == "utility" and not job.req.real_only:
             est, at_most = _sweep(job, cal, workers, memo)
+        if job.kind == "utility":  # the classifiers: ~3/4 of a study utility job
+            clf_s = _classifier_s(job, memo, notice)
+            est = {**est, "classifier_s": clf_s, "wall_s": est["wall_s"] + clf_s / workers}
         rows.append({"job": job.name, "kind": job.kind, "impl": impl, "dataset": dataset,
                      "epsilon": eps, **est, "rate": source, "at_most": at_most})
     return rows
 
 
-def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: dict,
-                      first_cap: bool) -> tuple[int, bool, bool]:
+def _classifier_s(job: Any, memo: dict[Any, Any], notice: Callable[[str], None]) -> float:
+    """CPU seconds of a utility job's classifiers (:mod:`raudit.runs.classifier_costs`):
+    Setting A once, B and C on each synthetic table of its runnable points."""
+    from raudit.runs import classifier_costs as cc
+    from raudit.utility import plan
+
+    req, ds = job.req, job.ds
+    names = plan.classifier_names(req, str(req.dataset))
+    k = ("classifiers", str(req.dataset), tuple(ds.train.shape), names)
+    if k not in memo:
+        memo[k] = cc.costs(str(req.dataset), ds.train, names, notice)[0]
+    runnable = 0 if req.real_only else sum(
+        reason is None for _, reason in plan.configs(req, ds))
+    return cc.utility_seconds(memo[k], len(ds.train), req.settings,
+                              runnable * req.fits * req.samples)
+
+
+def _point_iterations(job: Any, cfg: dict[str, Any], first: cb.Fit, cal: cb.Calibration,
+                      memo: dict[Any, Any], first_cap: bool) -> tuple[int, bool, bool]:
     """(iterations, at_most, lower_bound) of one sweep point: the closed form at the
     point's own eps, delta and options; else the reference's stopping iteration of that
     set-up; else the job's first runnable point's calibration where the set-up is that
@@ -154,7 +191,8 @@ def _point_iterations(job, cfg: dict, first: tuple, cal: cb.Calibration, memo: d
     return int(explicit), cb.is_cap(fit[1], fit[0]), False
 
 
-def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bool]:
+def _sweep(job: Any, cal: cb.Calibration, workers: int, memo: dict[Any, Any]
+           ) -> tuple[dict[str, Any], bool]:
     """:func:`cb.estimate` of a utility sweep with each point's own iterations (eps 100
     runs far longer than eps 0.5) at the rate of its first runnable point; points that
     cannot take a step train nothing. Returns (the estimate, whether any count is a cap)."""
@@ -176,7 +214,7 @@ def _sweep(job, cal: cb.Calibration, workers: int, memo: dict) -> tuple[dict, bo
     return est, any(p[1] for p in points)
 
 
-def total_line(rows: list[dict], workers: int, shrink: list[str],
+def total_line(rows: list[dict[str, Any]], workers: int, shrink: list[str],
                startup: tuple[float, str] = (0.0, "measured")) -> str:
     """The one line said before the jobs of ``rows`` (:func:`plan_table`) train: their
     total, where the rates came from, and past 15 min the flags (``shrink``) that make
@@ -205,8 +243,6 @@ def total_line(rows: list[dict], workers: int, shrink: list[str],
             f" {'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
             f"{models:,} {unit}{' to go' if resumed else ''}, {its}{start}) on {workers} "
             f"worker(s); {how}")
-    if any(r["kind"] == "utility" for r in runs):
-        text += "; utility counts training only (not the classifiers)"
     if total > LONG_S and shrink:
         text += "; over 15 min: to shrink it use " + ", ".join(shrink)
     return text

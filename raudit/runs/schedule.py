@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import ContextManager
+from typing import Any, ContextManager
 
 from raudit.engine.driver import EngineConfig, RunStats, run_chunks, session
 from raudit.errors import RauditError, RunInterrupted
@@ -39,22 +39,27 @@ def quiet(description: str, total: int, work: float | None = None
 
 @dataclass
 class Outcome:
-    results: dict[str, dict] = field(default_factory=dict)  # name -> finish()'s dict
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> finish()'s dict
     errors: dict[str, RauditError] = field(default_factory=dict)  # name -> why it failed
     stats: RunStats = field(default_factory=RunStats)
 
 
-def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambda m: None,
-             overall: str | None = None, probe_first: bool = True, on_first=None,
+def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress = quiet,
+             notice: Callable[[str], None] = lambda m: None, overall: str | None = None,
+             probe_first: bool = True,
+             on_first: Callable[[Any, list[Any]], float | None] | None = None,
              unit_cost: Mapping[str, float] | None = None) -> Outcome:
     """Run the jobs' chunks over one pool; see the module docstring. ``on_first(job, rows)``
-    is called once, with the first chunk that succeeds (a campaign refreshes its estimate).
+    is called once, with the first chunk that succeeds (a campaign refreshes its estimate);
+    it may return how many times its planned cost per model that job's chunk took, and the
+    ``overall`` bar's planned work is then rescaled (:meth:`Work.rescaled`): it kept the
+    first total, so a job 10x faster than planned left the bar's share and ETA 10x off.
     ``unit_cost``: each job's planned CPU-seconds per model (per fit), by name: the
     ``overall`` bar then moves, and its ETA runs, by planned work (:func:`overall_work`)
     while it counts models; without it, by models."""
     done = Outcome()
     first = [on_first]
-    specs: list[dict] = []
+    specs: list[dict[str, Any]] = []
     for job in jobs:
         try:
             specs += job.open(out, notice, engine, probe_first)
@@ -68,7 +73,7 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
     for spec in specs:
         pending[spec["job"]] = pending.get(spec["job"], 0) + 1
 
-    def finish(job) -> None:
+    def finish(job: Any) -> None:
         if job.name in done.errors or job.name in done.results:
             return
         try:
@@ -80,17 +85,20 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
 
     with contextlib.ExitStack() as stack:
         bars: dict[str | None, Callable[..., None]] = {}
-        cost = None if unit_cost is None else overall_work(list(live.values()), unit_cost)
+        # without unit costs every model weighs 1: the bar's work is its count of models
+        cost = overall_work(list(live.values()), unit_cost or {})
+        opened = cost.total  # the bar's total: ticks are put on its scale after a rescale
         if overall is not None:
-            bars[None] = stack.enter_context(progress(overall, total) if cost is None else
-                                             progress(overall, total, work=cost.total))
+            bars[None] = stack.enter_context(progress(overall, total) if unit_cost is None
+                                             else progress(overall, total, work=cost.total))
         for name, job in live.items():
             if job.total:
                 bars[name] = stack.enter_context(progress(job.describe(), job.total))
 
-        def on_done(spec, rows, error):
+        def on_done(spec: dict[str, Any], rows: Any, error: str | None) -> list[dict[str, Any]]:
+            nonlocal cost
             job = live[spec["job"]]
-            more: list[dict] = []
+            more: list[dict[str, Any]] = []
             if job.name not in done.errors:
                 try:
                     more = job.done(spec, rows, error)
@@ -98,14 +106,15 @@ def schedule(jobs: list, out, engine: EngineConfig, progress=quiet, notice=lambd
                     raise
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
-            bars.get(job.name, lambda n: None)(weight(spec))
-            if None in bars and cost is None:  # the overall bar counts models ...
-                bars[None](weight(spec))
-            elif None in bars and cost is not None:  # ... and moves by their planned work
-                bars[None](weight(spec), weight(spec) * cost.per_unit[job.name])
             if first[0] is not None and error is None and rows and isinstance(rows, list):
                 call, first[0] = first[0], None
-                call(job, rows)
+                factor = call(job, rows)  # before the tick: this chunk counts at the new cost
+                if isinstance(factor, (int, float)) and factor > 0 and unit_cost is not None:
+                    cost = cost.rescaled(job.name, float(factor), list(live.values()))
+            bars.get(job.name, lambda n: None)(weight(spec))
+            if None in bars:  # the overall bar counts models and moves by their planned work
+                bars[None](weight(spec), weight(spec) * cost.per_unit[job.name]
+                           * opened / cost.total)
             pending[job.name] += len(more) - 1
             if not pending[job.name]:  # its last chunk: analyse while the pool goes on
                 finish(job)
@@ -127,8 +136,16 @@ class Work:
     per_unit: dict[str, float]
     total: float
 
+    def rescaled(self, name: str, factor: float, jobs: list[Any]) -> Work:
+        """The plan with job ``name``'s cost per unit ``factor`` times the planned (what its
+        first chunk measured), the total again over the units the ``jobs`` had at the start.
+        A bar opened with the old total stays right when each tick's work is multiplied by
+        old total / new total (the rescale comes at the first chunk, before any tick)."""
+        per_unit = {**self.per_unit, name: self.per_unit[name] * factor}
+        return Work(per_unit, sum(j.total * per_unit[j.name] for j in jobs))
 
-def overall_work(jobs: list, unit_cost: Mapping[str, float]) -> Work:
+
+def overall_work(jobs: list[Any], unit_cost: Mapping[str, float]) -> Work:
     """Each job's planned CPU-seconds per unit (``unit_cost``; a job it lacks, e.g. one
     whose estimate failed, at the mean of the others, or 1 when none is known) and the
     total over the units the jobs have left (``job.total``)."""

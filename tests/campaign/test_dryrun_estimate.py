@@ -4,6 +4,8 @@ says which."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from raudit import data
@@ -11,7 +13,7 @@ from raudit.campaign import dryrun
 from raudit.campaign.run import load_jobs
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs import chunk_cache, reference
+from raudit.runs import chunk_cache, reference, slow_notice
 from raudit.runs.estimate import closed_form_iterations, rate_at
 from raudit.runs.job_estimate import plan_table
 
@@ -83,6 +85,40 @@ def test_cold_cache_dry_run_of_the_study_trains_nothing(tmp_path, monkeypatch):
     assert cells[-1][7].startswith("<=")  # the total: at most
 
 
+def test_a_cold_dry_run_counts_the_reference_rate_at_the_m_the_run_will_use(tmp_path,
+                                                                            monkeypatch):
+    """`chunk_size: auto` trains the worst case at M = 128, where its rate is ~10x the rate
+    at M = 8 that the reference held alone: the cold plan said 9.5 h for 4.4 core-h. The
+    plan picks M from the reference's rates as the run's calibration will and counts the
+    rate there."""
+    from pathlib import Path
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cb, "fit_rate", lambda *a, **k: pytest.fail("trained"))
+    study = Path(__file__).parents[2] / "configs" / "study-audit.yaml"
+    job = next(j for j in load_jobs(study)[1] if j.name == "worst-case-updated")
+    engine = EngineConfig(backend="local", workers=2)
+    row = plan_table([job], engine)[0]
+    rates = reference.scaled_rates(reference.lookup(cb.job_fit(job)))
+    assert set(rates) == {1, 8, 32, 128} and rates[128] > 5 * rates[8]
+    m = cb.choose_m(rates, "cpu", 2 * job.req.shadow_models, engine.planned_workers())
+    assert row["calibrated_m"] == m == 128
+    assert row["wall_s"] == pytest.approx(row["model_iterations"] / rates[128]
+                                          / engine.planned_workers())
+
+
+def test_reference_rates_are_used_as_measured_on_the_reference_kind_of_machine(monkeypatch):
+    from raudit.runs import chunk_cache
+
+    table = {"machine": "box x2", "speed": 1000.0, "setups": {}}
+    monkeypatch.setattr(reference, "_table", lambda: table)
+    monkeypatch.setattr(reference, "speed", lambda: 500.0)
+    monkeypatch.setattr(chunk_cache, "machine", lambda: "box x2")
+    assert reference.scaled_rates({"rates": {"8": 100.0, "128": 900.0}}) == {8: 100.0, 128: 900.0}
+    monkeypatch.setattr(chunk_cache, "machine", lambda: "other x16")
+    assert reference.scaled_rates({"rate": 100.0, "m": 8}) == {8: 50.0}  # older entries: one M
+
+
 @pytest.mark.slow
 def test_the_reference_table_covers_every_config_it_names():
     # a config edited without re-running tools/reference_rates.py (--add) would make
@@ -117,7 +153,9 @@ def test_a_sweep_counts_each_point_at_its_own_iterations(tmp_path, monkeypatch):
     row = plan_table([job], LOCAL)[0]
     assert row["model_iterations"] == 3 * sum(each)
     assert row["iterations_range"] == (each[0], each[1]) and not row["at_most"]
-    assert row["wall_s"] == pytest.approx(3 * sum(each) / 400.0)
+    # training at the cached rate, and the classifiers (test_a_utility_plan_counts_...)
+    assert row["wall_s"] == pytest.approx(3 * sum(each) / 400.0
+                                          + row["classifier_s"] / LOCAL.planned_workers())
     _, cells, _ = dryrun.plan_view({"name": "sweep"}, [row], LOCAL)
     assert cells[0][6] == f"{each[0]:,}-{each[1]:,}"
 
@@ -169,3 +207,109 @@ def test_fit_rate_times_one_thread_and_restores_the_process_threads(monkeypatch)
         torch.set_num_threads(before)
     assert seen == [1, 1] and after == 2  # the LOW-capped fit, then the capped one
     assert cal.iterations == 6 and cal.model_s >= 0 and cal.cpu_s_per_model_iter > 0
+
+
+def _wide_csv(tmp_path, cols: int = 80, rows: int = 120):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.normal(size=(rows, cols)), columns=[f"x{i}" for i in range(cols)])
+    frame["label"] = np.arange(rows) % 2
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, index=False, float_format="%.4f")
+    return path
+
+
+def test_an_estimates_calibration_fits_a_bounded_probe_of_a_wide_table(tmp_path, monkeypatch):
+    """epileptic's 179 columns kept a dry run silent for over 10 minutes (synthcity fits a
+    mixture per column): the calibration fits at most PROBE_COLS columns, every row, says
+    so before it starts, and scales its times by the columns it left out."""
+    from raudit import generators
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(reference, "_table", lambda: {})
+    path = _wide_csv(tmp_path)
+    fitted: list[tuple[int, int]] = []
+    cls = generators.get("paper")
+    real = cls.fit_many
+
+    def spy(self, tables, *a, **k):
+        fitted.extend(t.shape for t in tables)
+        return real(self, tables, *a, **k)
+    monkeypatch.setattr(cls, "fit_many", spy)
+    cfg = tmp_path / "u.yaml"
+    cfg.write_text(f"name: wide\njobs:\n  - name: u\n    kind: utility\n    impl: paper\n"
+                   f"    dataset: {path}\n    epsilons: [1.0]\n    fits: 2\n    samples: 1\n")
+    said: list[str] = []
+    monkeypatch.setattr(slow_notice, "SLOW_S", 0.0)  # said however quick
+    row = plan_table(load_jobs(cfg)[1], LOCAL, said.append)[0]
+    n_train = len(data.load(str(path)).train)
+    assert fitted and all(cols <= cb.PROBE_COLS and rows == n_train for rows, cols in fitted)
+    assert max(c for _, c in fitted) == cb.PROBE_COLS  # the label and 23 of the 80 features
+    assert re.fullmatch(rf"measuring paper on {re.escape(str(path))} for the estimate \(8 "
+                        rf"models, \d+ iterations, {cb.PROBE_COLS} of its 81 columns\)\.\.\.",
+                        said[0]), said[0]
+    assert said[1].startswith("measuring 12 classifier(s) on ")
+    assert row["rate"] == "measured now" and row["wall_s"] > 0
+
+
+def test_the_probe_keeps_the_label_and_evenly_spaced_features(tmp_path):
+    from raudit import data
+
+    ds = data.load(str(_wide_csv(tmp_path)))
+    cut, scale = cb.probe_table(ds, cols=5)
+    assert list(cut.train.columns) == ["x0", "x26", "x53", "x79", "label"]
+    assert scale == pytest.approx(80 / 4) and len(cut.train) == len(ds.train)
+    assert [c.name for c in cut.columns] == list(cut.train.columns)
+    same, one = cb.probe_table(ds, cols=100)
+    assert same is ds and one == 1.0
+
+
+def test_a_utility_plan_counts_its_classifiers(tmp_path, monkeypatch):
+    """~3/4 of a study utility job is its 12 classifiers x fits x samples x settings: the
+    plan adds them (Setting A once; B and C per synthetic table) to the training."""
+    from raudit.runs import classifier_costs as cc
+
+    monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(reference, "_table", lambda: {})
+    monkeypatch.setattr(cb, "fit_rate", lambda *a, **k: pytest.fail("trained"))
+    # every classifier: 0.01 CPU-s on 100 rows, 0.04 on 400 (linear in rows)
+    monkeypatch.setattr(cc, "measure", lambda train, names: {n: [0.01, 0.04] for n in names})
+    cfg = tmp_path / "u.yaml"
+    cfg.write_text("name: u\ndefaults: {kind: utility, fits: 3, samples: 2, delta: 1.0e-5}\n"
+                   "jobs:\n  - name: p\n    impl: paper\n    dataset: cervical\n"
+                   "    epsilons: [0.5]\n    classifiers: [lr, rf]\n")
+    job = load_jobs(cfg)[1][0]
+    chunk_cache.store(chunk_cache.key(cb.job_fit(job), "cpu"), {8: 400.0})
+    engine = EngineConfig(backend="local", workers=2)
+    row = plan_table([job], engine)[0]
+    n = len(job.ds.train)
+    per_table = 2 * (0.04 * n / 400 + 0.04 * int(0.8 * n) / 400)  # B and C, two classifiers
+    expected = 2 * 0.04 * n / 400 + 3 * 2 * per_table  # A once + 3 fits x 2 samples
+    assert row["classifier_s"] == pytest.approx(expected)
+    training = row["model_iterations"] / 400.0 / 2
+    assert row["wall_s"] == pytest.approx(training + expected / 2)
+
+
+def test_a_classifiers_cost_grows_between_linear_and_quadratic_in_its_rows():
+    from raudit.runs import classifier_costs as cc
+
+    assert cc.seconds([0.01, 0.04], 800) == pytest.approx(0.08)  # linear: p = 1
+    assert cc.seconds([0.01, 0.16], 800) == pytest.approx(0.64)  # quadratic: p = 2
+    assert cc.seconds([0.04, 0.04], 800) == pytest.approx(0.08)  # flat read as linear
+    assert cc.seconds([0.001, 0.5], 800) == pytest.approx(2.0)  # steeper held at quadratic
+    times = {"lr": [0.01, 0.04]}
+    # A on 400 rows once; B on 400 and C on 320 per table, 5 tables
+    assert cc.utility_seconds(times, 400, ("A", "B", "C"), 5) == pytest.approx(
+        0.04 + 5 * (0.04 + 0.032))
+    assert cc.utility_seconds(times, 400, ("B",), 5) == pytest.approx(5 * 0.04)
+
+
+def test_a_probes_growth_with_the_columns_is_held_between_linear_and_quadratic():
+    assert cb.growth(1.0, 2.0, 2.0) == pytest.approx(1.0)
+    assert cb.growth(1.0, 4.0, 2.0) == pytest.approx(2.0)
+    assert cb.growth(1.0, 3.0, 2.0) == pytest.approx(1.585, abs=1e-3)
+    assert cb.growth(1.0, 9.0, 2.0) == 2.0  # steeper: held at quadratic
+    assert cb.growth(1.0, 1.1, 2.0) == 1.0  # a fixed per-step overhead: read as linear
+    assert cb.growth(0.0, 1.0, 2.0) == 1.0  # nothing measured (a set-up of 0 s)

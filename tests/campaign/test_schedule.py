@@ -2,6 +2,8 @@
 (the pool goes on with the next jobs), a job's later stage counts as its chunks, and a
 job with nothing left to run is still analysed."""
 
+import pytest
+
 from raudit.engine.driver import EngineConfig
 from raudit.errors import RauditError
 from raudit.runs import schedule as sch
@@ -123,3 +125,37 @@ def test_without_a_plan_the_overall_bar_counts_models(monkeypatch, tmp_path):
     sch.schedule([FakeJob("a", 2)], tmp_path, EngineConfig(backend="local"), recording,
                  overall="campaign c")
     assert opened[0] == ("campaign c", 2, None)
+
+
+def test_the_first_chunks_refresh_rescales_the_overall_bar(monkeypatch, tmp_path):
+    """The first chunk said its job runs 10x its planned cost per model: the bar (opened
+    with the first plan's 104 CPU-s) moves so that its share is that of the rescaled plan
+    (140 CPU-s), and it still ends full; it kept the first total and its ETA went 10x off."""
+    import contextlib
+
+    ticks = []
+
+    @contextlib.contextmanager
+    def recording(description, total, work=None):
+        yield lambda n, work=None: ticks.append((description, n, work))
+
+    LOG.clear()
+    monkeypatch.setattr(sch, "run_spec", lambda spec: [spec["chunk"]["i"]])
+    firsts = []
+
+    def on_first(job, rows):
+        firsts.append(job.name)
+        return 10.0
+    sch.schedule([FakeJob("wc", 4), FakeJob("cervical", 2)], tmp_path,
+                 EngineConfig(backend="local"), recording, overall="campaign c",
+                 on_first=on_first, unit_cost={"wc": 1.0, "cervical": 50.0})
+    overall = [w for d, n, w in ticks if d == "campaign c"]
+    assert firsts == ["wc"] and len(overall) == 6
+    assert sum(overall) == pytest.approx(104.0)  # the bar ends at its own total
+    assert sum(overall[:4]) / 104.0 == pytest.approx(40.0 / 140.0)  # wc's share, rescaled
+
+
+def test_work_rescaled_keeps_the_other_jobs_costs():
+    jobs = [FakeJob("a", 2), FakeJob("b", 3)]
+    w = sch.overall_work(jobs, {"a": 1.0, "b": 2.0}).rescaled("a", 0.5, jobs)
+    assert w.per_unit == {"a": 0.5, "b": 2.0} and w.total == 7.0
