@@ -53,7 +53,7 @@ from raudit.errors import ConfigError
 __all__ = ["AGGREGATIONS", "NOISE_KINDS", "RELEASES_PER_QUERY", "AccountantStep",
            "ConfidentGNMax", "DpSgdStep", "Event", "EventLog", "GNMaxAnswer", "GNMaxThreshold",
            "GaussianStep", "GradientVotes", "LabelNoise", "NoisyLabels", "Observer", "PateVote",
-           "PrivacyEvent", "Releasing", "TeacherBatch", "TeacherContributions", "TeacherLoss",
+           "PrivacyEvent", "RealRowsRead", "Releasing", "TeacherBatch", "TeacherContributions", "TeacherLoss",
            "TrainingEvent", "UnsupportedEvent", "Votes"]
 
 Ints = npt.NDArray[np.int64]
@@ -426,6 +426,22 @@ class DpSgdStep(Releasing):
     def released(self) -> GaussianStep:
         return GaussianStep(float(self.noise_multiplier), float(self.sampling_rate),
                             int(self.steps), mask=np.asarray(self.active, dtype=bool))
+
+
+@dataclass(frozen=True)
+class RealRowsRead(Releasing):
+    """A network that shapes the generator trained on real rows with no noise at all
+    (synthcity's critic, a plain GAN's discriminator): the generator's updates are then a
+    function of those rows, so nothing an accountant models bounds the run, whatever its
+    votes cost."""
+
+    iteration: int
+    who: str  # "the critic", "the discriminator"
+    active: Bools  # (M,)
+
+    def released(self) -> UnsupportedEvent:
+        return UnsupportedEvent(f"{self.who} trains on real rows with no noise",
+                                mask=np.asarray(self.active, dtype=bool))
 
 
 Observer = Callable[[TrainingEvent], None]

@@ -104,7 +104,14 @@ def _eps_true(events, unsupported, sensitivity: tuple[int, int], *, delta: float
               neighbours: str) -> TrueEps:
     sens, per_it = sensitivity
     if unsupported:
-        return TrueEps(math.inf, delta, "none", sens, {}, "; ".join(unsupported))
+        note = "; ".join(unsupported)
+        composed: dict[str, int] = {}
+        if events:  # what the rest would cost alone: the number a port's own claim rests on
+            part = eps_true(events, delta=delta, model=model, sensitivity=sens,
+                            neighbours=neighbours)
+            note += f"; its bounded releases alone: eps {part.eps:.4g} ({part.method})"
+            composed = part.releases
+        return TrueEps(math.inf, delta, "none", sens, composed, note)
     out = eps_true(events, delta=delta, model=model, sensitivity=sens, neighbours=neighbours)
     if per_it < sens and out.method == "pld":
         fresh = eps_true(events, delta=delta, model=model, sensitivity=per_it,

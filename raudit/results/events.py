@@ -36,7 +36,8 @@ import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
 from raudit.events import (AccountantStep, DpSgdStep, Event, GradientVotes,
-                                     LabelNoise, TeacherBatch, TeacherLoss, Votes)
+                                     LabelNoise, RealRowsRead, TeacherBatch, TeacherLoss,
+                                     Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
@@ -55,7 +56,7 @@ EVENT_SCHEMA = pa.schema([
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
           LabelNoise: "label_noise", TeacherLoss: "teacher_loss", GradientVotes: "gradient_votes",
-          DpSgdStep: "dp_sgd_step"}
+          DpSgdStep: "dp_sgd_step", RealRowsRead: "real_rows_read"}
 
 
 class EventSink:

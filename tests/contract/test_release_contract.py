@@ -35,7 +35,7 @@ import pytest
 from raudit import generators
 from raudit.events import ConfidentGNMax, GaussianStep, PateVote
 from raudit.data.dataset import infer_columns
-from raudit.events import EventLog
+from raudit.events import EventLog, RealRowsRead
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.transcript import privacy_events
 
@@ -151,6 +151,8 @@ def test_eps_true_is_the_pld_of_the_noise_a_run_draws(name, table, monkeypatch):
                         for e in tr.events if isinstance(e, GaussianStep)}:
             acct.compose(dp_accounting.PoissonSampledDpEvent(
                 rate, dp_accounting.GaussianDpEvent(z)), draws.calls[("gaussian", z * clip)])
-    true = run_eps_true(log.events, delta=1e-5)
+    # a critic on real rows (synthcity) makes the run unbounded: checked in
+    # test_eps_true_golden; the releases' own composition is what is checked here
+    true = run_eps_true([e for e in log.events if not isinstance(e, RealRowsRead)], delta=1e-5)
     assert true.method == "pld"
     assert true.eps == pytest.approx(float(acct.get_epsilon(1e-5)), rel=1e-3)

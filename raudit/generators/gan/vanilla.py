@@ -34,7 +34,7 @@ from raudit.errors import ConfigError
 from raudit.generators.batched import BatchedGenerator
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.generators.capabilities import Capabilities
-from raudit.events import TeacherBatch
+from raudit.events import RealRowsRead, TeacherBatch
 from raudit.generators.gan.common import critic_of, gather_rows, paper_discriminator, uniform_rows
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
@@ -115,6 +115,7 @@ class VanillaGan(BatchedGenerator):
             idx = uniform_rows(rng, batch.rows, b)
             if observer is not None:
                 observer(TeacherBatch(it, -1, idx.cpu().numpy(), active))
+                observer(RealRowsRead(it, "the discriminator", active.copy()))
             with torch.no_grad():
                 fake = generate(gen, rng, b)
             d_opt.zero_grad()

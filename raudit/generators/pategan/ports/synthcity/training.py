@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from raudit.generators.batch_types import TrainBatch, Trained
-from raudit.events import TeacherBatch, TeacherLoss, Votes
+from raudit.events import RealRowsRead, TeacherBatch, TeacherLoss, Votes
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
 from raudit.generators.nn.stacked import Stacked
@@ -184,6 +184,7 @@ def train_synthcity(batch: TrainBatch, hp: SynthcityHP, blocks, softmax_blocks, 
                 observer(Votes(it, n1_np, k, 1.0 / hp.lam, noise.cpu().numpy(), y.cpu().numpy(),
                                charged.copy(), active.copy(), "threshold"))
                 observer(TeacherBatch(it, -1, torch.where(valid, pos, -1).cpu().numpy(), can.copy()))
+                observer(RealRowsRead(it, "the critic", can.copy()))  # err_real below
             yf = y.to(x.dtype)
             fake_c = torch.cat([fake, cond], dim=-1)
             out_r, out_f = critic_net(critic, real_c, rng), critic_net(critic, fake_c, rng)
