@@ -329,6 +329,7 @@ def run(device: str = "cpu", smoke: bool = False, only: list[str] | None = None,
     host = host_kind(device)
     sha, dirty = commit()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    load = round(os.getloadavg()[0], 2)  # before: how quiet the host was when it began
     chosen = [f for f in figures(device, smoke) if not only or f.key in only]
     rows, ran = [], {}
     for fig in chosen:
@@ -338,8 +339,9 @@ def run(device: str = "cpu", smoke: bool = False, only: list[str] | None = None,
               file=sys.stderr, flush=True)
     carried = carry(rows, host["kind"], device, smoke, out) if only else []
     doc = {"schema": SCHEMA, "host": host, "commit": sha, "dirty": dirty, "date": started,
-           "smoke": smoke, "load_1min": round(os.getloadavg()[0], 2),
-           "source": "python -m benchmarks readme" + (f" --device {device}" if device != "cpu" else ""),
+           "smoke": smoke, "load_1min": load,
+           "source": "python -m benchmarks readme" + (f" --device {device}" if device != "cpu" else "")
+           + (f" --only {' '.join(only)}" if only else ""),
            "figures": _in_suite_order(rows + carried, device, smoke),
            "carried": [r["key"] for r in carried]}
     out.mkdir(parents=True, exist_ok=True)
