@@ -194,6 +194,9 @@ def extrapolate(path: str, m: int, cores_here: int, cap: int | None = None,
     _, jobs = load_jobs(path, only)
     total_s = 0.0
     for job in jobs:
+        if job.kind == "inspect":  # one training in the driver, no shadow models: not counted
+            print(f"{job.name}: an inspection, run once after the pool (not counted)")
+            continue
         impl, opts, dataset, eps, delta, label, bounds = cb.job_fit(job)
         cal = cb.fit_rate(impl, cb.on_device(impl, opts, device), dataset, eps, delta, m, label,
                           bounds, cap=cap)

@@ -129,3 +129,20 @@ def test_an_only_run_carries_the_hosts_other_figures(monkeypatch, tmp_path):
     assert by_key[keys[3]]["value"] == 2.0 and by_key[keys[3]]["commit"] == "new"
     assert {by_key[k]["commit"] for k in keys if k != keys[3]} == {"newer"}
     assert written["carried"] == [k for k in keys if k != keys[3]]
+
+
+def test_extrapolate_counts_audit_jobs_and_passes_over_inspections(tmp_path, capsys):
+    # the study campaign has inspect jobs: the extrapolation crashed on them ('InspectJob'
+    # object has no attribute 'req') and the README's figure could not be measured
+    from benchmarks import campaign
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: c\njobs:\n"
+                   "  - {name: wc, kind: audit, impl: paper, attack: querybased,"
+                   " dataset: worst-case, shadow_models: 5, max_iter: 2}\n"
+                   "  - {name: look, kind: inspect, impl: paper, dataset: worst-case}\n")
+    campaign.extrapolate(str(cfg), 2, 1, cap=1)
+    out = capsys.readouterr().out
+    assert "wc: 10 models x" in out
+    assert "look: an inspection, run once after the pool (not counted)" in out
+    assert "total (cpu clock):" in out
