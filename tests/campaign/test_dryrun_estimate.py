@@ -313,3 +313,29 @@ def test_a_probes_growth_with_the_columns_is_held_between_linear_and_quadratic()
     assert cb.growth(1.0, 9.0, 2.0) == 2.0  # steeper: held at quadratic
     assert cb.growth(1.0, 1.1, 2.0) == 1.0  # a fixed per-step overhead: read as linear
     assert cb.growth(0.0, 1.0, 2.0) == 1.0  # nothing measured (a set-up of 0 s)
+
+
+def test_a_large_table_scales_its_classifiers_from_400_and_1600_rows(monkeypatch):
+    """From 100 and 400 rows a fixed cost read as a steep law and trees' n log n as linear:
+    epileptic's 12 classifiers at 9,200 rows were predicted at 401 CPU-s where a run took
+    78. A table of 1,600 rows or more is measured at 400 and 1,600 and scaled from those."""
+    import numpy as np
+    import pandas as pd
+
+    from raudit import classifiers as clf
+    from raudit.runs import classifier_costs as cc
+
+    assert cc.probe_rows(9200) == (400, 1600) and cc.probe_rows(1599) == (100, 400)
+    # A once on 3,200 rows: 0.4 CPU-s at 1,600 rows, linear -> 0.8 (from 100/400: 3.2)
+    assert cc.utility_seconds({"lr": [0.1, 0.4]}, 3200, ("A",), 0) == pytest.approx(0.8)
+    assert cc.utility_seconds({"lr": [0.1, 0.4]}, 800, ("A",), 0) == pytest.approx(0.8)
+    rows: list[int] = []
+
+    class Spy:
+        def fit_score(self, x, y, x_test, seed):
+            rows.append(len(x))
+    monkeypatch.setattr(clf, "get", lambda name: Spy())
+    rng = np.random.default_rng(0)
+    table = pd.DataFrame({"a": rng.normal(size=2000), "label": np.arange(2000) % 2})
+    times = cc.measure(table, ["lr"])
+    assert rows == [20, 400, 1600] and len(times["lr"]) == 2  # the untimed warm-up first
