@@ -365,3 +365,23 @@ def test_a_large_table_scales_its_classifiers_from_400_and_1600_rows(monkeypatch
     table = pd.DataFrame({"a": rng.normal(size=2000), "label": np.arange(2000) % 2})
     times = cc.measure(table, ["lr"])
     assert rows == [20, 400, 1600] and len(times["lr"]) == 2  # the untimed warm-up first
+
+
+def test_a_set_up_that_cannot_train_on_the_probes_rows_is_scaled_linearly(tmp_path, monkeypatch):
+    """gpate at eps 0.5 cannot take a step on 1,396 of epileptic's rows (NoStep): the
+    width is then scaled linearly (features over the cut's), never fitted on every row."""
+    from raudit.errors import NoStep
+
+    monkeypatch.setattr(cb, "PROBE_CELLS", 2_000)
+    monkeypatch.setattr(cb, "PROBE_MIN_ROWS", 10)
+    seen: list[tuple[int, int]] = []
+
+    def timed(cls, opts, ds, m, epsilon, delta, capped, split):
+        seen.append(ds.train.shape)
+        raise NoStep("no step on so few rows")
+
+    monkeypatch.setattr(cb, "_timed", timed)
+    ds = data.load(str(_wide_csv(tmp_path)))
+    assert cb.width_factor(object, {"max_iter": 20}, ds, 8, 1.0, None, True) == \
+        pytest.approx(80 / 23)
+    assert seen == [(24, 81)]
