@@ -19,7 +19,6 @@ reading and checking the cached rates: :mod:`raudit.runs.chunk_size`.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -42,6 +41,10 @@ GPU_CANDIDATES = (32, 128, 512)
 # on epileptic's 179, synthcity's encoder alone (a Bayesian mixture per column, ~0.4 CPU-s
 # each on its 9,200 rows) kept a dry run silent for over 10 minutes.
 PROBE_COLS = 24
+# ... and its full-width fits at most this many cells (rows x columns; at least
+# PROBE_MIN_ROWS rows, as a DP-SGD batch of 64 must be a sample of them): width_factor
+PROBE_CELLS = 250_000
+PROBE_MIN_ROWS = 256
 
 #: (impl, options, dataset, eps, delta, label, bounds): a generator set-up as fitted
 Fit = tuple[str, dict[str, Any], str, float, float, Any, Any]
@@ -130,15 +133,54 @@ def probe_table(ds: Any, cols: int = PROBE_COLS) -> tuple[Any, float]:
     return cut, len(feats) / len(pick)
 
 
-def growth(small: float, big: float, ratio: float) -> float:
-    """The exponent q of a cost that is ``small`` and ``big`` at two widths ``ratio`` apart
-    (cost ~ width^q), held within [1, 2]: encoders fit one per column (1); a network whose
-    hidden layers are as wide as its input grows with its square (2: the reference rates
-    of `dpgan` fall 40x from cervical's 29 columns to epileptic's 179); below 1 is a fixed
-    per-step overhead that a wide table dwarfs."""
-    if small <= 0 or big <= 0 or ratio <= 1:
-        return 1.0
-    return min(2.0, max(1.0, math.log(big / small) / math.log(ratio)))
+def probe_rows(ds: Any, rows: int) -> Any:
+    """``ds`` with ``rows`` of its training rows, evenly spaced (all where it has fewer)."""
+    n = len(ds.train)
+    if n <= rows:
+        return ds
+    pick = np.unique(np.linspace(0, n - 1, rows).round().astype(int))
+    return replace(ds, train=ds.train.iloc[pick])
+
+
+def is_cut(ds: Any) -> bool:
+    """Whether an estimate's probe (``fit_rate(probe=True)``) fits ``ds`` cut, not whole."""
+    rows, cols = ds.train.shape
+    return bool(cols > PROBE_COLS and rows * cols > PROBE_CELLS)
+
+
+def full_width_rows(ds: Any) -> int:
+    """The rows :func:`width_factor` fits the table's full width on (see PROBE_CELLS)."""
+    return min(len(ds.train), max(PROBE_MIN_ROWS, PROBE_CELLS // int(ds.train.shape[1])))
+
+
+def width_factor(cls: Any, opts: dict[str, Any], ds: Any, m: int, epsilon: float,
+                 delta: float, capped: bool) -> float:
+    """How much dearer a model-iteration is on all of ``ds``'s columns than on the
+    :data:`PROBE_COLS` of :func:`probe_table`: the ratio of two ``AUTO_ITERS``-capped fits
+    on :func:`full_width_rows` of its rows, one with every column and one with the cut's.
+
+    Why the full width and not a law fitted to two cuts: a cost that is a fixed per-step
+    overhead at 12 and 24 columns grows with the square of the width at 179 (networks as
+    wide as their input), and the cuts' growth read 1 where the table's is ~2 (dpgan's
+    estimate 3.4x too fast on epileptic, 18.5x on isolet). Why fewer rows: what grows with
+    the rows (teachers, one per 50 of them; encoders fitted on every row) is in the cut's
+    all-rows fit, which the factor multiplies (a cost of rows x width: exact).
+
+    A set-up that cannot train on so few rows (gpate at eps 0.5 needs 2,385 of epileptic's
+    rows for a single step) is scaled linearly in the width instead (:func:`probe_table`'s
+    ratio), as a fit of every row at the full width is what the probe must not be."""
+    from raudit.errors import ConfigError
+
+    few = probe_rows(ds, full_width_rows(ds))
+    narrow, linear = probe_table(few)
+    o = {**opts, "max_iter": min(int(opts["max_iter"]), AUTO_ITERS)} if capped else opts
+    try:
+        wide_t, narrow_t = (_timed(cls, o, d, m, epsilon, delta, capped, False)
+                            for d in (few, narrow))
+    except ConfigError:  # NoStep included: too few rows for this set-up's first step
+        return linear
+    (wide_cpu, wide_its), (narrow_cpu, narrow_its) = wide_t.runs[-1], narrow_t.runs[-1]
+    return max(1.0, (wide_cpu / wide_its) / (narrow_cpu / narrow_its))
 
 
 def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float,
@@ -150,10 +192,10 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
     its iterations (encoders, DP bounds, teachers' partitions: ~2 CPU-s a model for
     `fixed` on cervical, against ~0.01 an iteration) is :attr:`Calibration.model_s`, not
     counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h").
-    ``probe``: a table wider than :data:`PROBE_COLS` is not fitted whole (an estimate's
-    calibration: seconds, not minutes) but cut (:func:`probe_table`) to half of them and
-    to all of them; each time is scaled to the table's width by the exponent the two cuts
-    measure (:func:`growth`)."""
+    ``probe``: a table wider than :data:`PROBE_COLS` and larger than :data:`PROBE_CELLS`
+    is not fitted whole (an estimate's calibration: seconds, not minutes) but cut
+    (:func:`probe_table`) to ``PROBE_COLS`` columns and all rows, and its times multiplied by
+    :func:`width_factor` (held at least 1: a cut never costs more than the table)."""
     cls = generators.get(impl)
     opts = dict(options)
     capped = cap is not None and "max_iter" in cls.describe().option_names()
@@ -161,23 +203,13 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
     if capped:
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     ds = data.load(dataset, label=label, bounds=bounds)
-    scale, model_scale = 1.0, 1.0
-    cut = probe and ds.train.shape[1] > PROBE_COLS
-    per_h = model_h = r_half = r_full = 1.0
-    if cut:
-        half, r_half = probe_table(ds, PROBE_COLS // 2)
-        ds, r_full = probe_table(ds, PROBE_COLS)
-        # the narrow cut first: a column it shares with the wide one (an encoder cached
-        # per column) then makes the wide one's set-up look cheaper, never dearer
-        h = _timed(cls, opts, half, m, epsilon, delta, capped, split)
-        per_h, model_h = split_cpu(h.runs, m)
+    scale = 1.0
+    if probe and is_cut(ds):
+        scale = width_factor(cls, opts, ds, m, epsilon, delta, capped)
+        ds, _ = probe_table(ds)
     t = _timed(cls, opts, ds, m, epsilon, delta, capped, split)
     per_cpu, model_s = split_cpu(t.runs, m)
-    if cut:
-        ratio = r_half / r_full  # the wide cut's features over the narrow cut's
-        scale = r_full ** growth(per_h, per_cpu, ratio)
-        model_scale = r_full ** growth(model_h, model_s, ratio)
-    per_cpu, model_s = per_cpu * scale, model_s * model_scale
+    per_cpu, model_s = per_cpu * scale, model_s * scale
     per = per_cpu * t.wall / t.runs[-1][0]  # the wall clock in the same proportion
     iters = t.iters
     if not capped or max(iters) < opts["max_iter"]:

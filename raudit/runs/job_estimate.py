@@ -8,8 +8,9 @@ Per distinct generator set-up (impl, options, dataset, eps, delta):
   reference table (:mod:`raudit.runs.reference`: a reference machine's calibration scaled
   by this machine's speed, nothing trains); only a set-up missing from both is measured
   now, by ``calibrate.fit_rate`` at M = min(8, the job's chunk size), in this process, on
-  at most ``calibrate.PROBE_COLS`` of the table's columns with its times scaled up to all
-  of them (``calibrate.probe_table``), and said before it starts.
+  at most ``calibrate.PROBE_COLS`` of the table's columns (``calibrate.probe_table``) with
+  its times scaled up to all of them by a short fit of the full width on fewer rows
+  (``calibrate.width_factor``), and said before it starts.
   Each row says which ("cached", "reference", "measured now");
 * iterations per model: the PATE family's closed form where it applies
   (:func:`raudit.runs.estimate.closed_form_iterations`), else where the reference's
@@ -88,8 +89,10 @@ def calibration(job: Any, engine: EngineConfig, memo: dict[Any, Any],
     cap = cb.AUTO_ITERS if got["stop"] else cb.CAL_ITERS
     ckey = (fkey, min(CAL_M, m), cap)
     if ckey not in memo:
-        cols = data.load(dataset, label=label, bounds=bounds).train.shape[1]
-        cut = f", {cb.PROBE_COLS} of its {cols} columns" if cols > cb.PROBE_COLS else ""
+        ds = data.load(dataset, label=label, bounds=bounds)
+        cols = ds.train.shape[1]
+        cut = (f", {cb.PROBE_COLS} of its {cols} columns, all of them on "
+               f"{cb.full_width_rows(ds):,} rows" if cb.is_cut(ds) else "")
         with said_if_slow(notice, f"measuring {impl} on {dataset} for the estimate "
                           f"({min(CAL_M, m)} models, {cap} iterations{cut})..."):
             memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,

@@ -67,7 +67,8 @@ def _say_estimate(job: UtilityJob, engine: EngineConfig, notice: Callable[[str],
     from raudit.runs.job_estimate import plan_table, total_line
 
     try:
-        notice(total_line(plan_table([job], engine), engine.planned_workers(), SHRINK,
+        # notice: a slow measurement says "measuring ..." before it starts, as the campaign's
+        notice(total_line(plan_table([job], engine, notice), engine.planned_workers(), SHRINK,
                           startup_guess(engine)))
     except RauditError:
         raise  # bad input: the one-line error, before any work

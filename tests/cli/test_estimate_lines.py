@@ -432,3 +432,21 @@ def test_a_campaign_keeps_its_start_up_for_the_next_estimate(monkeypatch):
     on_first(type("Job", (), {"name": "wc", "kind": "audit"})(),
              [{"shadow_index": i, "wall_s": 2.0} for i in range(5)])
     assert kept == [pytest.approx(30.0 - 5 * 2.0)]  # 30 s to the first chunk, 10 s its work
+
+
+def test_a_utility_runs_estimate_passes_its_notice_to_the_plan(monkeypatch):
+    """`raudit utility` called plan_table without a notice, so a slow measurement of its
+    estimate ran without a "measuring ..." line (the campaign passed one)."""
+    from raudit.runs import job_estimate
+    from raudit.runs import utility as utility_run
+
+    def plan(jobs, engine, notice=lambda m: None):
+        notice("measuring paper on x for the estimate ...")
+        return [_row("utility", 30.0)]
+
+    monkeypatch.setattr(job_estimate, "plan_table", plan)
+    said: list[str] = []
+    job = type("Job", (), {"kind": "utility", "name": "j"})()
+    utility_run._say_estimate(job, EngineConfig(backend="ray", workers=2), said.append)
+    assert said[0] == "measuring paper on x for the estimate ..." and said[1].startswith(
+        "estimate: about "), said
