@@ -190,7 +190,8 @@ def figures(device: str = "cpu", smoke: bool = False) -> list[Figure]:
                 str(s.scaling_iters), "--chunk", str(s.chunk), "--scaling-only"),
                _match(r"speed-up 1 -> 2 workers, preload on: ([\d.]+)x"),
                env={"RAY_worker_niceness": "0"}, needs=("ray",)),
-        Figure("study-campaign-training", "the study campaign's training", "core-hours",
+        Figure("study-campaign-training", f"the study campaign's training, M = {s.extrapolate_m}, "
+               "extrapolated", "core-hours",
                ("benchmarks/campaign.py", "--extrapolate", s.campaign, "--m", str(s.extrapolate_m),
                 "--cap", str(s.cap)), _match(r"total \(cpu clock\): ([\d.]+) core-hours")),
         Figure("released-vs-port", f"released smartnoise-synth over the port, CPU per model "
