@@ -32,7 +32,7 @@ from raudit import data, generators
 from raudit.generators.plugin_process import cpu_seconds
 
 CAL_ITERS = 20
-LOW = 2  # the lower cap of a split calibration (fit_rate(split=True); costs.LOW the same)
+LOW = 2  # the lower cap of a split calibration (fit_rate's Probe.split; costs.LOW the same)
 AUTO_ITERS = 5  # iterations per calibration fit when choosing M (rates settle fast)
 AUTO_BUDGET_S = 10.0  # no larger M is tried once a set-up's calibration took this long
 CPU_CANDIDATES = (1, 8, 32, 128)  # the batched engine keeps gaining up to ~128 on one core
@@ -59,7 +59,7 @@ class Calibration:
     cpu_s_per_model_iter: float | None = None  # this process's CPU seconds, the same work
     load: float | None = None  # the machine's 1-minute load average when measured
     warm_s: float = 0.0  # wall seconds of RAUDIT_COMPILE=step's compile before the timed fit
-    model_s: float = 0.0  # CPU seconds a model pays besides its iterations (fit_rate(split=True))
+    model_s: float = 0.0  # CPU seconds a model pays besides its iterations (fit_rate's Probe.split)
     scale: float = 1.0  # a probe's columns scaled up to the table's (probe_table); 1: the table
 
     @property
@@ -143,7 +143,7 @@ def probe_rows(ds: Any, rows: int) -> Any:
 
 
 def is_cut(ds: Any) -> bool:
-    """Whether an estimate's probe (``fit_rate(probe=True)``) fits ``ds`` cut, not whole."""
+    """Whether an estimate's probe (``fit_rate``'s ``Probe.cut``) fits ``ds`` cut, not whole."""
     rows, cols = ds.train.shape
     return bool(cols > PROBE_COLS and rows * cols > PROBE_CELLS)
 
@@ -183,16 +183,27 @@ def width_factor(cls: Any, opts: dict[str, Any], ds: Any, m: int, epsilon: float
     return max(1.0, (wide_cpu / wide_its) / (narrow_cpu / narrow_its))
 
 
+@dataclass(frozen=True)
+class Probe:
+    """How :func:`fit_rate` times: ``split`` and ``cut`` (its docstring)."""
+
+    split: bool = False
+    cut: bool = False
+
+
+#: an estimate's calibration: the set-up apart, a wide table cut
+ESTIMATE = Probe(split=True, cut=True)
+
+
 def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float,
              delta: float, m: int, label: Any = None, bounds: Any = None,
-             cap: int | None = CAL_ITERS, split: bool = False, probe: bool = False
-             ) -> Calibration:
+             cap: int | None = CAL_ITERS, how: Probe = Probe()) -> Calibration:
     """Time ``m`` fits capped at ``cap`` iterations (one batched call; None: the full run).
-    ``split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
+    ``how.split``: a second, ``LOW``-capped fit first, so that the set-up a model pays besides
     its iterations (encoders, DP bounds, teachers' partitions: ~2 CPU-s a model for
     `fixed` on cervical, against ~0.01 an iteration) is :attr:`Calibration.model_s`, not
     counted as the iterations' (one 20-iteration fit made a 7-minute run "2.2 h").
-    ``probe``: a table wider than :data:`PROBE_COLS` and larger than :data:`PROBE_CELLS`
+    ``how.cut``: a table wider than :data:`PROBE_COLS` and larger than :data:`PROBE_CELLS`
     is not fitted whole (an estimate's calibration: seconds, not minutes) but cut
     (:func:`probe_table`) to ``PROBE_COLS`` columns and all rows, and its times multiplied by
     :func:`width_factor` (held at least 1: a cut never costs more than the table)."""
@@ -204,10 +215,10 @@ def fit_rate(impl: str, options: Mapping[str, Any], dataset: str, epsilon: float
         opts["max_iter"] = min(int(wanted), cap) if wanted else cap
     ds = data.load(dataset, label=label, bounds=bounds)
     scale = 1.0
-    if probe and is_cut(ds):
+    if how.cut and is_cut(ds):
         scale = width_factor(cls, opts, ds, m, epsilon, delta, capped)
         ds, _ = probe_table(ds)
-    t = _timed(cls, opts, ds, m, epsilon, delta, capped, split)
+    t = _timed(cls, opts, ds, m, epsilon, delta, capped, how.split)
     per_cpu, model_s = split_cpu(t.runs, m)
     per_cpu, model_s = per_cpu * scale, model_s * scale
     per = per_cpu * t.wall / t.runs[-1][0]  # the wall clock in the same proportion

@@ -96,7 +96,7 @@ def calibration(job: Any, engine: EngineConfig, memo: dict[Any, Any],
         with said_if_slow(notice, f"measuring {impl} on {dataset} for the estimate "
                           f"({min(CAL_M, m)} models, {cap} iterations{cut})..."):
             memo[ckey] = cb.fit_rate(impl, opts, dataset, eps, delta, min(CAL_M, m), label,
-                                     bounds, cap=cap, split=True, probe=True)
+                                     bounds, cap=cap, how=cb.ESTIMATE)
     cal = memo[ckey]
     # measured now: the iterations' rate and, apart, what a model pays besides them; a
     # cached chunk rate (short fits, set-up included) stands alone

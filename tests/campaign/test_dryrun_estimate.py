@@ -201,7 +201,8 @@ def test_fit_rate_times_one_thread_and_restores_the_process_threads(monkeypatch)
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        cal = cb.fit_rate("paper", {"max_iter": 6}, "cervical", 1.0, None, 2, split=True)
+        cal = cb.fit_rate("paper", {"max_iter": 6}, "cervical", 1.0, None, 2,
+                          how=cb.Probe(split=True))
     finally:
         after = torch.get_num_threads()
         torch.set_num_threads(before)
@@ -284,7 +285,7 @@ def test_a_probe_scales_by_the_full_widths_cost_not_a_law_of_two_cuts(tmp_path, 
     monkeypatch.setattr(cb, "_timed", timed)
     path = _wide_csv(tmp_path)
     full = data.load(str(path))
-    cal = cb.fit_rate("paper", {}, str(path), 1.0, None, 8, split=True, probe=True)
+    cal = cb.fit_rate("paper", {}, str(path), 1.0, None, 8, how=cb.ESTIMATE)
     assert cal.cpu_s_per_model_iter == pytest.approx(cost(full))
     assert cal.scale == pytest.approx((81 / 24) ** 3) and cal.model_s == pytest.approx(0.0)
 

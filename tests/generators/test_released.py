@@ -57,7 +57,8 @@ def test_label_noise_is_an_unsupported_release_that_accountants_refuse_by_name()
 def test_every_releasing_event_states_its_release():
     kinds = [c for c in vars(ev).values()
              if isinstance(c, type) and dataclasses.is_dataclass(c) and issubclass(c, ev.Releasing)]
-    assert {c.__name__ for c in kinds} == {"Votes", "LabelNoise", "GradientVotes", "DpSgdStep"}
+    assert {c.__name__ for c in kinds} == {"Votes", "LabelNoise", "GradientVotes", "DpSgdStep",
+                                            "RealRowsRead"}
     assert all(c.released is not ev.Releasing.released for c in kinds)
 
 
