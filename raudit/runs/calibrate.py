@@ -30,6 +30,7 @@ import torch
 
 from raudit import data, generators
 from raudit.generators.plugin_process import cpu_seconds
+from raudit.runs.chunk_cache import Fit
 
 CAL_ITERS = 20
 LOW = 2  # the lower cap of a split calibration (fit_rate's Probe.split; costs.LOW the same)
@@ -45,9 +46,6 @@ PROBE_COLS = 24
 # PROBE_MIN_ROWS rows, as a DP-SGD batch of 64 must be a sample of them): width_factor
 PROBE_CELLS = 250_000
 PROBE_MIN_ROWS = 256
-
-#: (impl, options, dataset, eps, delta, label, bounds): a generator set-up as fitted
-Fit = tuple[str, dict[str, Any], str, float, float, Any, Any]
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from typing import Any
 NAME = "chunk-rates.json"
 
 #: (impl, options, dataset, eps, delta, label, bounds) of the generator a set-up fits, as
-#: raudit.runs.calibrate's game_fit / job_fit build it (a tuple until that module's rework)
-Fit = tuple[str, Mapping[str, Any], str, float, float | None, object, object]
+#: raudit.runs.calibrate's game_fit / job_fit build it: the cache's key
+Fit = tuple[str, dict[str, Any], str, float, float, Any, Any]
 
 
 def cache_dir() -> Path:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from raudit.runs.calibrate import (Fit, calibrate_chunk, choose_m, game_fit, job_fit,
-                                   slot_device)
+from raudit.runs.calibrate import calibrate_chunk, choose_m, game_fit, job_fit, slot_device
+from raudit.runs.chunk_cache import Fit
 
 # A run's observed rate this many times above or below the cached one makes the entry
 # stale. Wide on purpose: a calibration of AUTO_ITERS iterations carries set-up a long

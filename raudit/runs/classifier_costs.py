@@ -11,7 +11,7 @@ the dataset's own columns, ``t(n) = t2 x (n / n2) ^ p``, from two measured sizes
 job's) with ``p = log(t2 / t1) / log(n2 / n1)`` held within [1, 2] (no classifier here is
 cheaper than linear in its rows; kernel-free ones are at most quadratic). The sizes are
 :data:`SMALL_ROWS`, or :data:`LARGE_ROWS` on a table of at least ``LARGE_ROWS[1]`` rows
-(:func:`probe_rows`): from 100 and 400 rows a fixed cost read as a steep law (mlp's and
+(:func:`probe_sizes`): from 100 and 400 rows a fixed cost read as a steep law (mlp's and
 xgboost's p 1.5-1.6) and trees' n log n as linear, and epileptic's 12 classifiers at 9,200
 rows were predicted at 401 CPU-s where a run measured 78 (400 and 1,600 rows: 76).
 Measured on one thread, as the chunks score, in a few seconds, and cached per
@@ -44,7 +44,7 @@ def measure(train: Any, names: Sequence[str]) -> dict[str, list[float]]:
     """{classifier: [CPU-s at n1, CPU-s at n2]} of fitting on n rows of ``train`` (a table,
     label last, drawn with a fixed seed, repeated where it has fewer rows) and scoring as
     many rows, one thread, as :func:`raudit.utility.chunk.score_setting` runs them; n in
-    :func:`probe_rows` of the table's rows."""
+    :func:`probe_sizes` of the table's rows."""
     import numpy as np
     from sklearn.preprocessing import MinMaxScaler
     from threadpoolctl import threadpool_limits
@@ -58,7 +58,7 @@ def measure(train: Any, names: Sequence[str]) -> dict[str, list[float]]:
     for name in names:  # untimed: a first fit pays the imports (lr read 0.1 s at 100 rows,
         with threadpool_limits(limits=1):  # 0.04 at 400)
             clf.get(name).fit_score(x, y, x, seed=0)
-    for n in probe_rows(len(train)):
+    for n in probe_sizes(len(train)):
         rows = rng.choice(len(train), size=n, replace=n > len(train))
         x, y = xy(train.iloc[rows])
         x = MinMaxScaler().fit_transform(x)
@@ -70,7 +70,7 @@ def measure(train: Any, names: Sequence[str]) -> dict[str, list[float]]:
     return out
 
 
-def probe_rows(n_train: int) -> tuple[int, int]:
+def probe_sizes(n_train: int) -> tuple[int, int]:
     """The two sizes a table of ``n_train`` rows is measured at (see the module)."""
     return LARGE_ROWS if n_train >= LARGE_ROWS[1] else SMALL_ROWS
 
@@ -101,7 +101,7 @@ def costs(dataset: str, train: Any, names: Sequence[str],
     from raudit.runs.slow_notice import said_if_slow
 
     with said_if_slow(notice, f"measuring {len(names)} classifier(s) on {dataset} for the "
-                      f"estimate ({' and '.join(map(str, probe_rows(len(train))))} rows)..."):
+                      f"estimate ({' and '.join(map(str, probe_sizes(len(train))))} rows)..."):
         times = measure(train, names)
     chunk_cache.store_value(k, {"times": times, "load": now})
     return times, True
@@ -112,8 +112,8 @@ def utility_seconds(times: dict[str, list[float]], n_train: int, settings: Seque
     """CPU seconds of a utility job's classifiers: Setting A once on the real ``n_train``
     rows, and per synthetic table (``tables`` = runnable points x fits x samples, each table
     as many rows as the real one) B on all its rows and C on 80 % of them; ``times``
-    measured on the real table (at :func:`probe_rows` of ``n_train``)."""
-    rows = probe_rows(n_train)
+    measured on the real table (at :func:`probe_sizes` of ``n_train``)."""
+    rows = probe_sizes(n_train)
     one = {s: sum(seconds(t, n, rows) for t in times.values())
            for s, n in (("A", n_train), ("B", n_train), ("C", int(0.8 * n_train)))}
     synthetic = sum(one[s] for s in ("B", "C") if s in settings)

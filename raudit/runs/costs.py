@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from raudit.runs.calibrate import Fit
+    from raudit.runs.chunk_cache import Fit
 
 T = TypeVar("T")
 

@@ -34,6 +34,7 @@ from typing import Any
 from raudit import generators
 from raudit.runs import calibrate as cb
 from raudit.runs.calibrate import explicit_iterations
+from raudit.runs.chunk_cache import Fit
 from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
@@ -139,7 +140,7 @@ def rate_at(rates: Mapping[Any, Any], m: int) -> float:
     return pts[-1][1]
 
 
-def _cached_rates(fit: cb.Fit, engine: Any) -> dict[int, float] | None:
+def _cached_rates(fit: Fit, engine: Any) -> dict[int, float] | None:
     from raudit.runs import chunk_cache
 
     return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))

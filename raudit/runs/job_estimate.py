@@ -33,12 +33,13 @@ from raudit.runs import calibrate as cb
 from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations, rate_at,
                                   startup_words)
 from raudit.runs.calibrate import explicit_iterations
+from raudit.runs.chunk_cache import Fit
 from raudit.runs.slow_notice import said_if_slow
 
 CAL_M = 8
 
 
-def _rates(fit: cb.Fit, engine: EngineConfig) -> dict[int, float] | None:
+def _rates(fit: Fit, engine: EngineConfig) -> dict[int, float] | None:
     from raudit.runs import chunk_cache
 
     return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
@@ -108,14 +109,14 @@ def calibration(job: Any, engine: EngineConfig, memo: dict[Any, Any],
     return cb.Calibration(m, per, cal.iterations, cal.lower_bound, model_s=model_s), source
 
 
-def _stop(fit: cb.Fit, shape: tuple[int, int], ref: dict[str, Any] | None) -> int | None:
+def _stop(fit: Fit, shape: tuple[int, int], ref: dict[str, Any] | None) -> int | None:
     """Where the set-up's models stop by their own eps rule: the closed form, else the
     reference's count (``ref``, its entry); None when neither says."""
     impl, opts, _, eps, delta, _, _ = fit
     return closed_form_iterations(impl, opts, *shape, eps, delta) or (ref or {}).get("iterations")
 
 
-def _fkey(fit: cb.Fit) -> str:
+def _fkey(fit: Fit) -> str:
     impl, opts, dataset, eps, delta, label, bounds = fit
     return repr((impl, sorted(opts.items()), dataset, eps, delta, label, bounds))
 
@@ -171,7 +172,7 @@ def _classifier_s(job: Any, memo: dict[Any, Any], notice: Callable[[str], None])
                               runnable * req.fits * req.samples)
 
 
-def _point_iterations(job: Any, cfg: dict[str, Any], first: cb.Fit, cal: cb.Calibration,
+def _point_iterations(job: Any, cfg: dict[str, Any], first: Fit, cal: cb.Calibration,
                       memo: dict[Any, Any], first_cap: bool) -> tuple[int, bool, bool]:
     """(iterations, at_most, lower_bound) of one sweep point: the closed form at the
     point's own eps, delta and options; else the reference's stopping iteration of that

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from raudit.runs.calibrate import Fit
+    from raudit.runs.chunk_cache import Fit
 
 PATH = Path(__file__).with_name("reference-rates.json")
 SPEED_STEPS = 300

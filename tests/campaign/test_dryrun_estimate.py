@@ -352,7 +352,7 @@ def test_a_large_table_scales_its_classifiers_from_400_and_1600_rows(monkeypatch
     from raudit import classifiers as clf
     from raudit.runs import classifier_costs as cc
 
-    assert cc.probe_rows(9200) == (400, 1600) and cc.probe_rows(1599) == (100, 400)
+    assert cc.probe_sizes(9200) == (400, 1600) and cc.probe_sizes(1599) == (100, 400)
     # A once on 3,200 rows: 0.4 CPU-s at 1,600 rows, linear -> 0.8 (from 100/400: 3.2)
     assert cc.utility_seconds({"lr": [0.1, 0.4]}, 3200, ("A",), 0) == pytest.approx(0.8)
     assert cc.utility_seconds({"lr": [0.1, 0.4]}, 800, ("A",), 0) == pytest.approx(0.8)
