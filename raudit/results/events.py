@@ -35,9 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from raudit.errors import ConfigError
-from raudit.events import (AccountantStep, DpSgdStep, Event, GradientVotes,
-                                     LabelNoise, RealRowsRead, TeacherBatch, TeacherLoss,
-                                     Votes)
+from raudit.events import (AccountantStep, DpSgdStep, Event, GradientVotes, LabelNoise,
+                           RealRowsRead, TeacherBatch, TeacherLoss, Votes)
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 

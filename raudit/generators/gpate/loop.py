@@ -27,7 +27,7 @@ from raudit.events import ConfidentGNMax
 from raudit.accountants.gnmax import eps_from_rdp, rdp_gnmax_independent, rdp_threshold_independent
 from raudit.generators.batch_types import TrainBatch, Trained
 from raudit.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
-                                     TeacherContributions)
+                           TeacherContributions)
 from raudit.generators.gpate.chunked import ChunkedTeachers
 from raudit.generators.gpate.dpgradagg import AggConfig, aggregate
 from raudit.generators.gpate.slots import (SlotSharedAdam, share_initialisation, slot_count,

@@ -22,7 +22,7 @@ import torch
 from raudit.accountants import Accountant, create
 from raudit.generators.batch_types import Critic, TrainBatch, Trained
 from raudit.events import (AccountantStep, GradientVotes, Observer, TeacherBatch,
-                                      TeacherLoss, Votes)
+                           TeacherLoss, Votes)
 from raudit.generators.nn import mlp_grad, whole
 from raudit.generators.nn.optim import Adam
 from raudit.generators.nn.rng import CounterRNG
