@@ -68,13 +68,14 @@ def main() -> None:
         before = set(self.in_flight)
         fill(self)
         for ref in set(self.in_flight) - before:
-            spec = self.in_flight[ref][0]
-            submitted[id(ref)] = (spec["kind"], len(spec["chunk"]["trials"]),
+            spec = self.in_flight[ref].attempt.spec
+            trials = spec.get("chunk", {}).get("trials", ())  # calibration chunks have none
+            submitted[id(ref)] = (spec.get("kind", "calibration"), len(trials),
                                   time.perf_counter() - T0)
 
     def _done(self, ref):
         kind, n, t_sub = submitted.get(id(ref), ("?", 0, 0.0))
-        slot = self.in_flight[ref][3]
+        slot = self.in_flight[ref].slot
         t = time.perf_counter() - T0
         finish_one(self, ref)
         done.append({"kind": kind, "models": n, "slot": slot, "submitted": round(t_sub, 3),
