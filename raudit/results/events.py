@@ -12,7 +12,8 @@ rule of :mod:`raudit.results.schema`: add columns, never repurpose one):
 ``model`` (index in the call), ``model_seed``, ``iteration``, ``kind``
 (``teacher_batch``, ``votes``, ``accountant_step``, ``label_noise``, ``gradient_votes``, or the class
 name of another event), ``active``, then the payload of each kind, null elsewhere:
-``teacher`` and ``rows`` (teacher_batch); ``k``, ``noise_scale``, ``charged``,
+``teacher``, ``rows`` and ``reach`` (teacher_batch: every teacher whose votes the rows move,
+``teacher`` included; more than one where teachers share state, as G-PATE's shared_teacher_state); ``k``, ``noise_scale``, ``charged``,
 ``n1``, ``noise`` (flattened; argmax votes hold two noises per query, class 0 then
 class 1), ``labels``, ``aggregation`` and ``noise_kind`` (votes); ``eps_hat`` and ``moments`` (accountant_step);
 ``sigma`` and ``noise`` (label_noise); ``losses`` (teacher_loss: the k x k matrix,
@@ -40,7 +41,7 @@ from raudit.events import (AccountantStep, DpSgdStep, Event, GradientVotes, Labe
 
 __all__ = ["EVENT_SCHEMA", "EVENT_SCHEMA_VERSION", "EventSink", "read_events"]
 
-EVENT_SCHEMA_VERSION = 1
+EVENT_SCHEMA_VERSION = 2  # 2: reach (teacher_batch); files of version 1 read it as [teacher]
 _I64, _F64 = pa.int64(), pa.float64()
 EVENT_SCHEMA = pa.schema([
     ("schema_version", _I64), ("model", _I64), ("model_seed", _I64), ("iteration", _I64),
@@ -52,6 +53,7 @@ EVENT_SCHEMA = pa.schema([
     ("sigma", _F64), ("aggregation", pa.string()), ("noise_kind", pa.string()),
     ("losses", pa.list_(_F64)),
     ("steps", _I64), ("noise_multiplier", _F64), ("clip", _F64), ("sampling_rate", _F64),
+    ("reach", pa.list_(_I64)),
 ])
 _KINDS = {TeacherBatch: "teacher_batch", Votes: "votes", AccountantStep: "accountant_step",
           LabelNoise: "label_noise", TeacherLoss: "teacher_loss", GradientVotes: "gradient_votes",
@@ -103,7 +105,8 @@ def _list(a: Any, dtype: Any) -> list[Any]:
 
 def _payload(event: Event, m: int) -> dict[str, Any]:
     if isinstance(event, TeacherBatch):
-        return {"teacher": int(event.teacher), "rows": _list(event.rows[m], np.int64)}
+        return {"teacher": int(event.teacher), "rows": _list(event.rows[m], np.int64),
+                "reach": [int(t) for t in event.reached]}
     if isinstance(event, Votes):
         return {"k": int(event.k), "noise_scale": float(event.noise_scale),
                 "charged": bool(event.charged[m]), "n1": _list(event.n1[m], np.int64),
@@ -139,7 +142,11 @@ def read_events(path: Path | str) -> pd.DataFrame:
     if version > EVENT_SCHEMA_VERSION:
         raise ConfigError(f"{path} was written by a newer raudit (event schema {version}); "
                           "upgrade raudit to read it")
-    return table.to_pandas()
+    df = table.to_pandas()
+    if "reach" not in df.columns:  # version 1 kept no reach: every teacher moved itself alone
+        df["reach"] = [[int(t)] if k == "teacher_batch" else None
+                       for k, t in zip(df["kind"], df["teacher"])]
+    return df
 
 
 def _max(column: pa.ChunkedArray) -> Any:

@@ -79,3 +79,32 @@ def test_seed_count_must_match_the_models():
     sink = EventSink(seeds=[1])
     with pytest.raises(ConfigError, match="1 seeds for events of 2 models"):
         sink(AccountantStep(0, np.zeros(2), np.zeros((2, 3)), np.ones(2, dtype=bool)))
+
+
+def test_teacher_batches_keep_which_teachers_their_rows_move(tmp_path):
+    """G-PATE's shared_teacher_state steps a slot's teachers through one Adam state: a row
+    moves every teacher of its slot, and the stored events say so (eps_true reads it)."""
+    from tests.generators.test_gpate_upstream import SMALL, mnist10_shaped
+    runs = {}
+    for shared in (False, True):
+        sink = EventSink(seeds=[0])
+        generators.get("gpate")(**SMALL, shared_teacher_state=shared, slot_teachers=4).fit(
+            mnist10_shaped(), epsilon=1e6, seed=0, observer=sink)
+        ev = read_events(sink.write(tmp_path / f"{shared}.parquet"))
+        runs[shared] = ev[ev.kind == "teacher_batch"]
+    alone, shared = runs[False], runs[True]
+    assert all(list(r) == [t] for r, t in zip(alone.reach, alone.teacher))
+    slots = {tuple(r) for r in shared.reach}
+    assert slots == {(0, 2, 4, 6), (1, 3, 5, 7)}  # 8 teachers, 2 slots of 4, dealt round-robin
+    assert all(t in r for r, t in zip(shared.reach, shared.teacher))
+
+
+def test_event_files_of_version_1_read_reach_as_the_teacher_alone(tmp_path):
+    sink = EventSink(seeds=[3])
+    sink(TeacherBatch(0, 2, np.array([[5, 6]]), np.array([True])))
+    table = sink.table()
+    old = table.drop_columns(["reach"]).set_column(
+        0, "schema_version", pa.array([1] * table.num_rows, pa.int64()))
+    pq.write_table(old, tmp_path / "v1.parquet")
+    ev = read_events(tmp_path / "v1.parquet")
+    assert list(ev.reach.iloc[0]) == [2] and list(ev.rows.iloc[0]) == [5, 6]
