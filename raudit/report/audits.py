@@ -150,9 +150,6 @@ def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
     ax.bar(x, np.nan_to_num(cp), width=0.55, color="#4477aa",
            label=f"eps_cp: true eps >= this at {100 * (1 - ALPHA):.0f}% confidence")
     for i, (_, r) in enumerate(rows.iterrows()):
-        if not math.isnan(cp[i]):  # the one-sided interval [eps_cp, inf): an arrow up
-            ax.annotate("", xy=(i, cp[i] + 0.35), xytext=(i, cp[i]),
-                        arrowprops={"arrowstyle": "->", "color": "#223355"})
         ax.hlines(number(r["eps_max"]), i - 0.38, i + 0.38, colors="k", lw=2,
                   label="eps_max: the ceiling of eps_cp at this many test models"
                   if i == 0 else None)
@@ -172,6 +169,15 @@ def eps_figure(rows: pd.DataFrame, path: Path) -> Path:
     ax.set_xticks(x, names, fontsize=8)
     ax.set_ylabel("empirical epsilon")
     ax.set_ylim(bottom=0)
+    # The one-sided interval [eps_cp, inf): an arrow up, its length in the plot's scale, and
+    # a y range that holds its head: matplotlib draws no annotation whose head lies outside
+    # the axes, so the tallest bar (a saturated audit's, at its ceiling) lost its arrow
+    top = ax.get_ylim()[1]
+    for i in np.flatnonzero(~np.isnan(cp)):
+        ax.annotate("", xy=(i, cp[i] + 0.12 * top), xytext=(i, cp[i]),
+                    arrowprops={"arrowstyle": "->", "color": "#223355"})
+    ax.set_ylim(0, max(top, 1.05 * (np.nanmax(cp) + 0.12 * top)) if (~np.isnan(cp)).any()
+                else top)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, path)
 

@@ -218,6 +218,26 @@ def test_audit_report_from_a_real_store(audit_store, tmp_path):
     assert embedded.images and all(s.startswith("data:image/png;base64,") for s in embedded.images)
 
 
+def test_every_eps_cp_bar_keeps_its_arrow_inside_the_axes(tmp_path, monkeypatch):
+    """matplotlib draws no annotation whose head lies outside the axes: the tallest bar (a
+    saturated audit's eps_cp at its ceiling) lost its [eps_cp, inf) arrow, the only mark
+    that says the bound is one-sided."""
+    from raudit.report import audits
+
+    figs = []
+    monkeypatch.setattr(audits, "save", lambda fig, path: figs.append(fig) or path)
+    rows = pd.DataFrame({"impl": ["identity", "paper"], "attack": ["querybased"] * 2,
+                         "job": ["", ""], "epsilon": [1.0, 1.0], "eps_cp": [1.597, 0.0],
+                         "eps_max": [1.597, 1.597], "eps_jeffreys": [None, 0.4],
+                         "eps_bayes": [None, 0.5]})
+    audits.eps_figure(rows, tmp_path / "eps.png")
+    (ax,) = figs[0].axes
+    top = ax.get_ylim()[1]
+    heads = [a.xy[1] for a in ax.texts]
+    assert len(heads) == 2 and all(cp < head <= top for cp, head in zip([1.597, 0.0], heads))
+    assert heads[0] - 1.597 == pytest.approx(heads[1], rel=1e-9)  # one length, the plot's scale
+
+
 @pytest.mark.slow
 def test_stored_auc_that_the_scores_do_not_reproduce_drops_the_roc(audit_store, tmp_path):
     import shutil
