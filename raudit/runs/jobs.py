@@ -316,6 +316,7 @@ class AuditJob(Job):
         row = summary.summarise(self.req, self.game, self.ds, self.store, self.audit_id, ids,
                            units, wall, result=self.looks[-1] if self.req.sequential else None)
         sel = {**self.selection, "target_row": str(self.game.target)} if self.selection else {}
-        return {**row, **sel, "models_run": units, "failed_chunks": failed}
+        # train_s: the wall time models_per_hour is computed from (the analysis comes after)
+        return {**row, **sel, "models_run": units, "failed_chunks": failed, "train_s": wall}
 
 
