@@ -85,6 +85,19 @@ def test_audit_returns_the_verdict_bounds_tables_and_folder(tmp_path):
     assert "identity vs querybased on worst-case" in html and r.verdict[:40] in html
 
 
+def test_the_notebook_box_of_an_audit_that_could_not_show_a_violation_is_amber():
+    """The report's colours (raudit.audit.verdict.caution): eps_max <= the claim was green."""
+    from raudit.api.results import AuditResult
+
+    row = {"out": "x", "impl": "paper", "attack": "groundhog", "dataset": "cervical",
+           "epsilon": 1.0, "auc": 1.0, "eps_cp": 0.0, "eps_curve": 0.0, "eps_max": 0.53,
+           "models_ok": 40, "verdict": "no violation detected, but this audit cannot detect"}
+    edge = {name: AuditResult({**row, **extra}).to_html().split("border-left:")[1][:20]
+            for name, extra in [("short", {}), ("clean", {"eps_max": 3.0}),
+                                ("violated", {"eps_max": 3.0, "eps_cp": 1.5})]}
+    assert "#d80" in edge["short"] and "#2a7" in edge["clean"] and "#c22" in edge["violated"]
+
+
 @pytest.mark.parametrize("kwargs, flags", [
     (dict(threat_model="grey-box"), ["--threat-model", "grey-box"]),
     (dict(shadow_models="many"), ["-S", "many"]),

@@ -104,8 +104,11 @@ class AuditResult:
 
     def to_html(self) -> str:
         """The verdict box and the main numbers, as the report shows them."""
-        red = self.violated
-        box = _BOX.format(edge="#c22" if red else "#2a7", bg="#fdf2f2" if red else "transparent")
+        from raudit.audit.verdict import caution
+
+        red, amber = self.violated, caution(self.summary)
+        box = _BOX.format(edge="#c22" if red else "#d80" if amber else "#2a7",
+                          bg="#fdf2f2" if red else "#fff8e6" if amber else "transparent")
         s = self.summary
         label = f"{s.get('impl')} vs {s.get('attack')} on {s.get('dataset')}"
         rows = [("AUC (test)", _fmt(self.auc)),

@@ -146,6 +146,19 @@ def violated(row: Mapping[str, Any]) -> bool:
     return audited_eps(row) > number(row.get("epsilon"))
 
 
+def caution(row: Mapping[str, Any]) -> bool:
+    """Whether the verdict, though not VIOLATED, is no clean "no violation detected": no
+    result, a bound above the mechanism's eps_true (a leak outside the privacy events), or
+    a ceiling eps_max at or below the claim (the audit could not have shown a violation).
+    The report and the notebook box show these amber: green read as a pass."""
+    if violated(row) or not math.isnan(number(row.get("eps_anytime"))):
+        return False
+    eps, ceiling = number(row.get("epsilon")), number(row.get("eps_max"))
+    if math.isnan(number(row.get("eps_cp"))) or math.isnan(number(row.get("auc"))):
+        return True
+    return _beyond_mechanism(row) is not None or (not math.isnan(ceiling) and ceiling <= eps)
+
+
 def tightness(row: Mapping[str, Any]) -> float | None:
     """audited / eps_true, or None where either is missing (or eps_true is 0 or infinite)."""
     lo, true = audited_eps(row), number(row.get("eps_true"))

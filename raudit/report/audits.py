@@ -21,7 +21,7 @@ from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimat
                                      estimate_names, values_of)
 from raudit.audit.game import derive_seed
 from raudit.audit.threat_model import read_models
-from raudit.audit.verdict import ALPHA, verdict, violated
+from raudit.audit.verdict import ALPHA, caution, verdict, violated
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
@@ -243,7 +243,8 @@ def section(res: Results, out: Path) -> Section | None:
         line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
         row = r.to_dict()
         sec.add(Verdict(label(r), verdict(row) + (
-            f" [{line}]" if isinstance(line, str) and line else ""), violated(row)))
+            f" [{line}]" if isinstance(line, str) and line else ""), violated(row),
+            caution(row)))
     table = summary_table(rows)
     sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
         "count both worlds. " + " ".join(

@@ -25,6 +25,7 @@ class Verdict:
     label: str  # which audit
     text: str  # raudit.audit.verdict.verdict's sentence
     violated: bool
+    caution: bool = False  # not violated, but no pass either (raudit.audit.verdict.caution)
 
 
 @dataclass

@@ -31,6 +31,7 @@ figure.wide{display:block;max-width:100%}figure img{max-width:100%;border:1px so
 figcaption{font-size:.85em;color:#555}
 .verdict{padding:.5em .8em;margin:.4em 0;border-left:5px solid #2a7}
 .verdict.violated{border-color:#c22;background:#fdf2f2}
+.verdict.caution{border-color:#d80;background:#fff8e6}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
 .note{font-size:.85em;color:#555}.caption{font-weight:600;margin-top:1em}
 figure.thumb{max-width:200px;margin:.3em .6em .3em 0}figure.thumb figcaption{font-size:.75em}
@@ -111,7 +112,8 @@ def html(report: Report, page_dir: Path, embed: bool = False) -> str:
             if isinstance(b, Para):
                 out.append(f"<p>{escape(b.text)}</p>")
             elif isinstance(b, Verdict):
-                cls = "verdict violated" if b.violated else "verdict"
+                cls = ("verdict violated" if b.violated else "verdict caution" if b.caution
+                       else "verdict")
                 out.append(f'<p class="{cls}"><strong>{escape(b.label)}</strong>: '
                            f"{escape(b.text)}</p>")
             elif isinstance(b, Table):
@@ -199,7 +201,7 @@ def markdown(report: Report) -> str:
             if isinstance(b, Para):
                 out += [t(b.text), ""]
             elif isinstance(b, Verdict):
-                mark = "**VIOLATED**" if b.violated else "verdict"
+                mark = "**VIOLATED**" if b.violated else "**caution**" if b.caution else "verdict"
                 out += [f"- {mark} ({t(b.label)}): {t(b.text)}", ""]
             elif isinstance(b, Table):
                 out += [f"**{t(b.title)}** ([CSV]({_md_url('tables/' + b.csv)}))", "",

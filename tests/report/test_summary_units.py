@@ -54,3 +54,35 @@ def test_the_reports_red_box_reads_the_verdicts_bound_not_eps_cp_alone(tmp_path)
     assert sec is not None
     (box,) = [b for b in sec.blocks if isinstance(b, Verdict)]
     assert "the claim is VIOLATED" in box.text and box.violated
+
+
+def test_an_audit_that_could_not_show_a_violation_is_never_a_green_box(tmp_path):
+    """eps_max <= the claim ("this audit cannot detect a violation"), a bound above the
+    mechanism's eps_true, and no result were green boxes, which read as a pass; they are
+    amber (caution), a clean "no violation detected" stays green and a violation red."""
+    from raudit.report.audits import section
+    from raudit.report.load import Results
+    from raudit.report.model import Report, Verdict
+    from raudit.report.render import html, markdown
+
+    base = {"job": "", "created_at": pd.Timestamp("2026-01-01", tz="UTC"), "impl": "paper",
+            "attack": "groundhog", "features": "naive", "dataset": "cervical", "target": "row:3",
+            "epsilon": 1.0, "delta": 1e-5, "shadow_models": 20, "models_ok": 40, "missing": 0,
+            "auc": 1.0, "tpr": 1.0, "fpr": 0.25, "tp": 8, "fn": 0, "tn": 6, "fp": 2,
+            "eps_cp": 0.0, "eps_curve": 0.0, "eps_max": 0.53, "eps_true": 0.18, "seed": None}
+    rows = [base,  # the real audit of paper -S 20: eps_max 0.53 below the claimed 1
+            {**base, "eps_max": 3.0, "eps_cp": 0.5, "eps_true": 0.2},  # above eps_true
+            {**base, "eps_max": 3.0, "eps_cp": float("nan"), "auc": float("nan")},  # no result
+            {**base, "eps_max": 3.0},  # clean: no violation detected, could have shown one
+            {**base, "eps_max": 3.0, "eps_cp": 1.5}]  # violated
+    rows = [{**r, "audit_id": f"{i:016d}"} for i, r in enumerate(rows)]
+    res = Results(tmp_path, "audit", {}, {"summary": pd.DataFrame(rows)})
+    sec = section(res, tmp_path)
+    assert sec is not None
+    boxes = [b for b in sec.blocks if isinstance(b, Verdict)]
+    assert [(b.violated, b.caution) for b in boxes] == [
+        (False, True), (False, True), (False, True), (False, False), (True, False)]
+    assert "cannot detect a violation" in boxes[0].text
+    page = html(Report("r", [sec]), tmp_path)
+    assert page.count('class="verdict caution"') == 3 and page.count('class="verdict violated"') == 1
+    assert markdown(Report("r", [sec])).count("**caution**") == 3
