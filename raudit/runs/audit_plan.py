@@ -54,6 +54,9 @@ def _check_sequential(s: AuditSettings, one_run: bool) -> None:
                               "--until-ceiling, -S auto)")
         if s.canaries < 2:
             raise ConfigError(f"--canaries must be at least 2, got {s.canaries}")
+    elif s.canaries != AuditSettings.canaries:  # refused, not silently ignored
+        raise ConfigError(f"--canaries {s.canaries} applies to a one-run audit: add --one-run, "
+                          "or drop --canaries")
 
 
 def _count(value: int | str, flag: str) -> int:

@@ -53,6 +53,12 @@ def test_small_audit_end_to_end_with_json(tmp_path):
     assert len(pd.read_parquet(out / "summary")) == 1
 
 
+def test_canaries_without_a_one_run_audit_is_refused(tmp_path):
+    """--canaries only shapes a one-run audit: a shadow-model audit ran and ignored it."""
+    _refused(tmp_path, [*FAST, "--attack", "querybased", "-S", "10", "--canaries", "5"],
+             "--canaries 5 applies to a one-run audit", "--one-run")
+
+
 def test_rich_summary_and_training_options(tmp_path):
     r = _run("--backend", "local", "--impl", "paper", "--attack", "querybased", "-S", "5",
              "--max-iter", "2", "--teachers", "2", "-M", "5", "--out", str(tmp_path))
