@@ -74,7 +74,13 @@ def test_audit_returns_the_verdict_bounds_tables_and_folder(tmp_path):
                                    str(tmp_path / "b"), "--json"])
     s = json.loads(cli.stdout)
     # the same audit as the command: same id, same bounds, same verdict
-    assert r.summary["audit_id"] == s["audit_id"] and r.eps_lower == s["eps_cp"]
+    assert r.summary["audit_id"] == s["audit_id"] and r.summary["eps_cp"] == s["eps_cp"]
+    # .summary is what --json prints: the same keys (estimates as the table shows them,
+    # times as ISO strings), the same values but for this run's own folder and clock
+    assert set(r.summary) == set(s) and isinstance(r.summary["created_at"], str)
+    volatile = {"out", "created_at", "wall_s", "models_per_hour"}
+    assert {k: v for k, v in r.summary.items() if k not in volatile} == \
+        {k: v for k, v in s.items() if k not in volatile}
     assert r.verdict == s["verdict"] and r.eps_max == s["eps_max"] and r.auc == s["auc"]
     # both count models as --json does: both worlds, the per-world count named as such
     assert r.summary["models"] == s["models"] == 20 and "shadow_models" not in r.summary
@@ -105,6 +111,35 @@ def test_audit_refuses_what_the_command_refuses_with_its_message(tmp_path, kwarg
     api = _api_error(ra.audit, impl=impl, backend="local", out=tmp_path / "api", **kwargs)
     assert api == cli
     assert not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # int(10.5) ran 10 models per world where the command refuses -S 10.5
+    (dict(shadow_models=10.5), "--shadow-models takes a number or auto, got 10.5"),
+    (dict(chunk_size=2.5), "--chunk-size takes a number or auto, got 2.5"),
+    (dict(shadow_models=float("inf")), "--shadow-models takes a number or auto, got inf"),
+    # TypeError from a comparison or Path() before: types the command's parser never passes
+    (dict(delta="x"), "delta must be in (0, 1), got 'x'"),
+    (dict(out=123), "--out must be a folder path, got 123"),
+])
+def test_audit_refuses_python_values_the_command_cannot_be_given(kwargs, message):
+    assert _api_error(ra.audit, **{**FAST, "out": None, **kwargs}) == message
+
+
+@pytest.mark.parametrize("row, lower", [
+    ({"eps_cp": 0.2, "eps_curve": 0.7}, 0.7),  # the curve bound, which the verdict reads
+    ({"eps_cp": None, "eps_one_run": 1.5}, 1.5),  # a one-run audit has no CP bound
+    ({"eps_cp": 0.0, "eps_anytime": 0.4}, 0.4),  # --sequential anytime: its own bound
+])
+def test_eps_lower_is_the_bound_the_verdict_reads(row, lower):
+    from raudit.api.results import AuditResult
+    from raudit.audit.verdict import audited_eps
+
+    r = AuditResult({"impl": "x", "attack": "y", "dataset": "z", "epsilon": 1.0,
+                     "out": "runs/x", "verdict": "v", "eps_max": None, **row})
+    assert r.eps_lower == lower == audited_eps(r.summary)
+    assert r.violated == (lower > 1.0)
+    assert f"<td style='text-align:left'>{lower:.3f}</td>" in r.to_html()  # not "n/a"
 
 
 # ------------------------------------------------------------------------------ train

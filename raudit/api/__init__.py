@@ -88,7 +88,7 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
     one-line message) for bad input, before any work.
     """
     from raudit.api.generator import resolved
-    from raudit.audit.summary import counted_both_worlds
+    from raudit.cli.audit_view import summary_json
     from raudit.runs.audit_plan import execute, prepare
     from raudit.runs.audit_settings import AuditSettings
 
@@ -106,9 +106,7 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
             synthetic_in=synthetic_in, synthetic_out=synthetic_out, threat_model=threat_model,
             one_run=one_run, canaries=canaries, sequential=sequential))
         with _phases(quiet) as progress:
-            # keyed as `raudit audit --json` prints it
-            return AuditResult(counted_both_worlds(execute(plan, progress,
-                                                           notice=_notice(quiet))))
+            return AuditResult(summary_json(execute(plan, progress, notice=_notice(quiet))))
 
 
 def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float = 1.0,
