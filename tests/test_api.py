@@ -113,17 +113,45 @@ def test_audit_refuses_what_the_command_refuses_with_its_message(tmp_path, kwarg
     assert not (tmp_path / "api").exists()
 
 
+@pytest.mark.parametrize("fn, kwargs, message", [
+    # each ran into the work before: int(10.5) models, a TypeError from a comparison, from
+    # Path(), from range() after the utility folder was written; train took seed 2.5
+    (ra.audit, dict(FAST, shadow_models=10.5),
+     "shadow_models must be an integer or a string, got 10.5"),
+    (ra.audit, dict(FAST, delta="x"), "delta must be a number or None, got 'x'"),
+    (ra.audit, dict(FAST, out=123), "out must be a string or a path or None, got 123"),
+    (ra.train, dict(seed=2.5), "seed must be an integer, got 2.5"),
+    (ra.utility, dict(fits=1.5, backend="local"), "fits must be an integer, got 1.5"),
+    (ra.utility, dict(epsilon=[1, "x"], backend="local"),
+     "epsilon must be a number or a list (a number each) or None, got [1, 'x']"),
+    (ra.inspect, dict(threads=2.5), "threads must be an integer, got 2.5"),
+    (ra.campaign, dict(config="c.yaml", only=5),
+     "only must be a string or a list (a string each) or None, got 5"),
+    (ra.report, dict(results=123), "results must be a string or a path or AuditResult or "
+     "UtilityResult or CampaignResult, got 123"),
+])
+def test_a_python_value_of_the_wrong_type_is_refused_before_any_work(tmp_path, monkeypatch, fn,
+                                                                      kwargs, message):
+    monkeypatch.chdir(tmp_path)
+    assert _api_error(fn, **kwargs) == message
+    assert not list(tmp_path.iterdir())  # no folder written
+
+
 @pytest.mark.parametrize("kwargs, message", [
-    # int(10.5) ran 10 models per world where the command refuses -S 10.5
+    # the run layer's own checks, for AuditSettings built in Python (raudit.runs.audit_plan)
     (dict(shadow_models=10.5), "--shadow-models takes a number or auto, got 10.5"),
-    (dict(chunk_size=2.5), "--chunk-size takes a number or auto, got 2.5"),
-    (dict(shadow_models=float("inf")), "--shadow-models takes a number or auto, got inf"),
-    # TypeError from a comparison or Path() before: types the command's parser never passes
+    (dict(chunk_size=float("inf")), "--chunk-size takes a number or auto, got inf"),
     (dict(delta="x"), "delta must be in (0, 1), got 'x'"),
     (dict(out=123), "--out must be a folder path, got 123"),
 ])
-def test_audit_refuses_python_values_the_command_cannot_be_given(kwargs, message):
-    assert _api_error(ra.audit, **{**FAST, "out": None, **kwargs}) == message
+def test_audit_settings_refuse_values_the_command_cannot_be_given(kwargs, message):
+    from raudit.runs.audit_plan import prepare
+    from raudit.runs.audit_settings import AuditSettings
+
+    settings = AuditSettings(**{**{k: v for k, v in FAST.items() if k != "quiet"}, **kwargs})
+    with pytest.raises(ConfigError) as info:
+        prepare(settings)
+    assert str(info.value) == message
 
 
 @pytest.mark.parametrize("row, lower", [
