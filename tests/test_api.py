@@ -290,6 +290,20 @@ def test_import_raudit_stays_cheap_and_help_is_useful():
     assert "verdict" in ra.audit.__doc__ and "backend=\"local\"" in ra.audit.__doc__
 
 
+def test_help_of_raudit_audit_after_a_bare_import_names_the_function():
+    """`import raudit; help(raudit.audit)` raised AttributeError (the subpackages were not
+    imported); now it shows the audit package, whose docstring names raudit.api.audit."""
+    import subprocess
+    import sys
+
+    code = ("import raudit; print(raudit.audit.__doc__, raudit.utility.__doc__, "
+            "raudit.inspect.__doc__, raudit.campaign.__doc__); raudit.no_such_thing")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    for fn in ("audit", "utility", "inspect", "campaign"):
+        assert f"raudit.api.{fn}`" in run.stdout
+    assert "AttributeError: module 'raudit' has no attribute 'no_such_thing'" in run.stderr
+
+
 # ---------------------------------------------------------------- a user's own generator
 
 def test_a_generator_class_defined_here_is_audited_in_this_process(tmp_path):
