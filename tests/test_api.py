@@ -74,7 +74,13 @@ def test_audit_returns_the_verdict_bounds_tables_and_folder(tmp_path):
                                    str(tmp_path / "b"), "--json"])
     s = json.loads(cli.stdout)
     # the same audit as the command: same id, same bounds, same verdict
-    assert r.summary["audit_id"] == s["audit_id"] and r.eps_lower == s["eps_cp"]
+    assert r.summary["audit_id"] == s["audit_id"] and r.summary["eps_cp"] == s["eps_cp"]
+    # .summary is what --json prints: the same keys (estimates as the table shows them,
+    # times as ISO strings), the same values but for this run's own folder and clock
+    assert set(r.summary) == set(s) and isinstance(r.summary["created_at"], str)
+    volatile = {"out", "created_at", "wall_s", "models_per_hour"}
+    assert {k: v for k, v in r.summary.items() if k not in volatile} == \
+        {k: v for k, v in s.items() if k not in volatile}
     assert r.verdict == s["verdict"] and r.eps_max == s["eps_max"] and r.auc == s["auc"]
     # both count models as --json does: both worlds, the per-world count named as such
     assert r.summary["models"] == s["models"] == 20 and "shadow_models" not in r.summary
@@ -118,6 +124,63 @@ def test_audit_refuses_what_the_command_refuses_with_its_message(tmp_path, kwarg
     api = _api_error(ra.audit, impl=impl, backend="local", out=tmp_path / "api", **kwargs)
     assert api == cli
     assert not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("fn, kwargs, message", [
+    # each ran into the work before: int(10.5) models, a TypeError from a comparison, from
+    # Path(), from range() after the utility folder was written; train took seed 2.5
+    (ra.audit, dict(FAST, shadow_models=10.5),
+     "shadow_models must be an integer or a string, got 10.5"),
+    (ra.audit, dict(FAST, delta="x"), "delta must be a number or None, got 'x'"),
+    (ra.audit, dict(FAST, out=123), "out must be a string or a path or None, got 123"),
+    (ra.train, dict(seed=2.5), "seed must be an integer, got 2.5"),
+    (ra.utility, dict(fits=1.5, backend="local"), "fits must be an integer, got 1.5"),
+    (ra.utility, dict(epsilon=[1, "x"], backend="local"),
+     "epsilon must be a number or a list (a number each) or None, got [1, 'x']"),
+    (ra.inspect, dict(threads=2.5), "threads must be an integer, got 2.5"),
+    (ra.campaign, dict(config="c.yaml", only=5),
+     "only must be a string or a list (a string each) or None, got 5"),
+    (ra.report, dict(results=123), "results must be a string or a path or AuditResult or "
+     "UtilityResult or CampaignResult, got 123"),
+])
+def test_a_python_value_of_the_wrong_type_is_refused_before_any_work(tmp_path, monkeypatch, fn,
+                                                                      kwargs, message):
+    monkeypatch.chdir(tmp_path)
+    assert _api_error(fn, **kwargs) == message
+    assert not list(tmp_path.iterdir())  # no folder written
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # the run layer's own checks, for AuditSettings built in Python (raudit.runs.audit_plan)
+    (dict(shadow_models=10.5), "--shadow-models takes a number or auto, got 10.5"),
+    (dict(chunk_size=float("inf")), "--chunk-size takes a number or auto, got inf"),
+    (dict(delta="x"), "delta must be in (0, 1), got 'x'"),
+    (dict(out=123), "--out must be a folder path, got 123"),
+])
+def test_audit_settings_refuse_values_the_command_cannot_be_given(kwargs, message):
+    from raudit.runs.audit_plan import prepare
+    from raudit.runs.audit_settings import AuditSettings
+
+    settings = AuditSettings(**{**{k: v for k, v in FAST.items() if k != "quiet"}, **kwargs})
+    with pytest.raises(ConfigError) as info:
+        prepare(settings)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("row, lower", [
+    ({"eps_cp": 0.2, "eps_curve": 0.7}, 0.7),  # the curve bound, which the verdict reads
+    ({"eps_cp": None, "eps_one_run": 1.5}, 1.5),  # a one-run audit has no CP bound
+    ({"eps_cp": 0.0, "eps_anytime": 0.4}, 0.4),  # --sequential anytime: its own bound
+])
+def test_eps_lower_is_the_bound_the_verdict_reads(row, lower):
+    from raudit.api.results import AuditResult
+    from raudit.audit.verdict import audited_eps
+
+    r = AuditResult({"impl": "x", "attack": "y", "dataset": "z", "epsilon": 1.0,
+                     "out": "runs/x", "verdict": "v", "eps_max": None, **row})
+    assert r.eps_lower == lower == audited_eps(r.summary)
+    assert r.violated == (lower > 1.0)
+    assert f"<td style='text-align:left'>{lower:.3f}</td>" in r.to_html()  # not "n/a"
 
 
 # ------------------------------------------------------------------------------ train
@@ -238,6 +301,20 @@ def test_import_raudit_stays_cheap_and_help_is_useful():
     for fn in (ra.audit, ra.train, ra.utility, ra.inspect, ra.campaign, ra.report):
         assert "Returns" in fn.__doc__ and fn.__doc__.split()[0][0].isupper(), fn.__name__
     assert "verdict" in ra.audit.__doc__ and "backend=\"local\"" in ra.audit.__doc__
+
+
+def test_help_of_raudit_audit_after_a_bare_import_names_the_function():
+    """`import raudit; help(raudit.audit)` raised AttributeError (the subpackages were not
+    imported); now it shows the audit package, whose docstring names raudit.api.audit."""
+    import subprocess
+    import sys
+
+    code = ("import raudit; print(raudit.audit.__doc__, raudit.utility.__doc__, "
+            "raudit.inspect.__doc__, raudit.campaign.__doc__); raudit.no_such_thing")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    for fn in ("audit", "utility", "inspect", "campaign"):
+        assert f"raudit.api.{fn}`" in run.stdout
+    assert "AttributeError: module 'raudit' has no attribute 'no_such_thing'" in run.stderr
 
 
 # ---------------------------------------------------------------- a user's own generator

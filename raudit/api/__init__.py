@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from raudit.api.arguments import check_arguments
 from raudit.api.results import (AuditResult, CampaignExport, CampaignPlan, CampaignResult, InspectResult,
                                 ReportResult, TrainResult, UtilityResult)
 
@@ -87,8 +88,9 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
     (what ``--json`` prints). Raises :class:`raudit.errors.RauditError` (the command's
     one-line message) for bad input, before any work.
     """
+    check_arguments(audit, locals())  # types first: the command's parser does that for it
     from raudit.api.generator import resolved
-    from raudit.audit.summary import counted_both_worlds
+    from raudit.cli.audit_view import summary_json
     from raudit.runs.audit_plan import execute, prepare
     from raudit.runs.audit_settings import AuditSettings
 
@@ -106,9 +108,7 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
             synthetic_in=synthetic_in, synthetic_out=synthetic_out, threat_model=threat_model,
             one_run=one_run, canaries=canaries, sequential=sequential))
         with _phases(quiet) as progress:
-            # keyed as `raudit audit --json` prints it
-            return AuditResult(counted_both_worlds(execute(plan, progress,
-                                                           notice=_notice(quiet))))
+            return AuditResult(summary_json(execute(plan, progress, notice=_notice(quiet))))
 
 
 def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float = 1.0,
@@ -125,6 +125,7 @@ def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float
     Returns a :class:`TrainResult`: ``synthetic`` (DataFrame), ``iterations``, ``eps_hat``,
     ``warnings``, ``summary`` (summary.json), ``out``.
     """
+    check_arguments(train, locals())  # types first: the command's parser does that for it
     from raudit.api.generator import resolved
     from raudit.runs.train import TrainSettings, run_train
 
@@ -161,6 +162,7 @@ def utility(*, impl: Any = "paper", dataset: str = "cervical",
     Returns a :class:`UtilityResult`: ``per_classifier`` and ``points`` (DataFrames),
     ``failed`` (errors of classifiers that could not score), ``summary``, ``out``.
     """
+    check_arguments(utility, locals())  # types first: the command's parser does that for it
     from raudit.api.generator import resolved
     from raudit.runs.utility_settings import UtilitySettings, run
 
@@ -190,6 +192,7 @@ def inspect(*, impl: Any = None, all_: bool = False, dataset: str = "cervical",
     Returns an :class:`InspectResult`: ``violations`` (DataFrame), ``text()`` (the table
     the command prints), ``runs``, ``out``.
     """
+    check_arguments(inspect, locals())  # types first: the command's parser does that for it
     from raudit.api.generator import resolved
     from raudit.inspect.job import InspectRequest
     from raudit.runs.audit_settings import option_list
@@ -225,6 +228,7 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
     :class:`CampaignExport`); ``import_``: start a fresh ``out`` from such a file, then
     continue the campaign there (to carry a run from one machine to another).
     """
+    check_arguments(campaign, locals())  # types first: the command's parser does that for it
     from raudit.campaign import config as cf
     from raudit.campaign import transfer
     from raudit.campaign.run import load_jobs, run_campaign
@@ -263,6 +267,7 @@ def report(results: str | Path | AuditResult | UtilityResult | CampaignResult, *
 
     Returns a :class:`ReportResult` (``page``, ``figures``, ``tables``).
     """
+    check_arguments(report, locals())  # types first: the command's parser does that for it
     import sys
 
     from raudit.report.build import build

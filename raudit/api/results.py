@@ -66,8 +66,12 @@ class AuditResult:
 
     @property
     def eps_lower(self) -> float | None:
-        """eps_cp: the Clopper-Pearson lower bound (90% confidence) the verdict reads."""
-        return _num(self.summary.get("eps_cp"))
+        """The eps lower bound the verdict reads (:func:`raudit.audit.verdict.audited_eps`):
+        the larger of eps_cp (Clopper-Pearson, 90% confidence) and eps_curve, or an anytime
+        or one-run audit's own bound (those have no eps_cp). ``summary["eps_cp"]`` is CP's."""
+        from raudit.audit.verdict import audited_eps
+
+        return _num(audited_eps(self.summary))
 
     @property
     def eps_max(self) -> float | None:
@@ -112,7 +116,9 @@ class AuditResult:
         s = self.summary
         label = f"{s.get('impl')} vs {s.get('attack')} on {s.get('dataset')}"
         rows = [("AUC (test)", _fmt(self.auc)),
-                ("eps_emp CP", f"{_fmt(self.eps_lower)} of max {_fmt(self.eps_max)}"),
+                # the bound the verdict reads: a one-run audit has no CP bound and no ceiling
+                ("eps_emp (lower bound)", _fmt(self.eps_lower) + ("" if self.eps_max is None
+                                                                  else f" of max {_fmt(self.eps_max)}")),
                 ("claimed eps", f"{self.epsilon:g}"),
                 ("shadow models", f"{s.get('models_ok')} ok"),
                 ("results", str(self.out))]

@@ -17,7 +17,7 @@ import typer
 from raudit.attacks import ATTACKS
 from raudit.attacks import get as get_attack
 from raudit.cli import options as opt
-from raudit.cli.audit_view import jsonable, show
+from raudit.cli.audit_view import show, summary_json
 from raudit.cli.errors import results_only_stdout, user_errors
 from raudit.cli.progress import phase_bars
 
@@ -114,13 +114,8 @@ def audit(
     # stdout carries only the result: Ray's and the workers' messages go to stderr.
     with results_only_stdout(), phase_bars(quiet=as_json) as progress:
         result = execute(plan, progress, notice=_notice)
-    if as_json:  # the full values stay in "estimates"; "estimates_shown" is the table's block
-        from raudit.audit.estimators import estimate_lines, values_of
-        from raudit.audit.summary import counted_both_worlds
-
-        shown = dict(estimate_lines(result, values_of(result)))
-        typer.echo(json.dumps(jsonable(counted_both_worlds({**result, "estimates_shown": shown})),
-                               indent=2))
+    if as_json:
+        typer.echo(json.dumps(summary_json(result), indent=2))
     else:
         show(result)
 

@@ -23,6 +23,17 @@ def jsonable(d: Mapping[str, Any]) -> dict[str, Any]:
     return {k: fix(v) for k, v in d.items()}
 
 
+def summary_json(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The dict `raudit audit --json` prints, which :class:`raudit.api.AuditResult` keeps as
+    its ``summary``: models counted in both worlds, the estimates as the table shows them
+    (``estimates_shown``; the full values stay in ``estimates``), times as ISO strings."""
+    from raudit.audit.estimators import estimate_lines, values_of
+    from raudit.audit.summary import counted_both_worlds
+
+    shown = dict(estimate_lines(result, values_of(result)))
+    return jsonable(counted_both_worlds({**result, "estimates_shown": shown}))
+
+
 def _fmt(x: float | None, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"

@@ -50,7 +50,9 @@ def check_privacy(epsilon: float, delta: float | None) -> None:
     if epsilon > MAX_EPSILON:
         raise ConfigError(f"epsilon {epsilon:g} is above raudit's ceiling of {MAX_EPSILON:g} "
                           "(1e6 is already non-private in practice); lower it")
-    if delta is not None and not (0 < delta < 1):
+    # a number checked as such: from Python, delta="x" would raise TypeError at the `<`
+    if delta is not None and (isinstance(delta, bool) or not isinstance(delta, (int, float))
+                              or not 0 < delta < 1):
         raise ConfigError(f"delta must be in (0, 1), got {delta!r}")
 
 

@@ -16,8 +16,10 @@ here. Every check runs before ``out`` is touched or Ray starts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +62,9 @@ def _check_sequential(s: AuditSettings, one_run: bool) -> None:
 
 
 def _count(value: int | str, flag: str) -> int:
-    if isinstance(value, bool):
+    # a whole number: from Python, int(10.5) would run 10 models where the command refuses 10.5
+    if isinstance(value, bool) or (isinstance(value, float)
+                                    and not (math.isfinite(value) and value == int(value))):
         raise ConfigError(f"{flag} takes a number or auto, got {value!r}")
     try:
         return int(value)
@@ -99,6 +103,8 @@ def prepare(s: AuditSettings) -> AuditPlan:
                        samples_per_model=s.samples_per_model, target_width=s.target_width,
                        until_ceiling=until_ceiling, first_stage=s.first_stage,
                        anytime=threat.shadow_anytime(s), white_box=threat.reads_models)
+    if s.out is not None and not isinstance(s.out, (str, PathLike)):
+        raise ConfigError(f"--out must be a folder path, got {s.out!r}")  # Path(3): TypeError
     out = Path(s.out) if s.out is not None else threat.default_out(s, shadow_models)
     # The sizes this machine can hold are checked by run_audit, before --out is touched
     # (limits.check_audit, once, with the loaded dataset).
