@@ -19,9 +19,6 @@ __all__ = ["AuditResult", "TrainResult", "UtilityResult", "InspectResult", "Camp
            "CampaignPlan", "ReportResult"]
 
 # the report's verdict box (raudit.report.render.CSS), inline so a notebook cell needs no page
-_BOX = "padding:.5em .8em;margin:.4em 0;border-left:5px solid {edge};background:{bg}"
-
-
 def _num(v: Any) -> float | None:
     if v is None:
         return None
@@ -109,10 +106,10 @@ class AuditResult:
     def to_html(self) -> str:
         """The verdict box and the main numbers, as the report shows them."""
         from raudit.audit.verdict import caution
+        from raudit.report.render import verdict_style
 
-        red, amber = self.violated, caution(self.summary)
-        box = _BOX.format(edge="#c22" if red else "#d80" if amber else "#2a7",
-                          bg="#fdf2f2" if red else "#fff8e6" if amber else "transparent")
+        box = verdict_style("violated" if self.violated else
+                            "caution" if caution(self.summary) else "pass")
         s = self.summary
         label = f"{s.get('impl')} vs {s.get('attack')} on {s.get('dataset')}"
         rows = [("AUC (test)", _fmt(self.auc)),
@@ -199,7 +196,9 @@ class UtilityResult:
         return list(self.summary.get("failures") or [])
 
     def to_html(self) -> str:
-        failed = "".join(f'<p style="{_BOX.format(edge="#c22", bg="#fdf2f2")}">failed: '
+        from raudit.report.render import verdict_style
+
+        failed = "".join(f'<p style="{verdict_style("violated")}">failed: '
                          f"{escape(f)}</p>" for f in self.failed)  # never a green result
         return (f"<div><p><strong>utility of {escape(str(self.summary.get('impl')))} on "
                 f"{escape(str(self.summary.get('dataset')))}</strong> -> {escape(str(self.out))}"

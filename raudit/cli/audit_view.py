@@ -121,12 +121,14 @@ def show(r: Mapping[str, Any]) -> None:
     if r.get("impl") == "external":
         t.add_row("this run", f"data-only audit of {r['models_ok']} synthetic files")
     elif r["models_run"] or r.get("failed_chunks"):
-        # the rate is of the training alone: beside the wall time with the analysis, the
-        # two read as a contradiction (100 models in 10.4 s, 470,543 models/hour)
-        train = (f" trained in {r['train_s']:.1f} s" + (f" ({rate:,.0f} models/hour)" if rate
-                 else "") + f", {r['wall_s']:.1f} s with the analysis") if r.get("train_s") \
-            else f" in {r['wall_s']:.1f} s" + (f", {rate:,.0f} models/hour" if rate else "")
-        t.add_row("this run", f"{r['models_run']} models{train} on {r['placement']}")
+        per_hour = f"{rate:,.0f} models/hour" if rate else ""
+        if r.get("train_s"):  # the rate is of the training alone: beside the wall time with
+            # the analysis, the two read as a contradiction (100 models in 10.4 s, 470,543/hour)
+            took = (f"trained in {r['train_s']:.1f} s" + (f" ({per_hour})" if rate else "")
+                    + f", {r['wall_s']:.1f} s with the analysis")
+        else:  # the threat models whose result carries no training time
+            took = f"in {r['wall_s']:.1f} s" + (f", {per_hour}" if rate else "")
+        t.add_row("this run", f"{r['models_run']} models {took} on {r['placement']}")
     else:
         t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
     if "target_aucs" in r:

@@ -29,9 +29,6 @@ figure{display:inline-block;vertical-align:top;margin:1em 1em 1em 0;max-width:48
 figure.wide{display:block;max-width:100%}figure img{max-width:100%;border:1px solid #eee}
 .scroll{overflow-x:auto}
 figcaption{font-size:.85em;color:#555}
-.verdict{padding:.5em .8em;margin:.4em 0;border-left:5px solid #2a7}
-.verdict.violated{border-color:#c22;background:#fdf2f2}
-.verdict.caution{border-color:#d80;background:#fff8e6}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
 .note{font-size:.85em;color:#555}.caption{font-weight:600;margin-top:1em}
 figure.thumb{max-width:200px;margin:.3em .6em .3em 0}figure.thumb figcaption{font-size:.75em}
@@ -39,6 +36,22 @@ td.violated{background:#fbe3e3;font-weight:600}td.ok{color:#286}
 td.not_checked,td.not_applicable{color:#888}
 td.violated,td.ok,td.not_checked,td.not_applicable{text-align:center}td.text{text-align:left}
 """
+
+# A verdict box's style and its (edge, background) per kind. The page's CSS and the notebook
+# box (raudit.api's results) both use them, so a verdict has one colour wherever it shows.
+VERDICT_BOX = "padding:.5em .8em;margin:.4em 0;border-left:5px solid {edge};background:{bg}"
+VERDICT_COLOURS = {"pass": ("#2a7", "transparent"), "caution": ("#d80", "#fff8e6"),
+                   "violated": ("#c22", "#fdf2f2")}
+
+
+def verdict_style(kind: str) -> str:
+    """The inline style of a verdict box of ``kind`` (a key of :data:`VERDICT_COLOURS`)."""
+    edge, bg = VERDICT_COLOURS[kind]
+    return VERDICT_BOX.format(edge=edge, bg=bg)
+
+
+CSS += "".join(f".verdict{'' if kind == 'pass' else '.' + kind}{{{verdict_style(kind)}}}\n"
+               for kind in VERDICT_COLOURS)
 
 
 def cell(v) -> str:

@@ -140,7 +140,8 @@ def rate_at(rates: Mapping[Any, Any], m: int) -> float:
     return pts[-1][1]
 
 
-def _cached_rates(fit: Fit, engine: Any) -> dict[int, float] | None:
+def cached_rates(fit: Fit, engine: Any) -> dict[int, float] | None:
+    """This machine's cached chunk rates of ``fit`` on ``engine``'s slots ({M: rate}), or None."""
     from raudit.runs import chunk_cache
 
     return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
@@ -185,7 +186,7 @@ def game_estimate(req: Any, game: Any, ds: Any, engine: Any, spent_s: float = 0.
     costs, rate_how, costs_key = costs_of(game, ds, cands if pooled else cands[:1], m,
                                          cb.slot_device(engine))
     iter_s = costs.iter_s
-    rates = _cached_rates(fit, engine)
+    rates = cached_rates(fit, engine)
     if rates and m != costs.m:  # the chunk-rate cache says how the rate moves with M
         iter_s *= rate_at(rates, costs.m) / rate_at(rates, m)
     if iters is None:

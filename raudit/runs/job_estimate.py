@@ -30,19 +30,13 @@ from typing import Any
 from raudit import data
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
-from raudit.runs.estimate import (LONG_S, cb_duration, closed_form_iterations, rate_at,
-                                  startup_words)
+from raudit.runs.estimate import (LONG_S, cached_rates, cb_duration, closed_form_iterations,
+                                  rate_at, startup_words)
 from raudit.runs.calibrate import explicit_iterations
 from raudit.runs.chunk_cache import Fit
 from raudit.runs.slow_notice import said_if_slow
 
 CAL_M = 8
-
-
-def _rates(fit: Fit, engine: EngineConfig) -> dict[int, float] | None:
-    from raudit.runs import chunk_cache
-
-    return chunk_cache.lookup(chunk_cache.key(fit, cb.slot_device(engine)))
 
 
 def _job_m(job: Any, rates: dict[int, float] | None, workers: int, device: str) -> int:
@@ -71,7 +65,7 @@ def calibration(job: Any, engine: EngineConfig, memo: dict[Any, Any],
     if fkey not in memo:
         ds = data.load(dataset, label=label, bounds=bounds)
         ref = reference.lookup(fit)
-        memo[fkey] = {"rates": _rates(fit, engine), "ref": ref,
+        memo[fkey] = {"rates": cached_rates(fit, engine), "ref": ref,
                       "ref_rates": reference.scaled_rates(ref) if ref else None,
                       "stop": _stop(fit, ds.train.shape, ref)}
     got = memo[fkey]

@@ -295,7 +295,7 @@ def _cached_dry_run(tmp_path, monkeypatch, defaults: str, extra: str) -> dict:
     the config's defaults, ``extra``: a line of the job) with a rate in the cache."""
     from raudit.runs import job_estimate
 
-    monkeypatch.setattr(job_estimate, "_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
+    monkeypatch.setattr(job_estimate, "cached_rates", lambda fit, engine: {1: 100.0, 8: 400.0})
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"name: est\ndefaults: {{kind: utility, {defaults}}}\njobs:\n  - name: fx\n"
                    f"    impl: fixed\n    dataset: breast-cancer\n    {extra}\n")
