@@ -108,7 +108,16 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
             synthetic_in=synthetic_in, synthetic_out=synthetic_out, threat_model=threat_model,
             one_run=one_run, canaries=canaries, sequential=sequential))
         with _phases(quiet) as progress:
-            return AuditResult(summary_json(execute(plan, progress, notice=_notice(quiet))))
+            summary = summary_json(execute(plan, progress, notice=_notice(quiet)))
+    return AuditResult(_in_keywords(summary))
+
+
+def _in_keywords(summary: dict[str, Any]) -> dict[str, Any]:
+    """An audit's summary with its verdict advising this API's keywords (``shadow_models=``),
+    not the command's flags the stored sentence names."""
+    from raudit.audit.verdict import KEYWORDS, in_words
+
+    return {**summary, "verdict": in_words(summary, KEYWORDS)} if "verdict" in summary else summary
 
 
 def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float = 1.0,
@@ -254,9 +263,10 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
     if import_ is not None:
         transfer.import_campaign(config, out, import_)
     with _phases(quiet) as progress:
-        return CampaignResult(run_campaign(
-            config, out, engine, progress, notice=_notice(quiet),
-            only=picked, estimate=True))
+        ran = run_campaign(config, out, engine, progress, notice=_notice(quiet), only=picked,
+                           estimate=True)
+    return CampaignResult({**ran, "jobs": {name: _in_keywords(r) if isinstance(r, dict) else r
+                                           for name, r in ran["jobs"].items()}})
 
 
 def report(results: str | Path | AuditResult | UtilityResult | CampaignResult, *,

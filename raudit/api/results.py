@@ -105,6 +105,7 @@ class AuditResult:
 
     def to_html(self) -> str:
         """The verdict box and the main numbers, as the report shows them."""
+        from raudit.audit.threat_model import trials_of
         from raudit.audit.verdict import caution
         from raudit.report.render import verdict_style
 
@@ -112,12 +113,15 @@ class AuditResult:
                             "caution" if caution(self.summary) else "pass")
         s = self.summary
         label = f"{s.get('impl')} vs {s.get('attack')} on {s.get('dataset')}"
+        trials = trials_of(s)  # what ran: shadow models, files, mechanism trials or one run
+        ran = (("one run", f"{s.get('canaries')} canaries") if trials.kind == "one-run" else
+               (trials.plural, f"{s.get('models_ok')} ok"))
         rows = [("AUC (test)", _fmt(self.auc)),
                 # the bound the verdict reads: a one-run audit has no CP bound and no ceiling
                 ("eps_emp (lower bound)", _fmt(self.eps_lower) + ("" if self.eps_max is None
                                                                   else f" of max {_fmt(self.eps_max)}")),
                 ("claimed eps", f"{self.epsilon:g}"),
-                ("shadow models", f"{s.get('models_ok')} ok"),
+                ran,
                 ("results", str(self.out))]
         return (f'<div><p style="{box}"><strong>{escape(label)}</strong>: '
                 f"{escape(self.verdict)}</p>{_kv_html(rows)}</div>")

@@ -9,11 +9,15 @@ of these records.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from raudit.errors import ConfigError
+from raudit.results.convert import number
 
-__all__ = ["LEVELS", "ThreatSpec", "read_models"]
+__all__ = ["LEVELS", "ThreatSpec", "Trials", "read_models", "trials_of"]
 
 # the levels a record names (the results' threat_model column); a data-only audit
 # records the string "data-only" and a black-box one-run audit the level black-box
@@ -27,6 +31,33 @@ def read_models(level: object) -> bool:
     """Whether the audit a stored row's ``threat_model`` column describes read the trained
     models (a reader of results, which has the record and not the threat model object)."""
     return level in _READ_MODELS
+
+
+@dataclass(frozen=True)
+class Trials:
+    """What a stored audit's trials were, as its sentences name them."""
+
+    kind: str  # "models" | "files" | "mechanism" | "one-run"
+    one: str
+    plural: str
+
+
+# the recorded levels whose trials are drawn from the mechanism alone (nothing trained,
+# nothing stored per trial: raudit.runs.transcript)
+_MECHANISM_ONLY = frozenset({"transcript", "active"})
+
+
+def trials_of(row: Mapping[str, Any]) -> Trials:
+    """What the trials of the audit a stored summary row describes were: trained shadow
+    models (black-box, white-box), a data-only audit's synthetic files, mechanism-only
+    trials (transcript, active), or one run with canaries (``--one-run`` at any level)."""
+    if not math.isnan(number(row.get("eps_one_run"))):
+        return Trials("one-run", "canary", "canaries")
+    if row.get("threat_model") in _MECHANISM_ONLY:
+        return Trials("mechanism", "trial", "mechanism-only trials")
+    if row.get("impl") == "external":
+        return Trials("files", "synthetic file", "synthetic files")
+    return Trials("models", "shadow model", "shadow models")
 
 
 @dataclass(frozen=True)

@@ -7,19 +7,48 @@ at least that. So a claim is *violated* when that bound exceeds it (:func:`viola
 one rule the CLI, the report and the API share), and *not contradicted* otherwise: an
 audit can never prove a claim, and it cannot show more than its ceiling eps_max (the
 bound a perfect attack would reach with this many test models).
+
+The sentence names what ran (shadow models, a data-only audit's synthetic files, or a
+transcript or active audit's mechanism-only trials: :func:`raudit.audit.threat_model.trials_of`)
+and the setting a user turns as the interface they use names it (:data:`FLAGS` for the
+command, :data:`KEYWORDS` for ``raudit.api``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
+from raudit.audit.threat_model import Trials, trials_of
 from raudit.results.convert import number
 
 ALPHA = 0.1  # the audit's alpha (raudit.audit.analyse.analyse's default)
 _NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold sits in a tail
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a sentence names the settings a user turns: as the command's flags or as the
+    Python API's keywords (a notebook user has no ``--shadow-models`` to raise)."""
+
+    models: str  # the models (or trials) per world
+    files: str  # a data-only audit's two folders of synthetic files
+    rerun: str  # resuming: the finished models are kept
+
+
+FLAGS = Wording("--shadow-models", "--synthetic-in/--synthetic-out", "rerun the same command")
+KEYWORDS = Wording("shadow_models=", "synthetic_in=/synthetic_out=",
+                   "call raudit.api.audit again with the same arguments")
+
+
+def _more(trials: Trials, say: Wording) -> str:
+    """The advice that lifts the ceiling: more of what the audit's trials are."""
+    if trials.kind == "files":
+        return f"give more synthetic files per world ({say.files})"
+    return f"raise {say.models}" + (" (trials per world)" if trials.kind == "mechanism" else "")
 
 
 def tail_threshold(row: Mapping[str, Any]) -> bool:
@@ -62,9 +91,14 @@ def no_signal(row: Mapping[str, Any]) -> bool:
     return not auc_is_real(row)
 
 
-def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
-    """The audit's conclusion in one sentence (see the module docstring)."""
+def verdict(row: Mapping[str, Any], alpha: float = ALPHA, say: Wording = FLAGS) -> str:
+    """The audit's conclusion in one sentence (see the module docstring); ``say``: the
+    interface's names for the settings it advises (the command's flags by default)."""
     anytime = number(row.get("eps_anytime"))
+    if not math.isnan(anytime) and trials_of(row).kind == "mechanism":  # a transcript's stop
+        return (f"anytime-valid audit: eps >= {anytime:.2f} at {100 * (1 - alpha):.0f}% "
+                f"confidence after {int(number(row.get('models_ok')))} trials "
+                f"({row.get('stop_reason')})")
     if not math.isnan(anytime):  # a black-box audit stopped by the test martingale
         state = "the claim is VIOLATED" if violated(row) else "within the claim"
         return (f"anytime-valid audit: eps >= {anytime:.2f} at {100 * (1 - alpha):.0f}% "
@@ -74,9 +108,10 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
     eps = number(row.get("epsilon"))
     lo, ceiling, auc = number(row.get("eps_cp")), number(row.get("eps_max")), number(row.get("auc"))
     conf = f"{100 * (1 - alpha):.0f}% confidence"
+    trials = trials_of(row)
     if math.isnan(lo) or math.isnan(auc):
-        return ("no result: too few shadow models finished in some split to run the attack "
-                f"({row.get('missing')} missing); rerun the same command to retry them")
+        return (f"no result: too few {trials.plural} finished in some split to run the attack "
+                f"({row.get('missing')} missing); {say.rerun} to retry them")
     if violated(row):
         top = audited_eps(row)
         text = (f"claimed eps = {eps:g}; this audit shows eps >= {top:.2f} at {conf}"
@@ -85,8 +120,8 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
         if not math.isnan(ceiling) and math.isclose(top, ceiling, rel_tol=1e-6):
             # a perfect attack on the test models: the model count, not the leak, set the bound
             text += (f"; the bound sits at this audit's ceiling eps_max = {ceiling:.2f} (the "
-                     "attack was right on every test model): more shadow models could show "
-                     "a larger eps")
+                     f"attack was right on every test {trials.one}): more {trials.plural} could "
+                     "show a larger eps")
         return text
     beyond = _beyond_mechanism(row)
     if beyond is not None:  # within the claim, but more than the mechanism spends
@@ -96,18 +131,18 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
                 "outside the privacy events (non-private preprocessing or a released value "
                 "the accountant never saw)")
     if not math.isnan(ceiling) and ceiling <= eps:
-        limit = (f"this audit cannot detect a violation: with this many shadow models it could "
+        limit = (f"this audit cannot detect a violation: with this many {trials.plural} it could "
                  f"not have shown more than eps_max = {ceiling:.2f}, at most the claimed "
-                 f"{eps:g}; raise --shadow-models")
+                 f"{eps:g}; {_more(trials, say)}")
         return ("no violation detected, but " + limit) if lo <= 0 else (
             f"eps >= {lo:.2f} at {conf}, within the claimed {eps:g}; but " + limit)
-    ceiling_txt = (f"with this many shadow models the audit could not have shown more than "
+    ceiling_txt = (f"with this many {trials.plural} the audit could not have shown more than "
                    f"eps_max = {ceiling:.2f}")
     if lo <= 0:
         if auc_is_real(row, alpha):  # never "no signal" beside an AUC the test shows is real
             signal = (f"the attack's test AUC {auc:.2f} is real (it differs from 0.5 at "
                       f"{conf}) but the threshold chosen on the validation split did not carry "
-                      "over to a bound on the test split; more shadow models (a larger "
+                      f"over to a bound on the test split; more {trials.plural} (a larger "
                       "validation split) may turn it into one")
         elif no_signal(row) or abs(auc - 0.5) < 0.05:
             signal = f"the attack found no signal (AUC {auc:.2f})"
@@ -116,6 +151,20 @@ def verdict(row: Mapping[str, Any], alpha: float = ALPHA) -> str:
         return f"no violation detected of claimed eps = {eps:g}: {signal}; {ceiling_txt}"
     return (f"claimed eps = {eps:g}; this audit shows eps >= {lo:.2f} at {conf}, within the "
             f"claim: no violation detected; {ceiling_txt}")
+
+
+def renders(row: Mapping[str, Any]) -> bool:
+    """Whether :func:`verdict` writes the sentence of the audit ``row`` describes: every
+    kind but a one-run audit, whose sentence names what its row does not keep (the guesses'
+    confidence level, the queries per canary) and is written by its run."""
+    return trials_of(row).kind != "one-run"
+
+
+def in_words(row: Mapping[str, Any], say: Wording = FLAGS) -> str:
+    """The verdict of a stored summary ``row``, with the settings it advises named in
+    ``say``'s words: :func:`verdict` where it :func:`renders` the row, else the sentence
+    its run stored (a one-run audit's, which advises no setting)."""
+    return verdict(row, say=say) if renders(row) else str(row.get("verdict") or "")
 
 
 def _beyond_mechanism(row: Mapping[str, Any]) -> float | None:
@@ -153,6 +202,8 @@ def caution(row: Mapping[str, Any]) -> bool:
     The report and the notebook box show these amber: green read as a pass."""
     if violated(row) or not math.isnan(number(row.get("eps_anytime"))):
         return False
+    if trials_of(row).kind == "one-run":  # its bound is eps_one_run: it has no eps_cp or AUC
+        return _beyond_mechanism(row) is not None
     eps, ceiling = number(row.get("epsilon")), number(row.get("eps_max"))
     if math.isnan(number(row.get("eps_cp"))) or math.isnan(number(row.get("auc"))):
         return True

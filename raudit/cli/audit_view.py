@@ -58,7 +58,10 @@ def show(r: Mapping[str, Any]) -> None:
     from rich.table import Table
 
     from raudit.audit.estimators import ESTIMATORS, bound_names, estimate_lines, values_of
+    from raudit.audit.threat_model import trials_of
     from raudit.audit.verdict import no_signal, tail_threshold
+
+    trials = trials_of(r)
 
     t = Table(title=f"raudit audit: {r['impl']} vs {r['attack']} ({r['features']})",
               show_header=False, title_justify="left")
@@ -105,8 +108,8 @@ def show(r: Mapping[str, Any]) -> None:
         t.add_row("one run", f"{r['canaries']} canaries: {r['one_run_correct']} of "
                   f"{r['one_run_guesses']} guesses right, eps >= {_fmt(r['eps_one_run'])} "
                   "(assumes pure DP)")
-    else:
-        t.add_row("shadow models", f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
+    else:  # what the trials were: shadow models, synthetic files or mechanism-only trials
+        t.add_row(trials.plural, f"{r['models_ok']} ok of {2 * r['shadow_models']}{missing}")
     if r.get("looks") and r.get("eps_anytime") is None:
         t.add_row("sequential", f"{r['looks']} look(s), stopped: {r['stop_reason']} (each look "
                   "at its share of alpha, so the bound keeps its confidence)")
@@ -116,19 +119,23 @@ def show(r: Mapping[str, Any]) -> None:
         t.add_row("first error", r["first_error"])
     rows_txt = ("each world its own training size (the study's protocol)"
                 if r.get("synthetic_protocol") == "per-world" else "the same in both worlds")
-    t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
+    if r.get("synthetic_protocol") != "none":  # a mechanism-only trial samples no data
+        t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
     rate = r.get("models_per_hour")
+    # what the run counts: "1 run" of a one-run audit (not "1 models"), mechanism-only trials
+    unit, units = {"one-run": ("run", "runs"), "mechanism": ("trials", "trials")}.get(
+        trials.kind, ("models", "models"))
     if r.get("impl") == "external":
         t.add_row("this run", f"data-only audit of {r['models_ok']} synthetic files")
     elif r["models_run"] or r.get("failed_chunks"):
-        per_hour = f"{rate:,.0f} models/hour" if rate else ""
+        per_hour = f"{rate:,.0f} {units}/hour" if rate else ""
         if r.get("train_s"):  # the rate is of the training alone: beside the wall time with
             # the analysis, the two read as a contradiction (100 models in 10.4 s, 470,543/hour)
             took = (f"trained in {r['train_s']:.1f} s" + (f" ({per_hour})" if rate else "")
                     + f", {r['wall_s']:.1f} s with the analysis")
         else:  # the threat models whose result carries no training time
             took = f"in {r['wall_s']:.1f} s" + (f", {per_hour}" if rate else "")
-        t.add_row("this run", f"{r['models_run']} models {took} on {r['placement']}")
+        t.add_row("this run", f"{r['models_run']} {unit} {took} on {r['placement']}")
     else:
         t.add_row("this run", "nothing to train: every model was already in --out (resumed)")
     if "target_aucs" in r:

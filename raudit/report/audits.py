@@ -20,8 +20,8 @@ from raudit.audit import analyse as an
 from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimate_lines,
                                      estimate_names, values_of)
 from raudit.audit.game import derive_seed
-from raudit.audit.threat_model import read_models
-from raudit.audit.verdict import ALPHA, caution, verdict, violated
+from raudit.audit.threat_model import read_models, trials_of
+from raudit.audit.verdict import ALPHA, caution, in_words, violated
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
@@ -230,24 +230,58 @@ def scores_figure(row, sc: dict, path: Path) -> Path:
     return save(fig, path)
 
 
+#: the audit kinds (raudit.audit.threat_model.trials_of) whose trials are rows of the shadow
+#: table, so that their attack's scores, its ROC curve among them, can be rebuilt
+STORED = frozenset({"models", "files"})
+
+_HOW = {
+    "models": "A shadow-model audit trains shadow models with the target record in (D_in) and "
+              "out (D_out) of the training data, lets an attack guess which from each model's "
+              "synthetic data (white-box: also from the trained model), and turns its errors "
+              "on the test models into a lower bound on the generator's real epsilon.",
+    "files": "A data-only audit reads synthetic datasets made elsewhere from D_in and D_out "
+             "(one file per model, nothing trained here), lets an attack guess which world "
+             "each came from, and turns its errors on the test files into a lower bound on "
+             "the generator's real epsilon.",
+    "mechanism": "A transcript or active audit trains no shadow model: each trial draws what "
+                 "the mechanism releases (its noisy votes, or DP-SGD's noisy gradient sums) "
+                 "for worst-case neighbours from its exact distribution (active: on the "
+                 "auditor's canary queries), a likelihood-ratio test guesses the world, and its "
+                 "errors on the test trials give the lower bound on the mechanism's epsilon. "
+                 "Its trials are not stored, so it has no ROC curve or score histogram.",
+    "one-run": "A one-run audit (Steinke et al. 2023) makes one run with canary records, each "
+               "in with probability 1/2, guesses which were in, and turns the number of right "
+               "guesses into a lower bound on epsilon that assumes pure DP. It has no test "
+               "models, so no ROC curve or score histogram.",
+}
+
+
+def how_they_ran(kinds: set[str]) -> list[str]:
+    """What the report's audits did, one paragraph per kind present (in a fixed order),
+    then what a bound above the claim means."""
+    return [_HOW[k] for k in _HOW if k in kinds] + [
+        "A bound above the claimed epsilon means the generator leaks more than it promises."]
+
+
 def section(res: Results, out: Path) -> Section | None:
     rows = summaries(res)
     if rows.empty:
         return None
     sec = Section("Audits")
-    sec.add(Para("Each audit trains shadow models with the target record in (D_in) and out "
-                 "(D_out) of the training data, lets an attack guess which, and turns its "
-                 "errors into a lower bound on the generator's real epsilon. A bound above the "
-                 "claimed epsilon means the generator leaks more than it promises."))
+    kinds = {trials_of(r.to_dict()).kind for _, r in rows.iterrows()}
+    for text in how_they_ran(kinds):
+        sec.add(Para(text))
     for _, r in rows.iterrows():
         line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
         row = r.to_dict()
-        sec.add(Verdict(label(r), verdict(row) + (
+        sec.add(Verdict(label(r), in_words(row) + (
             f" [{line}]" if isinstance(line, str) and line else ""), violated(row),
             caution(row)))
     table = summary_table(rows)
     sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
-        "count both worlds. " + " ".join(
+        "count both worlds" + (" (a transcript or active audit's: its mechanism-only trials; a "
+                               "one-run audit's: its one run)" if kinds & {"mechanism", "one-run"}
+                               else "") + ". " + " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
         + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "
         "attack would reach with these test models. Only the bounds (eps_cp, eps_curve) "
@@ -267,6 +301,8 @@ def section(res: Results, out: Path) -> Section | None:
     if not shadow.empty:
         shadow = shadow.assign(job=shadow["job"].astype(object).where(shadow["job"].notna(), ""))
     for _, r in rows.iterrows():
+        if trials_of(r.to_dict()).kind not in STORED:
+            continue  # no per-trial scores by design: how_they_ran says so once
         sc = rebuild(shadow, r) if not shadow.empty else "the folder has no shadow table"
         name = slug(r["job"], r["impl"], r["attack"], r["dataset"], r["audit_id"][:8])
         if isinstance(sc, str):

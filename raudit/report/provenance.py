@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from raudit import __version__
+from raudit.audit.threat_model import trials_of
 from raudit.report.load import Results
 from raudit.report.model import KeyValues, Para, Pre, Section
 
@@ -73,8 +74,13 @@ def section(res: Results) -> Section:
     ]
     if not summary.empty:
         rate = summary["models_per_hour"].dropna()
-        items.append(("throughput", f"{rate.iloc[-1]:,.0f} models/hour (last run that trained)"
-                      if len(rate) else "not recorded (resumed with nothing to train)"))
+        # a transcript or active audit's rate is of its mechanism-only trials, a one-run's of runs
+        kind = trials_of(summary.loc[rate.index[-1]].to_dict()).kind if len(rate) else ""
+        unit = {"mechanism": "trials", "one-run": "runs"}.get(kind, "models")
+        files = all(trials_of(r).kind == "files" for r in summary.to_dict("records"))
+        items.append(("throughput", f"{rate.iloc[-1]:,.0f} {unit}/hour (last run that trained)"
+                      if len(rate) else "none: a data-only audit trains nothing" if files
+                      else "not recorded (resumed with nothing to train)"))
     items += _shadow(res.table("shadow")) + _utility(res.table("utility"))
     if res.inspects:
         items.append(("inspect runs", str(sum(len(i.runs) for i in res.inspects))))

@@ -271,15 +271,15 @@ def run_transcript_audit(req: ar.AuditRequest, out: Path | str, *, canaries: int
     if any_:
         row.update(eps_anytime=any_["eps_anytime"], looks=any_["looks"],
                    stop_reason=any_["stop_reason"], models_ok=n)
-    row["verdict"] = (f"anytime-valid audit: eps >= {any_['eps_anytime']:.2f} at "
-                      f"{100 * (1 - ALPHA):.0f}% confidence after {n} trials "
-                      f"({any_['stop_reason']})") if any_ else verdict(row) if not one else (
+    row["verdict"] = verdict(row) if not one else (
         f"one-run audit of {canaries} canaries ({one['queries_per_canary']} "
         f"{'steps' if kind == 'dp-sgd' else 'queries'} each): "
         + (f"{one['v']} of {one['r']} guesses right, " if one["r"] else
            "no guess count beat chance, ")
         + f"eps >= {one['eps_lo']:.2f} at "
-        f"{100 * (1 - one['beta']):.0f}% confidence, assuming pure DP")
+        f"{100 * (1 - one['beta']):.0f}% confidence, assuming pure DP"
+        # as the black-box one-run audit says it (raudit.runs.one_run)
+        + (": the claim is VIOLATED" if one["eps_lo"] > game.epsilon else ""))
     row["tightness"] = tightness(row)
     row["verdict_line"] = verdict_line(row)
     fit = _fit_clause(result.get("mu_fit"), true.eps, game.delta)

@@ -89,3 +89,54 @@ def test_a_curve_bound_above_the_claim_is_a_violation_though_cp_is_within_it():
     assert "eps >= 1.30" in sentence and "the claim is VIOLATED" in sentence, sentence
     assert not violated({**row, "eps_curve": 1.0})  # equal to the claim is within it
     assert not violated({**row, "eps_cp": math.nan, "eps_curve": math.nan})
+
+
+# ------------------------------------------------------ what ran, in the interface's words
+
+SHORT = {"epsilon": 1.0, "eps_cp": 0.0, "eps_curve": 0.0, "eps_max": 0.53, "auc": 0.5,
+         "tpr": 1.0, "fpr": 1.0, "tp": 8, "fn": 0, "tn": 0, "fp": 8, "missing": 0}
+
+
+def test_the_ceiling_advice_names_what_ran_and_the_interface_setting():
+    """Issue 48: a transcript audit's verdict said "shadow models", a data-only audit's
+    said to raise --shadow-models (its files are its models), and a Python API result
+    advised a command-line flag."""
+    from raudit.audit.verdict import FLAGS, KEYWORDS, verdict
+
+    game = verdict(SHORT)
+    assert game.endswith("with this many shadow models it could not have shown more than "
+                         "eps_max = 0.53, at most the claimed 1; raise --shadow-models")
+    assert verdict(SHORT, say=KEYWORDS) == game.replace("--shadow-models", "shadow_models=")
+    mech = verdict({**SHORT, "threat_model": "transcript"})
+    assert "shadow model" not in mech and "this many mechanism-only trials" in mech
+    assert mech.endswith("raise --shadow-models (trials per world)")
+    files = verdict({**SHORT, "impl": "external"}, say=FLAGS)
+    assert "this many synthetic files" in files and files.endswith(
+        "give more synthetic files per world (--synthetic-in/--synthetic-out)")
+    assert "--" not in verdict({**SHORT, "impl": "external"}, say=KEYWORDS)
+    retry = verdict({**SHORT, "eps_cp": math.nan, "missing": 4}, say=KEYWORDS)
+    assert retry.endswith("call raudit.api.audit again with the same arguments to retry them")
+
+
+def test_a_stored_verdict_verdict_cannot_write_is_kept():
+    """A one-run audit's sentence names what its row does not keep (the confidence of its
+    guesses); rendered from the row it read "no result: too few shadow models finished"
+    beside a VIOLATED box (the report recomputed every verdict)."""
+    from raudit.audit.verdict import KEYWORDS, in_words
+
+    said = "one-run audit of 100 canaries on the synthetic data: 98 of 100 guesses right, ..."
+    row = {"epsilon": 1.0, "eps_cp": None, "auc": None, "eps_one_run": 2.42, "canaries": 100,
+           "verdict": said}
+    assert in_words(row) == in_words(row, KEYWORDS) == said
+    assert in_words({**SHORT, "verdict": "an older sentence"}, KEYWORDS).endswith(
+        "raise shadow_models=")
+
+
+def test_a_transcript_anytime_stop_keeps_its_sentence():
+    """Written by raudit.runs.transcript before; verdict() now writes it from the row."""
+    from raudit.audit.verdict import verdict
+
+    row = {"epsilon": 1.0, "threat_model": "transcript", "eps_anytime": 1.234, "models_ok": 400,
+           "stop_reason": "the claim is rejected"}
+    assert verdict(row) == ("anytime-valid audit: eps >= 1.23 at 90% confidence after 400 "
+                            "trials (the claim is rejected)")
