@@ -15,7 +15,7 @@ from raudit.campaign.plan import Built, PluginPlan
 from raudit.engine.driver import EngineConfig
 from raudit.runs import calibrate as cb
 from raudit.runs.costs import startup_guess
-from raudit.runs.job_estimate import plan_table
+from raudit.runs.job_estimate import counted, plan_table
 
 #: one job's row of the plan (raudit.runs.job_estimate.plan_table's, or a plugin's)
 Row = dict[str, Any]
@@ -76,9 +76,10 @@ def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfi
         tot_mi += r["model_iterations"]
         tot_s += r["wall_s"]
         lower |= r["lower_bound"]
+        # a max_iter cap bounds the iterations, not the time: that leaves fixed costs out
         out.append([r["job"], r["kind"], r["impl"], str(r["dataset"]), f"{r['epsilon']:g}",
-                    f"{r['models']:,}", f"{ge}{_iters(r)}",
-                    f"{ge}{r['model_iterations']:,}", f"{ge}{_dur(r['wall_s'])}", r["rate"]])
+                    f"{r['models']:,}", f"{ge}{_iters(r)}", f"{ge}{r['model_iterations']:,}",
+                    f"{'>=' if r['lower_bound'] else ''}{_dur(r['wall_s'])}", r["rate"]])
     startup_s, how = startup_guess(engine)  # once for the campaign, as its first line counts it
     if startup_s >= 1:
         out.append(["start-up", "", "", "", "", "", "", "",
@@ -86,11 +87,13 @@ def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfi
         tot_s += startup_s
     ge = ">=" if lower else ("<=" if any(r.get("at_most") for r in rows) else "")
     out.append(["total", "", "", "", "", f"{sum(r['models'] for r in rows):,}", "",
-                f"{ge}{tot_mi:,}", f"{ge}{_dur(tot_s)}", ""])
+                f"{ge}{tot_mi:,}", f"{'>=' if lower else ''}{_dur(tot_s)}", ""])
     plugins = sum(r.get("rate") == PLUGIN_RATE for r in rows)
     measured = sum(r.get("rate") == "measured now" for r in rows)
     reference = sum(r.get("rate") == "reference" for r in rows)
-    notes = [f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
+    runs = {r["kind"] for r in rows if r["kind"] != "inspect"}
+    notes = [f"est. time {counted(runs, startup_s >= 1)}." if runs else "",
+             f"rate: 'cached' from the chunk-rate cache of this machine; 'reference' "
              f"({reference} job(s)) nothing trained here: a reference machine's calibration "
              "(raudit/runs/reference-rates.json) at the job's chunk size, scaled by this machine's speed on another kind of machine; 'measured "
              f"now' ({measured} job(s)) by a short calibration in this process. Iterations per "
@@ -106,4 +109,4 @@ def plan_view(header: Mapping[str, object], rows: list[Row], engine: EngineConfi
         notes.append(f"{plugins} job(s) of plugin generators (exec:, module:Class) are not in "
                      "the total: a dry run neither imports nor runs a plugin's code, so their "
                      "speed is unknown until the campaign runs them.")
-    return title, out, notes
+    return title, out, [n for n in notes if n]

@@ -91,7 +91,7 @@ def _run_checked(req: ar.AuditRequest, prepared: Prepared, out: Path, engine: En
         req = dataclasses.replace(req, chunk_size=audit_chunk_size(
             req, engine, said.append if estimate else notice, (game, ds)))
         limits.check_audit(req, engine, ds)  # the chosen M may hold more than the default
-    est = (_say_estimate(req, game, ds, engine, notice, time.perf_counter() - started)
+    est = (_say_estimate(req, game, ds, engine, notice, time.perf_counter() - started, out)
            if estimate else None)
     for message in said:
         notice(message)
@@ -146,13 +146,15 @@ def _run_locked(req: ar.AuditRequest, prepared: Prepared, out: Path, engine: Eng
 
 
 def _say_estimate(req: ar.AuditRequest, game: Game, ds: Dataset, engine: EngineConfig,
-                  notice: Notice, spent_s: float = 0.0) -> Estimate | None:
+                  notice: Notice, spent_s: float = 0.0, out: Path | None = None
+                  ) -> Estimate | None:
     """Print the estimate line; the Estimate (None when it could not be made).
-    ``spent_s``: the run's seconds so far (its chunk-size calibration), in the total."""
+    ``spent_s``: the run's seconds so far (its chunk-size calibration), in the total;
+    ``out``: the results folder, whose stored models a resume does not train again."""
     from raudit.runs.estimate import game_estimate, line
 
     try:
-        est = game_estimate(req, game, ds, engine, spent_s)
+        est = game_estimate(req, game, ds, engine, spent_s, out)
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run; the probe that

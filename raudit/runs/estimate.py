@@ -16,6 +16,10 @@ per set-up), none is a constant fitted once:
   chunk-size calibration and the measurement of these costs, tens of seconds on a cold
   cache): the total is the command's, from its start, not only what is left.
 
+A resumed audit counts only the models its folder does not hold yet (``done``: a finished
+target selection's pool, the game's stored models); the candidates are scored again (the
+choice is made from the stored pool on every run) and the analysis runs whole.
+
 Iterations per model: for the PATE family with a data-independent accountant (lam <=
 1e-3: spec section 10) the closed form of
 :func:`raudit.accountants.closed_form.iterations_to_reach` from the generator's own
@@ -58,6 +62,7 @@ class Estimate:
     costs_key: str | None = None  # the costs' cache entry (checked after the run)
     startup_how: str = "measured"  # or "typical": not measured on this machine yet
     spent_s: float = 0.0  # the command's seconds before the line (calibration, loading)
+    done: int = 0  # models already in the results folder (a resume): not counted above
 
     def per_model(self, many: bool = False) -> float:
         """Seconds of one shadow model: training, sampling and the attack's features."""
@@ -72,9 +77,8 @@ class Estimate:
 
     @property
     def selection_s(self) -> float:
-        """Training the pool (or the mini-MIAs) and scoring every candidate on it."""
-        if not self.selection_models:
-            return 0.0
+        """Training the pool (or the mini-MIAs) and scoring every candidate on it (a resume
+        whose pool is stored only scores)."""
         score = self.candidates * self.costs.forest_s(self.forest_rows) if self.costs else 0.0
         return self.seconds(self.selection_models, many=self.pooled) + score
 
@@ -157,14 +161,30 @@ def audit_estimate(req: Any, engine: Any, out: Any = None) -> Estimate:
     game, manifest, ds = prepare(req)
     if out is not None:
         ResultStore(out).check_manifest(manifest)
-    return game_estimate(req, game, ds, engine)
+    return game_estimate(req, game, ds, engine, out=out)
 
 
-def game_estimate(req: Any, game: Any, ds: Any, engine: Any, spent_s: float = 0.0) -> Estimate:
+def stored_models(out: Any, game: Any) -> tuple[int, int]:
+    """(target selection, game) models the results folder ``out`` already holds with status
+    ok (a resume trains only the others); (0, 0) for a new folder."""
+    from pathlib import Path
+
+    from raudit.results import ResultStore
+
+    if out is None or not Path(out).exists():
+        return 0, 0
+    selection = (ResultStore(Path(out) / "target-selection").done_models()
+                 if game.target == "auto" else 0)
+    return selection, ResultStore(out).done_models()
+
+
+def game_estimate(req: Any, game: Any, ds: Any, engine: Any, spent_s: float = 0.0,
+                  out: Any = None) -> Estimate:
     """:func:`audit_estimate` of a request already prepared (``raudit.audit.runner.prepare``
     resolves its privacy once: run_audit passes its own game and dataset). ``spent_s``: what
     the command has spent before this call (run_audit's chunk-size calibration); the costs
-    measured here are added to it."""
+    measured here are added to it. ``out``: the results folder; what it holds already is
+    left out (:func:`stored_models`)."""
     import time
 
     from raudit.audit import targets as tg
@@ -206,10 +226,12 @@ def game_estimate(req: Any, game: Any, ds: Any, engine: Any, spent_s: float = 0.
         selection, forests = 2 * len(cands) * int(req.target_pairs), len(cands)
         rows = int(req.target_pairs)
     startup, startup_how = startup_guess(engine)
-    return Estimate(selection, 2 * int(req.shadow_models), forests, int(iters), how,
-                    1.0 / max(iter_s, 1e-12), rate_how, engine.planned_workers(), costs,
-                    rows, pooled, startup, costs_key, startup_how,
-                    spent_s + time.perf_counter() - t0)
+    sel_done, game_done = stored_models(out, game)
+    sel_done, game_done = min(sel_done, selection), min(game_done, 2 * int(req.shadow_models))
+    return Estimate(selection - sel_done, 2 * int(req.shadow_models) - game_done, forests,
+                    int(iters), how, 1.0 / max(iter_s, 1e-12), rate_how,
+                    engine.planned_workers(), costs, rows, pooled, startup, costs_key,
+                    startup_how, spent_s + time.perf_counter() - t0, sel_done + game_done)
 
 
 def line(est: Estimate) -> str:
@@ -221,15 +243,21 @@ def line(est: Estimate) -> str:
     said = startup_words(est.startup_s, est.startup_how)
     if said:
         parts.append(said)
+    if est.done:  # a resume: the models the folder holds are not counted again
+        parts.insert(0, f"{est.done:,} models already stored")
     if est.selection_models:
         parts.append(f"target selection {est.selection_models:,} models "
                      f"{d(est.selection_s)}")
+    elif est.candidates:  # its pool is stored: the candidates are scored on it again
+        parts.append(f"target selection: scoring {est.candidates:,} candidates on its stored "
+                     f"models {d(est.selection_s)}")
     parts.append(f"game {est.game_models:,} models {d(est.game_s)}")
     parts.append(f"analysis {d(est.analysis_s)}")
     ge = ">= " if est.iterations_how == "lower bound" else ""
     how = (f"{est.iterations:,} iterations per model ({est.iterations_how}), {est.rate:,.0f} "
            f"model-iterations/s per worker" if est.iterations else "no training iterations")
-    text = (f"estimate: about {ge}{d(est.total_s)} in all ({', '.join(parts)}) on "
+    text = (f"estimate: about {ge}{d(est.total_s)} "
+            f"{'left after resuming' if est.done else 'in all'} ({', '.join(parts)}) on "
             f"{est.workers} worker(s); {how} ({est.rate_how})")
     if est.total_s > LONG_S:
         flags = ["fewer shadow models (-S)"]

@@ -219,12 +219,13 @@ def total_line(rows: list[dict[str, Any]], workers: int, shrink: list[str],
     the run smaller. ``startup``: (seconds, how) of starting Ray and its actors, once for
     the command (:func:`raudit.runs.costs.startup_guess`, as ``raudit audit`` counts it),
     part of the total: a tiny campaign said "about at most 1 s" and took 43 s, most of it
-    start-up."""
+    start-up. The line names what its total counts (:func:`counted`): a max_iter cap
+    bounds the iterations, not the total, which leaves out the jobs' fixed costs."""
     runs = [r for r in rows if r["kind"] != "inspect"]
     startup_s, startup_how = startup
     total = sum(r["wall_s"] for r in runs) + startup_s
-    ge = (">= " if any(r["lower_bound"] for r in runs) else
-          "at most " if any(r.get("at_most") for r in runs) else "")
+    lower = any(r["lower_bound"] for r in runs)
+    ge = ">= " if lower else "at most " if any(r.get("at_most") for r in runs) else ""
     models = sum(r["models"] for r in runs)
     unit = "fits" if all(r["kind"] == "utility" for r in runs) else "models"
     how = (f"rate {runs[0]['rate']}" if len(runs) == 1 else "rates " + ", ".join(
@@ -237,10 +238,28 @@ def total_line(rows: list[dict[str, Any]], workers: int, shrink: list[str],
     said = startup_words(startup_s, startup_how)
     start = f", {said}" if said else ""
     resumed = any(r.get("done") for r in runs)  # rows already less the stored models
-    text = (f"estimate: about {ge}{cb_duration(total)}"
+    text = (f"estimate: about {'>= ' if lower else ''}{cb_duration(total)}"
             f" {'left after resuming' if resumed else 'in all'} ({len(runs)} job(s), "
             f"{models:,} {unit}{' to go' if resumed else ''}, {its}{start}) on {workers} "
             f"worker(s); {how}")
+    if runs:
+        text += f"; {counted({r['kind'] for r in runs}, bool(said))}"
     if total > LONG_S and shrink:
         text += "; over 15 min: to shrink it use " + ", ".join(shrink)
     return text
+
+
+def counted(kinds: set[str], startup: bool = True) -> str:
+    """What the total of jobs of these kinds counts and leaves out: the training (each
+    model's iterations and its fixed fit cost), the start-up (``startup``: where there is
+    one) and a utility job's classifiers; not loading the data, each job's probe model or
+    an audit's attack and analysis, which are seconds per job (a tiny campaign's total is
+    mostly those)."""
+    def listed(items: list[str], last: str) -> str:
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {last} {items[-1]}"
+
+    parts = ["training"] + (["start-up"] if startup else []) + (
+        ["the classifiers"] if "utility" in kinds else [])
+    left = ["loading", "probes"] + (["the audits' attacks and analysis"] if "audit" in kinds
+                                    else [])
+    return f"counts {listed(parts, 'and')}, not {listed(left, 'or')}"

@@ -407,7 +407,7 @@ def test_costs_count_the_cpu_of_an_exec_plugins_program(tmp_path):
 def test_the_total_counts_the_start_up_once_measured_or_typical():
     capped = {**_row("audit", 0.4), "at_most": True}
     text = total_line([capped], 2, [], startup=(42.0, "measured"))
-    assert text.startswith("estimate: about at most 42 s in all (") and "start-up 42 s" in text
+    assert text.startswith("estimate: about 42 s in all (") and "start-up 42 s" in text
     # two jobs of one command share one start-up: 30 + 50 + 8, not 30 + 50 + 2 x 8
     typical = total_line([_row("audit", 30.0), _row("utility", 50.0)], 2, [],
                          startup=(cs.COLD_STARTUP_S, "typical"))
@@ -415,6 +415,8 @@ def test_the_total_counts_the_start_up_once_measured_or_typical():
     assert "start-up 8 s (typical: not measured here yet)" in typical
     in_process = total_line([_row("audit", 3.0)], 2, [], startup=(0.0, "measured"))
     assert in_process.startswith("estimate: about 3 s in all (") and "start-up" not in in_process
+    assert in_process.endswith("; counts training, not loading, probes or the audits' attacks "
+                               "and analysis")  # nothing starts in process
 
 
 def test_audit_utility_and_campaign_count_one_start_up_model(monkeypatch):
@@ -480,3 +482,63 @@ def test_a_utility_runs_estimate_passes_its_notice_to_the_plan(monkeypatch):
     utility_run._say_estimate(job, EngineConfig(backend="ray", workers=2), said.append)
     assert said[0] == "measuring paper on x for the estimate ..." and said[1].startswith(
         "estimate: about "), said
+
+
+def test_a_resumed_audit_estimates_only_the_models_left(tmp_path, monkeypatch):
+    """Issue 48: interrupted once its target selection was stored, an audit's rerun said
+    the whole run again, the selection pool's models counted as still to train. Compared
+    by model counts (the estimate's work units), not by seconds."""
+    from raudit.audit.runner import AuditRequest
+    from raudit.runs import estimate as es
+    from raudit.runs.audit import run_audit
+
+    made: list[Estimate] = []
+    real = es.line
+    monkeypatch.setattr(es, "line", lambda e: made.append(e) or real(e))
+
+    class Interrupted(Exception):
+        pass
+
+    def until_the_game(message: str) -> None:
+        if "shadow models to train" in message:  # the selection is stored, the game begins
+            raise Interrupted
+
+    req = AuditRequest(impl="identity", attack="groundhog", shadow_models=10,
+                       selection_models=8, target_candidates=2)
+    out = tmp_path / "a"
+    with pytest.raises(Interrupted):
+        run_audit(req, out, LOCAL, notice=until_the_game, estimate=True)
+    said: list[str] = []
+    run_audit(req, out, LOCAL, notice=said.append, estimate=True)
+    first, resumed = made
+    assert (first.selection_models, first.game_models, first.done) == (8, 20, 0)
+    # the pool is stored: its 8 models are not trained again, its 2 candidates are scored
+    assert (resumed.selection_models, resumed.game_models, resumed.done) == (0, 20, 8)
+    assert resumed.candidates == 2 and resumed.selection_s > 0
+    line_ = next(m for m in said if m.startswith("estimate:"))
+    assert " left after resuming (8 models already stored" in line_, line_
+    assert "scoring 2 candidates on its stored models" in line_
+    assert "target selection 8 models" not in line_
+
+
+def test_a_capped_total_says_what_it_counts_not_about_at_most():
+    """Issue 48: configs/quick-audit.yaml's line read "about at most 1 s" (not English)
+    and took 15-74 s: a max_iter cap bounds the iterations, not the total, which leaves out
+    loading, the probes and the audits' attacks and analysis. The line says so, and so does
+    the dry run's plan."""
+    from raudit.campaign import dryrun
+
+    capped = {**_row("audit", 0.4), "at_most": True}
+    util = {**_row("utility", 0.2), "at_most": True}
+    text = total_line([capped, util], 2, [], startup=(5.0, "measured"))
+    assert "about at most" not in text and text.startswith("estimate: about 6 s in all (")
+    assert "at most 5 iterations per model" in text
+    assert text.endswith("; counts training, start-up and the classifiers, not loading, "
+                         "probes or the audits' attacks and analysis")
+    plan = [{**r, "impl": "paper", "dataset": "worst-case", "epsilon": 1.0}
+            for r in (capped, util)]
+    _, cells, notes = dryrun.plan_view({"name": "c"}, plan, EngineConfig(backend="local"))
+    assert [c[8] for c in cells] == ["0 s", "0 s", "1 s"]  # times bear no "<="
+    assert [c[7] for c in cells] == ["<=50", "<=50", "<=100"]  # the iterations do
+    assert notes[0] == ("est. time counts training and the classifiers, not loading, probes "
+                        "or the audits' attacks and analysis.")  # in process: no start-up
