@@ -81,6 +81,7 @@ def prepare(s: AuditSettings) -> AuditPlan:
     threat = select(s)
     _check_sequential(s, threat.one_run(s))
     threat.check(s)  # every check before --out is touched
+    threat.refuse_idle(s)  # a flag this kind of audit never reads
     engine = EngineConfig(backend=s.backend, workers=s.workers, device=s.device,
                           per_gpu=s.per_gpu, retries=s.retries)
     impl = str(s.impl)

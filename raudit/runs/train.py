@@ -94,13 +94,13 @@ def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
     from raudit.seeds import train_seeds
 
     check(s)
-    ds = data.load(s.dataset, label=s.label, bounds=s.bounds)
-    import torch
-    torch.set_num_threads(s.threads)
     impl = str(s.impl)
     kwargs = generator_kwargs(impl, preset=s.preset, teachers=s.teachers, lam=s.lam,
                               max_iter=s.max_iter, device=s.device,
-                              options=option_list(s.options))
+                              options=option_list(s.options))  # before the data is read
+    ds = data.load(s.dataset, label=s.label, bounds=s.bounds)
+    import torch
+    torch.set_num_threads(s.threads)
     gen = generators.get(impl)(**kwargs)
     privacy = PrivacySpec(s.epsilon, s.delta).resolve(gen, len(ds.train))  # as the audit does
     delta = privacy.delta
