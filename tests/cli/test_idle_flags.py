@@ -75,7 +75,8 @@ IDLE = [
 
 @pytest.mark.parametrize("kwargs, flag, here", IDLE)
 def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, flag, here):
-    kwargs = {"impl": "identity", **kwargs}
+    # small: on the code before, each of these ran (and so failed this test) in seconds
+    kwargs = {"impl": "identity", "shadow_models": 10, **kwargs}
     if kwargs.pop("external", False):
         kwargs.update(_folders(tmp_path))
     cli = _cli_error("audit", "--backend", "local", *_flags(kwargs), "--out",
@@ -97,11 +98,15 @@ def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, 
 ])
 @pytest.mark.parametrize("command", ["train", "audit"])
 def test_identity_refuses_what_it_cannot_use(tmp_path, command, args, message):
-    cli = _cli_error(command, "--impl", "identity", *args, "--out", str(tmp_path / "cli"))
+    small = ["--backend", "local", "-S", "10"] if command == "audit" else []
+    cli = _cli_error(command, "--impl", "identity", *args, *small, "--out",
+                     str(tmp_path / "cli"))
     assert cli == message
     kwargs = {"preset": args[1]} if args[0] == "--preset" else \
         {"options": [args[1]]} if args[0] == "-o" else \
         {args[0][2:].replace("-", "_"): int(args[1])}
+    if command == "audit":
+        kwargs.update(backend="local", shadow_models=10)
     fn = ra.train if command == "train" else ra.audit
     assert _api_error(fn, impl="identity", out=tmp_path / "api", quiet=True, **kwargs) == message
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
@@ -127,10 +132,11 @@ def test_every_generator_refuses_impossible_shared_values_in_one_place(name):
     ("independent", 50, "independent has no option --max-iter; its options: preset"),
 ])
 def test_utility_refuses_a_max_iter_it_cannot_use(tmp_path, impl, max_iter, message):
+    small = dict(dataset="breast-cancer", fits=1, samples=1, classifier="lr")
     cli = _cli_error("utility", "--impl", impl, "--max-iter", str(max_iter), "--backend",
-                     "local", "--out", str(tmp_path / "cli"))
+                     "local", *_flags(small), "--out", str(tmp_path / "cli"))
     api = _api_error(ra.utility, impl=impl, max_iter=max_iter, backend="local",
-                     out=tmp_path / "api", quiet=True)
+                     out=tmp_path / "api", quiet=True, **small)
     assert cli == api == message
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
 
