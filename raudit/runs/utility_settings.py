@@ -82,8 +82,12 @@ def _listed(value: object) -> list[Any]:
 
 def request(s: UtilitySettings) -> UtilityRequest:
     """The checked :class:`~raudit.utility.plan.UtilityRequest` of ``s``."""
-    from raudit.generators.kwargs import check_shared, generator_kwargs
+    from raudit.generators.kwargs import check_generator_args, check_shared, generator_kwargs
     from raudit.runs.audit_settings import option_list
+
+    if not s.real_only:  # a mistyped option before torch loads (raudit.generators.declared)
+        check_generator_args(str(s.impl), preset=None, teachers=None, lam=s.lam,
+                             max_iter=None, options=option_list(s.options))
     from raudit.utility import plan
 
     sweeps = _listed(s.sweep)
