@@ -69,6 +69,11 @@ class Registry(Generic[T]):
         self._loaded.pop(name, None)
         return obj
 
+    def entry(self, name: str) -> T | str | None:
+        """What ``name`` was registered as (a ``"module:attr"`` string stays one after its
+        first ``get``); None for a name not registered here (a plugin's included)."""
+        return self._entries.get(name)
+
     def unregister(self, name: str) -> None:
         self._entries.pop(name, None)
         self._loaded.pop(name, None)

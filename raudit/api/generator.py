@@ -71,8 +71,8 @@ def resolved(impl: Any, backend: str, options: Any = None) -> Iterator[tuple[str
     name = f"{cls.__module__}:{cls.__qualname__}"
     if backend != "local":
         raise ConfigError(f"generator class {cls.__qualname__} is defined in {cls.__module__} "
-                          f"(not importable by module:Class), so backend {backend!r}'s worker "
-                          "processes cannot load it: pass backend='local' (chunks run in this "
+                          f"(not importable by module:Class), so the worker processes of backend "
+                          f"{backend!r} cannot load it: pass backend='local' (chunks run in this "
                           "process), or move the class into a module on the path (pip install "
                           "-e your package, or PYTHONPATH)")
     # registered here, in the driver: the local backend runs every chunk in this process

@@ -50,7 +50,7 @@ def schedule_from_run(impl: str, options: dict, table, columns, epsilon: float, 
     counts, gnmax = releases(tr.events, model=0, sensitivity=sens)
     kinds = {(kind, scale) for kind, scale, rate in counts if rate == 1.0}
     if gnmax or len(kinds) != 1 or len(counts) != 1:
-        raise ConfigError(f"--threat-model transcript: {impl!r}'s run released "
+        raise ConfigError(f"--threat-model transcript: a run of {impl!r} released "
                           f"{len(counts)} kinds of votes; one noise kind and scale is modelled")
     (kind, scale), = kinds
     mech = VoteMechanism(kind, scale, int(sum(counts.values())), "threshold")

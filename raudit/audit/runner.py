@@ -18,6 +18,7 @@ from raudit.attacks import resolve as resolve_attack
 from raudit.audit import selection as sel
 from raudit.audit import targets as tg
 from raudit.audit import whitebox as wb
+from raudit.audit.flags import SELECTION, refuse_given
 from raudit.audit.game import NEIGHBOURS, Game, data_digest, default_context, split_sizes
 from raudit.audit.guard import validate_generator
 from raudit.errors import ConfigError
@@ -98,12 +99,25 @@ class AuditRequest:
         if self.target_selection not in sel.PROTOCOLS:
             raise ConfigError(f"--target-selection must be one of {', '.join(sel.PROTOCOLS)}; "
                               f"got {self.target_selection!r}")
+        self._refuse_idle()
         if not isinstance(self.options, dict):
             raise ConfigError(f"options must be a mapping of option names to values, got "
                               f"{type(self.options).__name__}")
         generators.base.check_privacy(self.epsilon, self.delta)
         if not isinstance(self.white_box, bool):
             raise ConfigError(f"white_box must be true or false, got {self.white_box!r}")
+
+    def _refuse_idle(self) -> None:
+        """The flags these settings make idle (:mod:`raudit.audit.flags`); a default target
+        is the dataset's to decide (:func:`prepare`)."""
+        if not self.sequential:
+            refuse_given(self, ("first_stage",), "an audit of a fixed -S")
+        if self.target_selection == "pool":
+            refuse_given(self, ("target_pairs",), "the pooled selection")
+        else:
+            refuse_given(self, ("selection_models",), "--target-selection per-candidate")
+        if self.target is not None and str(self.target) != "auto":
+            refuse_given(self, SELECTION, f"--target {self.target}")
 
     @classmethod
     def from_dict(cls, config: dict[str, Any]) -> "AuditRequest":
@@ -127,7 +141,9 @@ def prepare(req: AuditRequest) -> tuple[Game, dict, Any]:
     ds = data.load(dataset, label=req.label, bounds=req.bounds)
     data.require_binary(ds, "an audit")
     target = tg.resolve(req.target, ds.train, ds.notes, dataset)
-    if target == "auto":
+    if target != "auto":  # the planted target by default: nothing to select
+        refuse_given(req, SELECTION, f"an audit of the planted target of {dataset}")
+    else:
         if req.target_selection == "pool":
             sel.check_pool(req.selection_models, req.target_candidates)
         else:

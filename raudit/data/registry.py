@@ -241,11 +241,11 @@ def _check_parses(src: Path, name: str, file: DataFile) -> None:
     try:
         cleaned = entry.read([src] * count)
     except DataError as exc:
-        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name}: "
+        raise DataError(f"{src} does not parse as dataset {name!r} (its {Path(file.relpath).name}): "
                         f"{exc}") from None
     except Exception as exc:  # a reader's failure on foreign bytes
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DataError(f"{src} does not parse as dataset {name!r}'s {Path(file.relpath).name} "
-                        f"({type(exc).__name__}: {first[:200]})") from None
+        raise DataError(f"{src} does not parse as dataset {name!r} (its {Path(file.relpath).name}; "
+                        f"{type(exc).__name__}: {first[:200]})") from None
     if cleaned.frame.empty:
         raise DataError(f"{src} holds no rows of dataset {name!r}")

@@ -25,7 +25,8 @@ def _is_generator(obj, name: str) -> None:
 
 GENERATORS: Registry[type[Generator]] = Registry("generator", entry_point_group=ENTRY_POINT_GROUP,
                                                  check=_is_generator)
-for _name, _path in (
+# the generators raudit ships (their option names: raudit.generators.declared)
+BUILT_IN: dict[str, str] = dict((
     ("paper", "raudit.generators.pategan.paper:PaperPateGan"),
     ("borealis", "raudit.generators.pategan.ports.borealis.port:BorealisPateGan"),
     ("smartnoise", "raudit.generators.pategan.ports.smartnoise.port:SmartNoisePateGan"),
@@ -40,8 +41,14 @@ for _name, _path in (
     ("identity", "raudit.generators.debug:IdentityGenerator"),
     ("independent", "raudit.generators.debug:IndependentGenerator"),
     ("randomized-response", "raudit.generators.debug:RandomizedResponseGenerator"),
-):
+))
+for _name, _path in BUILT_IN.items():
     GENERATORS.register(_name, _path)
+
+
+def is_built_in(name: str) -> bool:
+    """Whether ``name`` is still the generator raudit ships under it (not replaced)."""
+    return name in BUILT_IN and GENERATORS.entry(name) == BUILT_IN[name]
 
 
 def register(cls: type[Generator], *, name: str | None = None) -> type[Generator]:

@@ -22,13 +22,26 @@ import numpy as np
 import pandas as pd
 
 from raudit.data.dataset import ColumnMeta
-from raudit.errors import DataError
+from raudit.errors import ConfigError, DataError
 from raudit.generators.base import Generator
 from raudit.generators.capabilities import Capabilities
 from raudit.events import Observer
 
 
 _FIT, _SAMPLE = 0, 1  # stream tags: fitting and sampling never share random numbers
+
+
+class _Untuned(Generator):
+    """A calibration generator has no hyperparameter: its constructor declares only the
+    shared ``preset`` (``default``), so --teachers, --max-iter or -o KEY=VALUE are refused
+    with its option list rather than accepted and never read (a catch-all ``**options``
+    took any name)."""
+
+    def __init__(self, *, preset: str = "default") -> None:
+        if preset not in self.presets:
+            raise ConfigError(f"{self.name} has no preset {preset!r}; its presets: "
+                              f"{', '.join(self.presets)}")
+        super().__init__(preset=preset)  # the options an audit's id has always recorded
 
 
 def _rng(*keys: int) -> np.random.Generator:
@@ -45,7 +58,7 @@ def _rows(table: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame
     return table.iloc[rng.integers(0, len(table), size=n)].reset_index(drop=True)
 
 
-class IdentityGenerator(Generator):
+class IdentityGenerator(_Untuned):
     """Returns its training table: in order when n equals its length, else resampled
     with replacement. Not private at all (eps = infinity)."""
 
@@ -63,7 +76,7 @@ class IdentityGenerator(Generator):
         return _rows(self.data_, n, _rng(self.seed_, _SAMPLE, seed))
 
 
-class IndependentGenerator(Generator):
+class IndependentGenerator(_Untuned):
     """Samples every column independently without reading a single record (0-DP).
 
     A column whose :class:`ColumnMeta` has PUBLIC bounds is drawn from them by its
@@ -116,7 +129,7 @@ class IndependentGenerator(Generator):
         return out
 
 
-class RandomizedResponseGenerator(Generator):
+class RandomizedResponseGenerator(_Untuned):
     """Randomized response on 0/1 tables, with a known eps.
 
     Every value of every training row is kept with probability

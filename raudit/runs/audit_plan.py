@@ -74,13 +74,19 @@ def _count(value: int | str, flag: str) -> int:
 
 def prepare(s: AuditSettings) -> AuditPlan:
     """Check every setting (before any work) and build the request; raises ConfigError."""
+    from raudit.generators.kwargs import check_generator_args, generator_kwargs
+
+    # a mistyped generator option first: the threat models' modules and a built-in
+    # generator's import torch, seconds before the check below could say so
+    check_generator_args(str(s.impl), preset=s.preset, teachers=s.teachers, lam=s.lam,
+                         max_iter=s.max_iter, options=option_list(s.options))
     from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest
     from raudit.engine.driver import EngineConfig
-    from raudit.generators.kwargs import generator_kwargs
 
     threat = select(s)
     _check_sequential(s, threat.one_run(s))
     threat.check(s)  # every check before --out is touched
+    threat.refuse_idle(s)  # a flag this kind of audit never reads
     engine = EngineConfig(backend=s.backend, workers=s.workers, device=s.device,
                           per_gpu=s.per_gpu, retries=s.retries)
     impl = str(s.impl)

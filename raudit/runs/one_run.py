@@ -18,6 +18,7 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit import summary
+from raudit.audit.flags import SELECTION
 from raudit.audit.mechanisms import mechanism_columns
 from raudit.audit.one_run_bb import check_canaries, one_run_black_box
 from raudit.audit.threat_model import ThreatSpec
@@ -41,6 +42,10 @@ class OneRun(ThreatModel):
     ``--one-run`` at black-box (transcript and active run their own one-run audits)."""
 
     name = "one-run"
+    # its canaries are the most outlying rows, scored on one run's own synthetic table
+    idle = ("target", "features", *SELECTION, "first_stage", "samples_per_model",
+            "synthetic_rows")
+    what = "a one-run audit (its canaries are the most outlying rows)"
 
     def one_run(self, s: AuditSettings) -> bool:
         return True

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from raudit.audit.flags import refuse_given
 from raudit.errors import ConfigError
 from raudit.registry import Registry
 from raudit.runs.audit_settings import AuditSettings
@@ -56,9 +57,17 @@ class ThreatModel:
     reads_models: ClassVar[bool] = False
     # a folder name's tag after -s{seed} (default_out)
     tag: ClassVar[str] = ""
+    # the settings this threat model never reads, and what it is instead, for their
+    # refusal (raudit.audit.flags): given, the audit would run as if they were absent
+    idle: ClassVar[tuple[str, ...]] = ()
+    what: ClassVar[str] = ""
 
     def check(self, s: AuditSettings) -> None:
         """Raise a one-line ConfigError for settings this threat model cannot take."""
+
+    def refuse_idle(self, s: AuditSettings) -> None:
+        """A one-line ConfigError for a flag given that this threat model never reads."""
+        refuse_given(s, self.idle, self.what)
 
     def chosen(self, s: AuditSettings) -> "ThreatModel":
         """The threat model the other flags make of this one (black-box: one-run with

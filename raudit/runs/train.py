@@ -83,24 +83,27 @@ def _no_bar(description: str, total: int | None
 
 def run_train(s: TrainSettings, bar: Bar | None = None) -> TrainResult:
     """Train, sample and write ``out``; ``bar(description, total)`` shows the iterations."""
+    from raudit.generators.kwargs import check_generator_args, generator_kwargs
+    from raudit.runs.audit_settings import option_list
+
+    check(s)
+    check_generator_args(str(s.impl), preset=s.preset, teachers=s.teachers, lam=s.lam,
+                         max_iter=s.max_iter, options=option_list(s.options))  # before torch
     from raudit import __version__, data, generators
     from raudit.generators.exec_adapter import folder_name
-    from raudit.generators.kwargs import generator_kwargs
     from raudit.privacy import PrivacySpec, training_notes
     from raudit.results.convert import number_or_none
     from raudit.results.events import EventSink
     from raudit.results.files import check_writable
-    from raudit.runs.audit_settings import option_list
     from raudit.seeds import train_seeds
 
-    check(s)
-    ds = data.load(s.dataset, label=s.label, bounds=s.bounds)
-    import torch
-    torch.set_num_threads(s.threads)
     impl = str(s.impl)
     kwargs = generator_kwargs(impl, preset=s.preset, teachers=s.teachers, lam=s.lam,
                               max_iter=s.max_iter, device=s.device,
-                              options=option_list(s.options))
+                              options=option_list(s.options))  # before the data is read
+    ds = data.load(s.dataset, label=s.label, bounds=s.bounds)
+    import torch
+    torch.set_num_threads(s.threads)
     gen = generators.get(impl)(**kwargs)
     privacy = PrivacySpec(s.epsilon, s.delta).resolve(gen, len(ds.train))  # as the audit does
     delta = privacy.delta

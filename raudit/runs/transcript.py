@@ -34,6 +34,7 @@ from raudit.audit.threat_model import ThreatSpec
 from raudit.audit.transcript import (VoteMechanism, mu_equivalent, one_run_transcript,
                                      transcript_scores)
 from raudit.audit.estimators import known_false
+from raudit.audit.flags import SELECTION
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -54,6 +55,10 @@ class Transcript(ThreatModel):
 
     name = "transcript"
     tag = "-transcript"
+    # its trials are the mechanism's worst case: no target, attack features or synthetic data
+    idle = ("target", "features", *SELECTION, "first_stage", "samples_per_model",
+            "synthetic_rows")
+    what = "a transcript audit (the mechanism's worst case, no synthetic data)"
 
     def supports(self, impl: str) -> None:
         """A one-line ConfigError unless ``impl`` has a mechanism this level can replay."""
@@ -142,6 +147,7 @@ class Active(Transcript):
 
     name = "active"
     tag = "-active"
+    what = "an active audit (the auditor's worst case, no synthetic data)"
 
     def supports(self, impl: str) -> None:
         check_active(impl)

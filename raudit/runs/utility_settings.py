@@ -82,8 +82,12 @@ def _listed(value: object) -> list[Any]:
 
 def request(s: UtilitySettings) -> UtilityRequest:
     """The checked :class:`~raudit.utility.plan.UtilityRequest` of ``s``."""
-    from raudit.generators.kwargs import generator_kwargs
+    from raudit.generators.kwargs import check_generator_args, check_shared, generator_kwargs
     from raudit.runs.audit_settings import option_list
+
+    if not s.real_only:  # a mistyped option before torch loads (raudit.generators.declared)
+        check_generator_args(str(s.impl), preset=None, teachers=None, lam=s.lam,
+                             max_iter=None, options=option_list(s.options))
     from raudit.utility import plan
 
     sweeps = _listed(s.sweep)
@@ -100,6 +104,15 @@ def request(s: UtilitySettings) -> UtilityRequest:
     kwargs = {} if s.real_only else generator_kwargs(
         str(s.impl), preset=None, teachers=None, lam=s.lam, max_iter=None, device=None,
         options=option_list(s.options))
+    if not s.real_only:
+        # --max-iter caps each fit (the plan passes it on only below a generator's own
+        # count), so it is not a constructor option here; given, it gets every command's
+        # checks: at least 1, and a generator without iterations refuses it
+        if s.max_iter != UtilitySettings.max_iter:
+            generator_kwargs(str(s.impl), preset=None, teachers=None, lam=None,
+                             max_iter=s.max_iter, device=None, options=None)
+        for preset in _listed(s.preset):
+            check_shared(str(s.impl), preset=str(preset))
     eps = plan.STUDY_EPSILONS if "eps" in sweep and not epsilon else tuple(epsilon or (1.0,))
     return plan.UtilityRequest(
         impl=str(s.impl), dataset=s.dataset, label=s.label,

@@ -27,7 +27,10 @@ def test_declarations():
     original = generators.get("original").describe()
     assert original.device and not original.teachers_on_ray
     identity = generators.get("identity").describe()
-    assert identity.options is None and identity.accepts("anything") and not identity.device
+    # a calibration generator has no hyperparameter: only the shared preset (issue 48:
+    # its catch-all constructor took --teachers 0 or -o nosuch=1 and never read them)
+    assert identity.option_names() == ["preset"] and not identity.accepts("anything")
+    assert not identity.device
 
 
 @pytest.mark.parametrize("name", ["paper", "borealis", "smartnoise", "original", "turing"])

@@ -1,0 +1,150 @@
+"""Arguments that did nothing, or could not be used, are refused (issue 48): one line, exit
+2, nothing written, the same message from the command and from raudit.api.
+
+Before, each of these ran as if the argument were absent (an audit of a planted target
+with --target-candidates 8, a transcript audit with --first-stage 10, identity with
+--teachers 0 or -o nosuch=1) or ran with an impossible value (utility at --max-iter 0,
+"-1 iterations per model")."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import raudit
+import raudit.api as ra
+from raudit import generators
+from raudit.cli.app import app
+from raudit.errors import ConfigError, RauditError
+from raudit.generators.kwargs import generator_kwargs
+
+
+def _cli_error(*args: str) -> str:
+    r = CliRunner().invoke(app, list(args))
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert line.startswith("error: ") and "\n" not in line, line
+    return line[len("error: "):]
+
+
+def _api_error(fn, **kwargs) -> str:
+    with pytest.raises(RauditError) as info:
+        fn(**kwargs)
+    return " ".join(str(info.value).split())
+
+
+def _flags(kwargs: dict) -> list[str]:
+    out = []
+    for key, value in kwargs.items():
+        flag = {"sequential": "--sequential"}.get(key, "--" + key.replace("_", "-"))
+        out += [flag] if value is True else [flag, str(value)]
+    return out
+
+
+def _folders(tmp_path: Path) -> dict[str, str]:
+    for world in ("in", "out"):
+        (tmp_path / world).mkdir()
+        (tmp_path / world / "0.csv").write_text("a\n1\n")
+    return {"synthetic_in": str(tmp_path / "in"), "synthetic_out": str(tmp_path / "out")}
+
+
+# (the audit's arguments, the flag refused, the words of "not to ...")
+IDLE = [
+    (dict(first_stage=10), "--first-stage 10", "an audit of a fixed -S"),
+    (dict(attack="querybased", dataset="worst-case", target_candidates=8),
+     "--target-candidates 8", "an audit of the planted target of worst-case"),
+    (dict(target="3", selection_models=20), "--selection-models 20", "--target 3"),
+    (dict(target="worst-case", target_selection="per-candidate"),
+     "--target-selection per-candidate", "--target worst-case"),
+    (dict(target_pairs=8), "--target-pairs 8", "the pooled selection"),
+    (dict(target_selection="per-candidate", selection_models=20), "--selection-models 20",
+     "--target-selection per-candidate"),
+    (dict(impl="paper", threat_model="transcript", target_candidates=8),
+     "--target-candidates 8", "a transcript audit"),
+    (dict(impl="paper", threat_model="transcript", sequential="anytime", first_stage=10),
+     "--first-stage 10", "a transcript audit"),
+    (dict(impl="paper", threat_model="active", target="3"), "--target 3", "an active audit"),
+    (dict(one_run=True, features="naive"), "--features naive", "a one-run audit"),
+    (dict(one_run=True, synthetic_rows=10), "--synthetic-rows 10", "a one-run audit"),
+    (dict(external=True, samples_per_model=2), "--samples-per-model 2", "a data-only audit"),
+]
+
+
+@pytest.mark.parametrize("kwargs, flag, here", IDLE)
+def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, flag, here):
+    # small: on the code before, each of these ran (and so failed this test) in seconds
+    kwargs = {"impl": "identity", "shadow_models": 10, **kwargs}
+    if kwargs.pop("external", False):
+        kwargs.update(_folders(tmp_path))
+    cli = _cli_error("audit", "--backend", "local", *_flags(kwargs), "--out",
+                     str(tmp_path / "cli"))
+    api = _api_error(ra.audit, backend="local", out=tmp_path / "api", quiet=True, **kwargs)
+    assert api == cli
+    assert cli.startswith(f"{flag} applies to ") and f"not to {here}" in cli, cli
+    assert cli.endswith(": drop it")
+    assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "nope"], "identity has no preset 'nope'; its presets: default"),
+    (["--max-iter", "-1"], "--max-iter must be at least 1, got -1"),
+    (["--teachers", "0"], "--teachers must be at least 1, got 0"),
+    (["--teachers", "5"], "identity has no option --teachers; its options: preset"),
+    (["-o", "nosuch=1"], "identity has no option 'nosuch'; its options: preset"),
+    (["-o", "teachers=0"], "identity has no option 'teachers'; its options: preset"),
+])
+@pytest.mark.parametrize("command", ["train", "audit"])
+def test_identity_refuses_what_it_cannot_use(tmp_path, command, args, message):
+    small = ["--backend", "local", "-S", "10"] if command == "audit" else []
+    cli = _cli_error(command, "--impl", "identity", *args, *small, "--out",
+                     str(tmp_path / "cli"))
+    assert cli == message
+    kwargs = {"preset": args[1]} if args[0] == "--preset" else \
+        {"options": [args[1]]} if args[0] == "-o" else \
+        {args[0][2:].replace("-", "_"): int(args[1])}
+    if command == "audit":
+        kwargs.update(backend="local", shadow_models=10)
+    fn = ra.train if command == "train" else ra.audit
+    assert _api_error(fn, impl="identity", out=tmp_path / "api", quiet=True, **kwargs) == message
+    assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("name", generators.names())
+def test_every_generator_refuses_impossible_shared_values_in_one_place(name):
+    for kwargs, message in [(dict(teachers=0), "--teachers must be at least 1, got 0"),
+                            (dict(max_iter=-1), "--max-iter must be at least 1, got -1"),
+                            (dict(lam=0.0), "--lambda must be positive, got 0.0"),
+                            (dict(preset="nope"), f"{name} has no preset 'nope'"),
+                            (dict(options=["max_iter=0"]), "has no option 'max_iter'|"
+                                                           "-o max_iter must be at least 1")]:
+        given = dict(preset=None, teachers=None, lam=None, max_iter=None, device=None,
+                     options=None)
+        with pytest.raises(ConfigError, match=message):
+            generator_kwargs(name, **{**given, **kwargs})
+
+
+@pytest.mark.parametrize("impl, max_iter, message", [
+    ("independent", 0, "--max-iter must be at least 1, got 0"),
+    ("paper", -3, "--max-iter must be at least 1, got -3"),
+    ("independent", 50, "independent has no option --max-iter; its options: preset"),
+])
+def test_utility_refuses_a_max_iter_it_cannot_use(tmp_path, impl, max_iter, message):
+    small = dict(dataset="breast-cancer", fits=1, samples=1, classifier="lr")
+    cli = _cli_error("utility", "--impl", impl, "--max-iter", str(max_iter), "--backend",
+                     "local", *_flags(small), "--out", str(tmp_path / "cli"))
+    api = _api_error(ra.utility, impl=impl, max_iter=max_iter, backend="local",
+                     out=tmp_path / "api", quiet=True, **small)
+    assert cli == api == message
+    assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+def test_no_message_writes_a_quoted_name_with_an_apostrophe_s():
+    """f"{name!r}'s" printed "backend 'ray''s worker processes"."""
+    root = Path(raudit.__file__).parent
+    bad = [f"{p.relative_to(root)}:{i}" for p in sorted(root.rglob("*.py"))
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if re.search(r"!r\}'s\b", line)]
+    assert bad == []
