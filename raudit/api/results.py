@@ -114,7 +114,7 @@ class AuditResult:
         s = self.summary
         label = f"{s.get('impl')} vs {s.get('attack')} on {s.get('dataset')}"
         trials = trials_of(s)  # what ran: shadow models, files, mechanism trials or one run
-        ran = (("one run", f"{s.get('canaries')} canaries") if trials.kind == "one-run" else
+        ran = (("one run", f"{s.get('canaries')} canaries") if trials.kind == "canaries" else
                (trials.plural, f"{s.get('models_ok')} ok"))
         rows = [("AUC (test)", _fmt(self.auc)),
                 # the bound the verdict reads: a one-run audit has no CP bound and no ceiling

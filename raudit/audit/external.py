@@ -29,10 +29,10 @@ from raudit.attacks import extract
 from raudit.attacks import resolve as resolve_attack
 from raudit.audit import game as g
 from raudit.audit.chunk import attack_context, row_base
+from raudit.audit.threat_model import EXTERNAL_IMPL
 from raudit.errors import ConfigError, DataError
 from raudit.privacy import STUDY_DELTA
 
-IMPL = "external"
 SUFFIXES = (".csv", ".parquet")
 
 
@@ -129,7 +129,7 @@ def external_game(req, tables: dict[str, list[pd.DataFrame]], digest: str, ds, d
     """The Game of a data-only audit: the request's dataset, target, attack and claim;
     impl "external", the files' digest as its only option."""
     attack, features = resolve_attack(req.attack, req.features)
-    return g.Game(impl=IMPL, options={"files": digest}, dataset=dataset, target=target,
+    return g.Game(impl=EXTERNAL_IMPL, options={"files": digest}, dataset=dataset, target=target,
                   epsilon=float(req.epsilon), delta=STUDY_DELTA if req.delta is None else float(req.delta),
                   attack=attack.name, features=features, shadow_models=len(tables["in"]),
                   seed=int(req.seed), synthetic_rows=len(tables["in"][0]),

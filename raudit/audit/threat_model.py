@@ -17,7 +17,7 @@ from typing import Any
 from raudit.errors import ConfigError
 from raudit.results.convert import number
 
-__all__ = ["LEVELS", "ThreatSpec", "Trials", "read_models", "trials_of"]
+__all__ = ["EXTERNAL_IMPL", "LEVELS", "ThreatSpec", "Trials", "read_models", "trials_of"]
 
 # the levels a record names (the results' threat_model column); a data-only audit
 # records the string "data-only" and a black-box one-run audit the level black-box
@@ -37,7 +37,7 @@ def read_models(level: object) -> bool:
 class Trials:
     """What a stored audit's trials were, as its sentences name them."""
 
-    kind: str  # "models" | "files" | "mechanism" | "one-run"
+    kind: str  # "models" | "files" | "mechanism" | "canaries"
     one: str
     plural: str
 
@@ -45,6 +45,9 @@ class Trials:
 # the recorded levels whose trials are drawn from the mechanism alone (nothing trained,
 # nothing stored per trial: raudit.runs.transcript)
 _MECHANISM_ONLY = frozenset({"transcript", "active"})
+#: the generator name a data-only audit records (its synthetic files were made elsewhere;
+#: its rows' threat_model column keeps the attacker's level)
+EXTERNAL_IMPL = "external"
 
 
 def trials_of(row: Mapping[str, Any]) -> Trials:
@@ -52,10 +55,10 @@ def trials_of(row: Mapping[str, Any]) -> Trials:
     models (black-box, white-box), a data-only audit's synthetic files, mechanism-only
     trials (transcript, active), or one run with canaries (``--one-run`` at any level)."""
     if not math.isnan(number(row.get("eps_one_run"))):
-        return Trials("one-run", "canary", "canaries")
+        return Trials("canaries", "canary", "canaries")
     if row.get("threat_model") in _MECHANISM_ONLY:
         return Trials("mechanism", "trial", "mechanism-only trials")
-    if row.get("impl") == "external":
+    if row.get("impl") == EXTERNAL_IMPL:
         return Trials("files", "synthetic file", "synthetic files")
     return Trials("models", "shadow model", "shadow models")
 

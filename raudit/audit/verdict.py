@@ -157,7 +157,7 @@ def renders(row: Mapping[str, Any]) -> bool:
     """Whether :func:`verdict` writes the sentence of the audit ``row`` describes: every
     kind but a one-run audit, whose sentence names what its row does not keep (the guesses'
     confidence level, the queries per canary) and is written by its run."""
-    return trials_of(row).kind != "one-run"
+    return trials_of(row).kind != "canaries"
 
 
 def in_words(row: Mapping[str, Any], say: Wording = FLAGS) -> str:
@@ -202,7 +202,7 @@ def caution(row: Mapping[str, Any]) -> bool:
     The report and the notebook box show these amber: green read as a pass."""
     if violated(row) or not math.isnan(number(row.get("eps_anytime"))):
         return False
-    if trials_of(row).kind == "one-run":  # its bound is eps_one_run: it has no eps_cp or AUC
+    if trials_of(row).kind == "canaries":  # its bound is eps_one_run: it has no eps_cp or AUC
         return _beyond_mechanism(row) is not None
     eps, ceiling = number(row.get("epsilon")), number(row.get("eps_max"))
     if math.isnan(number(row.get("eps_cp"))) or math.isnan(number(row.get("auc"))):

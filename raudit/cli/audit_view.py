@@ -123,7 +123,7 @@ def show(r: Mapping[str, Any]) -> None:
         t.add_row("synthetic rows", f"{r['synthetic_rows']} per model, {rows_txt}")
     rate = r.get("models_per_hour")
     # what the run counts: "1 run" of a one-run audit (not "1 models"), mechanism-only trials
-    unit, units = {"one-run": ("run", "runs"), "mechanism": ("trials", "trials")}.get(
+    unit, units = {"canaries": ("run", "runs"), "mechanism": ("trials", "trials")}.get(
         trials.kind, ("models", "models"))
     if r.get("impl") == "external":
         t.add_row("this run", f"data-only audit of {r['models_ok']} synthetic files")

@@ -249,7 +249,7 @@ _HOW = {
                  "auditor's canary queries), a likelihood-ratio test guesses the world, and its "
                  "errors on the test trials give the lower bound on the mechanism's epsilon. "
                  "Its trials are not stored, so it has no ROC curve or score histogram.",
-    "one-run": "A one-run audit (Steinke et al. 2023) makes one run with canary records, each "
+    "canaries": "A one-run audit (Steinke et al. 2023) makes one run with canary records, each "
                "in with probability 1/2, guesses which were in, and turns the number of right "
                "guesses into a lower bound on epsilon that assumes pure DP. It has no test "
                "models, so no ROC curve or score histogram.",
@@ -280,7 +280,7 @@ def section(res: Results, out: Path) -> Section | None:
     table = summary_table(rows)
     sec.add(Table("Audit summaries", table, "audits.csv", "models, models_ok and missing "
         "count both worlds" + (" (a transcript or active audit's: its mechanism-only trials; a "
-                               "one-run audit's: its one run)" if kinds & {"mechanism", "one-run"}
+                               "one-run audit's: its one run)" if kinds & {"mechanism", "canaries"}
                                else "") + ". " + " ".join(
         f"{column_of(n)}: {ESTIMATORS.get(n).guarantee}." for n in ESTIMATORS.names())
         + f" alpha = {ALPHA:g}. mu_gdp bounds mu-Gaussian DP; eps_max is the bound a perfect "

@@ -76,7 +76,7 @@ def section(res: Results) -> Section:
         rate = summary["models_per_hour"].dropna()
         # a transcript or active audit's rate is of its mechanism-only trials, a one-run's of runs
         kind = trials_of(summary.loc[rate.index[-1]].to_dict()).kind if len(rate) else ""
-        unit = {"mechanism": "trials", "one-run": "runs"}.get(kind, "models")
+        unit = {"mechanism": "trials", "canaries": "runs"}.get(kind, "models")
         files = all(trials_of(r).kind == "files" for r in summary.to_dict("records"))
         items.append(("throughput", f"{rate.iloc[-1]:,.0f} {unit}/hour (last run that trained)"
                       if len(rate) else "none: a data-only audit trains nothing" if files
