@@ -16,26 +16,13 @@ from typer.testing import CliRunner
 import raudit.api as ra
 from raudit import generators
 from raudit.cli.app import app
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import ConfigError
 from raudit.generators.base import Generator
+
+from error_lines import api_error, cli_error
 
 FAST = dict(impl="identity", attack="querybased", dataset="worst-case", shadow_models=10,
             backend="local", quiet=True)
-
-
-def _cli_error(*args: str) -> str:
-    """The command's error line, without its ``error: `` prefix (exit code 2)."""
-    r = CliRunner().invoke(app, list(args))
-    assert r.exit_code == 2, r.output
-    line = r.stderr.strip()
-    assert line.startswith("error: ") and "\n" not in line, line
-    return line[len("error: "):]
-
-
-def _api_error(fn, **kwargs) -> str:
-    with pytest.raises(RauditError) as info:
-        fn(**kwargs)
-    return " ".join(str(info.value).split())
 
 
 class NoisyMean(Generator):
@@ -125,9 +112,9 @@ def test_the_notebook_box_of_an_audit_that_could_not_show_a_violation_is_amber()
 def test_audit_refuses_what_the_command_refuses_with_its_message(tmp_path, kwargs, flags):
     impl = "paper" if "--impl" in flags else "identity"
     flags = [f for f in flags if f not in ("--impl", "paper")]
-    cli = _cli_error("audit", "--impl", impl, "--backend", "local", *flags, "--out",
+    cli = cli_error("audit", "--impl", impl, "--backend", "local", *flags, "--out",
                      str(tmp_path / "cli"))
-    api = _api_error(ra.audit, impl=impl, backend="local", out=tmp_path / "api", **kwargs)
+    api = api_error(ra.audit, impl=impl, backend="local", out=tmp_path / "api", **kwargs)
     assert api == cli
     assert not (tmp_path / "api").exists()
 
@@ -152,7 +139,7 @@ def test_audit_refuses_what_the_command_refuses_with_its_message(tmp_path, kwarg
 def test_a_python_value_of_the_wrong_type_is_refused_before_any_work(tmp_path, monkeypatch, fn,
                                                                       kwargs, message):
     monkeypatch.chdir(tmp_path)
-    assert _api_error(fn, **kwargs) == message
+    assert api_error(fn, **kwargs) == message
     assert not list(tmp_path.iterdir())  # no folder written
 
 
@@ -200,8 +187,8 @@ def test_train_returns_the_synthetic_table_and_summary(tmp_path):
 
 
 def test_train_refuses_a_bad_format_as_the_command_does(tmp_path):
-    cli = _cli_error("train", "--format", "xml", "--out", str(tmp_path / "c"))
-    assert _api_error(ra.train, fmt="xml", out=tmp_path / "a") == cli
+    cli = cli_error("train", "--format", "xml", "--out", str(tmp_path / "c"))
+    assert api_error(ra.train, fmt="xml", out=tmp_path / "a") == cli
 
 
 # ------------------------------------------------------------------------------ utility
@@ -215,8 +202,8 @@ def test_utility_returns_its_tables(tmp_path):
 
 
 def test_utility_refuses_an_unknown_sweep_as_the_command_does(tmp_path):
-    cli = _cli_error("utility", "--sweep", "colour", "--backend", "local")
-    assert _api_error(ra.utility, sweep="colour", backend="local") == cli
+    cli = cli_error("utility", "--sweep", "colour", "--backend", "local")
+    assert api_error(ra.utility, sweep="colour", backend="local") == cli
 
 
 # ------------------------------------------------------------------------------ inspect
@@ -230,7 +217,7 @@ def test_inspect_returns_the_violations_table(tmp_path):
 
 
 def test_inspect_refuses_zero_threads_as_the_command_does():
-    assert _api_error(ra.inspect, threads=0) == _cli_error("inspect", "--threads", "0")
+    assert api_error(ra.inspect, threads=0) == cli_error("inspect", "--threads", "0")
 
 
 # ------------------------------------------------------------------- campaign and report
@@ -267,13 +254,13 @@ def test_campaign_and_report(tmp_path):
 
 def test_campaign_and_report_refuse_as_the_commands_do(tmp_path):
     missing = tmp_path / "none.yaml"
-    assert _api_error(ra.campaign, config=missing) == _cli_error("campaign", str(missing))
+    assert api_error(ra.campaign, config=missing) == cli_error("campaign", str(missing))
     config = tmp_path / "c.yaml"
     config.write_text(CAMPAIGN)
-    assert (_api_error(ra.campaign, config=config, export=tmp_path / "x.zip", dry_run=True)
-            == _cli_error("campaign", str(config), "--export", str(tmp_path / "x.zip"), "--dry-run"))
-    assert (_api_error(ra.report, results=tmp_path, fmt="pdf")
-            == _cli_error("report", str(tmp_path), "--format", "pdf"))
+    assert (api_error(ra.campaign, config=config, export=tmp_path / "x.zip", dry_run=True)
+            == cli_error("campaign", str(config), "--export", str(tmp_path / "x.zip"), "--dry-run"))
+    assert (api_error(ra.report, results=tmp_path, fmt="pdf")
+            == cli_error("report", str(tmp_path), "--format", "pdf"))
 
 
 # ------------------------------------------------------------------------------ defaults
@@ -353,7 +340,7 @@ def test_an_importable_generator_class_and_an_instance(tmp_path):
     assert t.summary["impl"].endswith(":NoisyMean") and t.summary["options"]["spread"] == 0.05
     r = ra.audit(**{**FAST, "impl": NoisyMean, "options": {"spread": 0.2}}, out=tmp_path / "a")
     assert r.summary["impl"].endswith(":NoisyMean") and r.summary["models_ok"] == 20
-    assert _api_error(ra.audit, **{**FAST, "impl": 3}).startswith("impl must be a generator")
+    assert api_error(ra.audit, **{**FAST, "impl": 3}).startswith("impl must be a generator")
 
 
 # ------------------------------------------------------------ checked once, below both

@@ -12,28 +12,14 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import raudit
 import raudit.api as ra
 from raudit import generators
-from raudit.cli.app import app
-from raudit.errors import ConfigError, RauditError
+from raudit.errors import ConfigError
 from raudit.generators.kwargs import generator_kwargs
 
-
-def _cli_error(*args: str) -> str:
-    r = CliRunner().invoke(app, list(args))
-    assert r.exit_code == 2, r.output
-    line = r.stderr.strip()
-    assert line.startswith("error: ") and "\n" not in line, line
-    return line[len("error: "):]
-
-
-def _api_error(fn, **kwargs) -> str:
-    with pytest.raises(RauditError) as info:
-        fn(**kwargs)
-    return " ".join(str(info.value).split())
+from error_lines import api_error, cli_error
 
 
 def _flags(kwargs: dict) -> list[str]:
@@ -79,9 +65,9 @@ def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, 
     kwargs = {"impl": "identity", "shadow_models": 10, **kwargs}
     if kwargs.pop("external", False):
         kwargs.update(_folders(tmp_path))
-    cli = _cli_error("audit", "--backend", "local", *_flags(kwargs), "--out",
+    cli = cli_error("audit", "--backend", "local", *_flags(kwargs), "--out",
                      str(tmp_path / "cli"))
-    api = _api_error(ra.audit, backend="local", out=tmp_path / "api", quiet=True, **kwargs)
+    api = api_error(ra.audit, backend="local", out=tmp_path / "api", quiet=True, **kwargs)
     assert api == cli
     assert cli.startswith(f"{flag} applies to ") and f"not to {here}" in cli, cli
     assert cli.endswith(": drop it")
@@ -99,7 +85,7 @@ def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, 
 @pytest.mark.parametrize("command", ["train", "audit"])
 def test_identity_refuses_what_it_cannot_use(tmp_path, command, args, message):
     small = ["--backend", "local", "-S", "10"] if command == "audit" else []
-    cli = _cli_error(command, "--impl", "identity", *args, *small, "--out",
+    cli = cli_error(command, "--impl", "identity", *args, *small, "--out",
                      str(tmp_path / "cli"))
     assert cli == message
     kwargs = {"preset": args[1]} if args[0] == "--preset" else \
@@ -108,7 +94,7 @@ def test_identity_refuses_what_it_cannot_use(tmp_path, command, args, message):
     if command == "audit":
         kwargs.update(backend="local", shadow_models=10)
     fn = ra.train if command == "train" else ra.audit
-    assert _api_error(fn, impl="identity", out=tmp_path / "api", quiet=True, **kwargs) == message
+    assert api_error(fn, impl="identity", out=tmp_path / "api", quiet=True, **kwargs) == message
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
 
 
@@ -133,9 +119,9 @@ def test_every_generator_refuses_impossible_shared_values_in_one_place(name):
 ])
 def test_utility_refuses_a_max_iter_it_cannot_use(tmp_path, impl, max_iter, message):
     small = dict(dataset="breast-cancer", fits=1, samples=1, classifier="lr")
-    cli = _cli_error("utility", "--impl", impl, "--max-iter", str(max_iter), "--backend",
+    cli = cli_error("utility", "--impl", impl, "--max-iter", str(max_iter), "--backend",
                      "local", *_flags(small), "--out", str(tmp_path / "cli"))
-    api = _api_error(ra.utility, impl=impl, max_iter=max_iter, backend="local",
+    api = api_error(ra.utility, impl=impl, max_iter=max_iter, backend="local",
                      out=tmp_path / "api", quiet=True, **small)
     assert cli == api == message
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
