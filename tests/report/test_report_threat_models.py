@@ -17,10 +17,12 @@ def stores(tmp_path_factory):
     root = tmp_path_factory.mktemp("levels")
     return {
         "transcript": ra.audit(impl="paper", threat_model="transcript", out=root / "tr", **SMALL),
+        # a one-run audit has no -S (refused)
         "one-run": ra.audit(impl="identity", one_run=True, canaries=100, out=root / "bb1",
-                            **SMALL),
+                            backend="local", quiet=True),
         "transcript-one-run": ra.audit(impl="paper", threat_model="transcript", one_run=True,
-                                       canaries=100, out=root / "tr1", **SMALL),
+                                       canaries=100, out=root / "tr1", backend="local",
+                                       quiet=True),
         "black-box": ra.audit(impl="identity", attack="querybased", dataset="worst-case",
                               out=root / "bb", **SMALL),
     }
