@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from raudit.errors import ConfigError
+from raudit.wording import FLAGS
 
 __all__ = ["ENGINE", "GENERATOR", "SELECTION", "WHEN", "refuse_given"]
 
@@ -60,8 +61,6 @@ ENGINE = ("chunk_size", "workers", "per_gpu", "retries")
 #: the flags that choose and shape the generator
 GENERATOR = ("impl", "preset", "teachers", "lam", "max_iter", "options")
 
-# a flag whose name is not its field's (-o is repeated: one KEY=VALUE each)
-_FLAG = {"lam": "--lambda", "options": "-o"}
 
 
 def refuse_given(settings: Any, names: Iterable[str], here: str) -> None:
@@ -88,7 +87,7 @@ def _is_default(value: Any, default: Any) -> bool:
 
 def _given(name: str, value: Any) -> str:
     """The flag as a user gave it: ``--lambda 0.5``, ``-o a=1 -o b=2``."""
-    flag = _FLAG.get(name, "--" + name.replace("_", "-"))
+    flag = FLAGS.setting(name)  # an error names the command's flag, from the API too
     if name == "options" and isinstance(value, dict):
         value = [f"{k}={v}" for k, v in value.items()]
     if name == "options" and isinstance(value, (list, tuple)):
