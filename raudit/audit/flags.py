@@ -41,7 +41,8 @@ WHEN: dict[str, str] = {
     "shadow_models": "an audit of shadow models or mechanism-only trials (black-box, "
                      "white-box, transcript, active)",
     "attack": "an attack on synthetic data (black-box, white-box, data-only)",
-    "neighbours": "an audit whose attack sees D_in or D_out (black-box, white-box, data-only)",
+    "neighbours": "an audit of shadow models or synthetic files (black-box, white-box, "
+                  "data-only; the others make their own neighbours)",
     "chunk_size": _ENGINE,
     "workers": _ENGINE,
     "per_gpu": _ENGINE,
@@ -60,7 +61,6 @@ SELECTION = ("target_candidates", "target_selection", "target_pairs", "selection
 ENGINE = ("chunk_size", "workers", "per_gpu", "retries")
 #: the flags that choose and shape the generator
 GENERATOR = ("impl", "preset", "teachers", "lam", "max_iter", "options")
-
 
 
 def refuse_given(settings: Any, names: Iterable[str], here: str) -> None:
