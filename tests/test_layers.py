@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"engine"},  # Ray only here
     {"attacks", "generators", "results", "upstream", "plots"},
     {"accountants", "events", "data", "classifiers", "privacy"},
-    {"registry", "seeds", "errors"},
+    {"registry", "seeds", "errors", "wording"},
 ]
 LEVEL = {part: i for i, layer in enumerate(LAYERS) for part in layer}
 

@@ -28,9 +28,10 @@ The names ``raudit.audit``, ``raudit.utility``, ``raudit.inspect``, ``raudit.rep
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from raudit.api.arguments import check_arguments
 from raudit.api.results import (AuditResult, CampaignExport, CampaignPlan, CampaignResult, InspectResult,
@@ -41,6 +42,22 @@ __all__ = ["audit", "train", "utility", "inspect", "campaign", "report", "AuditR
            "ReportResult"]
 
 Options = dict[str, Any] | Sequence[str] | None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _in_keyword_words(fn: F) -> F:
+    """Run ``fn`` with the text written inside it (estimate lines, the engine's "... to
+    resume", a report's verdicts) naming this API's keywords, not the command's flags
+    (:mod:`raudit.wording`); its errors stay the command's one-line messages."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from raudit.wording import KEYWORDS, speaking
+
+        with speaking(KEYWORDS):
+            return fn(*args, **kwargs)
+    return cast(F, call)
 
 
 def _notice(quiet: bool) -> Callable[[str], None] | None:
@@ -57,6 +74,7 @@ def _phases(quiet: bool) -> Iterator[Any]:
         yield progress
 
 
+@_in_keyword_words
 def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | None = None,
           dataset: str | None = None, target: str | None = None,
           shadow_models: int | str = 1000, epsilon: float = 1.0, delta: float | None = None,
@@ -115,11 +133,13 @@ def audit(*, impl: Any = "paper", attack: str = "groundhog", features: str | Non
 def _in_keywords(summary: dict[str, Any]) -> dict[str, Any]:
     """An audit's summary with its verdict advising this API's keywords (``shadow_models=``),
     not the command's flags the stored sentence names."""
-    from raudit.audit.verdict import KEYWORDS, in_words
+    from raudit.audit.verdict import in_words
+    from raudit.wording import KEYWORDS
 
     return {**summary, "verdict": in_words(summary, KEYWORDS)} if "verdict" in summary else summary
 
 
+@_in_keyword_words
 def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float = 1.0,
           delta: float | None = None, teachers: int | None = None, lam: float | None = None,
           max_iter: int | None = None, seed: int = 0, preset: str = "default",
@@ -149,6 +169,7 @@ def train(*, impl: Any = "paper", dataset: str = "breast-cancer", epsilon: float
     return TrainResult(r.summary, r.synthetic, r.out, list(r.warnings))
 
 
+@_in_keyword_words
 def utility(*, impl: Any = "paper", dataset: str = "cervical",
             epsilon: float | Sequence[float] | None = None,
             sweep: str | Sequence[str] | None = None, control: str | None = None,
@@ -188,6 +209,7 @@ def utility(*, impl: Any = "paper", dataset: str = "cervical",
             return UtilityResult(run(settings, progress, notice=_notice(quiet)))
 
 
+@_in_keyword_words
 def inspect(*, impl: Any = None, all_: bool = False, dataset: str = "cervical",
             epsilon: float = 1.0, delta: float | None = None, teachers: int = 5,
             lam: float = 1e-3, max_iter: int = 1000, seed: int = 0,
@@ -221,6 +243,7 @@ def inspect(*, impl: Any = None, all_: bool = False, dataset: str = "cervical",
     return InspectResult(runs, None if out is None else Path(out))
 
 
+@_in_keyword_words
 def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool = False,
              only: str | Sequence[str] | None = None, workers: int | None = None,
              backend: str = "ray", device: str = "auto", per_gpu: int = 1, retries: int = 1,
@@ -269,6 +292,7 @@ def campaign(config: str | Path, *, out: str | Path | None = None, dry_run: bool
                                            for name, r in ran["jobs"].items()}})
 
 
+@_in_keyword_words
 def report(results: str | Path | AuditResult | UtilityResult | CampaignResult, *,
            out: str | Path = "report", fmt: str = "html", embed: bool = False,
            quiet: bool = False) -> ReportResult:

@@ -10,38 +10,23 @@ bound a perfect attack would reach with this many test models).
 
 The sentence names what ran (shadow models, a data-only audit's synthetic files, or a
 transcript or active audit's mechanism-only trials: :func:`raudit.audit.threat_model.trials_of`)
-and the setting a user turns as the interface they use names it (:data:`FLAGS` for the
-command, :data:`KEYWORDS` for ``raudit.api``).
+and the setting a user turns as the interface they use names it (``say``: a
+:class:`raudit.wording.Wording`, the command's flags by default).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
 from raudit.audit.threat_model import Trials, trials_of
 from raudit.results.convert import number
+from raudit.wording import FLAGS, Wording
 
 ALPHA = 0.1  # the audit's alpha (raudit.audit.analyse.analyse's default)
 _NO_SIGNAL = 0.01  # TPR and FPR both within this of 0 or 1: the threshold sits in a tail
-
-
-@dataclass(frozen=True)
-class Wording:
-    """How a sentence names the settings a user turns: as the command's flags or as the
-    Python API's keywords (a notebook user has no ``--shadow-models`` to raise)."""
-
-    models: str  # the models (or trials) per world
-    files: str  # a data-only audit's two folders of synthetic files
-    rerun: str  # resuming: the finished models are kept
-
-
-FLAGS = Wording("--shadow-models", "--synthetic-in/--synthetic-out", "rerun the same command")
-KEYWORDS = Wording("shadow_models=", "synthetic_in=/synthetic_out=",
-                   "call raudit.api.audit again with the same arguments")
 
 
 def _more(trials: Trials, say: Wording) -> str:

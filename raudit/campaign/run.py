@@ -36,6 +36,7 @@ from raudit.runs import limits
 from raudit.runs.jobs import AuditJob, Job, Notice
 from raudit.runs.utility_job import UtilityJob
 from raudit.runs.schedule import Progress, schedule
+from raudit.wording import Wording, current
 
 #: a job's planned work (raudit.runs.job_estimate.plan_table's row)
 PlanRow = dict[str, Any]
@@ -118,9 +119,11 @@ def _has_fresh_job(pool: list[Job], out: Path) -> bool:
                for j in pool)
 
 
-#: what makes a long campaign smaller, named by the estimate past 15 minutes
-SHRINK = ["--only to run some of its jobs", "fewer shadow_models / fits in the file",
-          "more workers (--workers, or a cluster via RAY_ADDRESS)"]
+def shrink(say: Wording) -> list[str]:
+    """What makes a long campaign smaller, named by the estimate past 15 minutes."""
+    return [f"{say.setting('only')} to run some of its jobs",
+            "fewer shadow_models / fits in the file",
+            f"more workers ({say.setting('workers')}, or a cluster via RAY_ADDRESS)"]
 
 
 def _say_estimate(jobs: list[pl.Built], engine: EngineConfig, notice: Notice, out: Path
@@ -135,7 +138,7 @@ def _say_estimate(jobs: list[pl.Built], engine: EngineConfig, notice: Notice, ou
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run
         return []
-    notice(total_line(rows, engine.planned_workers(), SHRINK, startup_guess(engine)))
+    notice(total_line(rows, engine.planned_workers(), shrink(current()), startup_guess(engine)))
     return rows
 
 

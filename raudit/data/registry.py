@@ -110,8 +110,14 @@ def load(
     if (ds := shipped.lookup(k)) is not None:  # a worker: the driver's table, shipped
         return ds
     ds = _load(str(name_or_path), label, bounds, seed)
-    shipped.record(k)
+    shipped.record(k, None if str(name_or_path) in DATASETS else
+                   shipped.key(_absolute(name_or_path), label,
+                               None if bounds is None else _absolute(bounds), seed))
     return ds
+
+
+def _absolute(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
 
 
 def _load(text: str, label, bounds, seed: int) -> Dataset:

@@ -19,7 +19,11 @@ from raudit.data.dataset import Dataset
 
 Key = tuple[str, "str | None", "str | None", int]
 
-_loaded: set[Key] = set()  # what this process loaded from files (the driver's side)
+# what this process loaded from files (the driver's side), each key with where to read it
+# again: a user file's path made absolute when it was loaded. The key stays as the chunks
+# name it (a game spec's dataset, as given), but a relative path read again later, from
+# another working directory (a notebook's os.chdir), named another file or none.
+_loaded: dict[Key, Key] = {}
 _installed: dict[Key, Dataset] = {}  # what a driver shipped here (a worker's side)
 
 
@@ -28,8 +32,10 @@ def key(name_or_path: str | Path, label: str | None, bounds: str | Path | None,
     return (str(name_or_path), label, None if bounds is None else str(bounds), int(seed))
 
 
-def record(k: Key) -> None:
-    _loaded.add(k)
+def record(k: Key, source: Key | None = None) -> None:
+    """``k`` was loaded from ``source`` (``k`` itself by default; a user file: its key
+    with the absolute paths it was read from)."""
+    _loaded[k] = k if source is None else source
 
 
 def lookup(k: Key) -> Dataset | None:
@@ -44,8 +50,9 @@ def export(load: Callable[..., Dataset]) -> dict[Key, Dataset]:
     Loaded ones are loaded again with ``load`` (:func:`raudit.data.load`; parsing is
     cached): callers may have modified the frames they were given, and the workers must
     get the table as read."""
-    return {**_installed, **{k: load(k[0], label=k[1], bounds=k[2], seed=k[3])
-                             for k in sorted(_loaded - set(_installed), key=str)}}
+    return {**_installed, **{k: load(s[0], label=s[1], bounds=s[2], seed=s[3])
+                             for k, s in sorted(_loaded.items(), key=str)
+                             if k not in _installed}}
 
 
 def install(tables: dict[Key, Any]) -> None:

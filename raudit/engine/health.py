@@ -24,8 +24,12 @@ from typing import Any
 import ray
 
 from raudit.errors import RunInterrupted
+from raudit.wording import current
 
-RESUME = "finished chunks are kept; rerun the same command to resume"
+
+def resume() -> str:
+    """How to go on after an interruption, as the interface that runs it says it."""
+    return f"finished chunks are kept; {current().rerun} to resume"
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -68,7 +72,7 @@ def _nodes(timeout: float) -> list[dict[str, Any]]:
     thread.join(timeout)
     if not box or isinstance(box[0], Exception):
         err = RunInterrupted(f"lost contact with the Ray head (no answer in {timeout:.0f} s): "
-                             f"the cluster is gone or unreachable; {RESUME} once it is back")
+                             f"the cluster is gone or unreachable; {resume()} once it is back")
         err.abandon_ray = True
         raise err
     nodes: list[dict[str, Any]] = box[0]
@@ -76,7 +80,7 @@ def _nodes(timeout: float) -> list[dict[str, Any]]:
 
 
 def _own_node_lost(why: str) -> RunInterrupted:
-    err = RunInterrupted(f"{why}; {RESUME}")
+    err = RunInterrupted(f"{why}; {resume()}")
     # Ray terminates a driver whose node is gone at its next object-store access: the
     # CLI says this line and exits before that happens.
     err.abandon_ray = True
@@ -134,5 +138,5 @@ class Watch:
         elif now - self.empty_since >= self.wait_s:
             raise RunInterrupted(
                 f"every Ray worker node is gone (no node could run a chunk for "
-                f"{self.wait_s:.0f} s); {RESUME} once the cluster has workers again "
+                f"{self.wait_s:.0f} s); {resume()} once the cluster has workers again "
                 "(RAUDIT_NODE_WAIT_S sets how long to wait)")

@@ -22,6 +22,7 @@ from raudit.audit.estimators import (ESTIMATORS, bound_names, column_of, estimat
 from raudit.audit.game import derive_seed
 from raudit.audit.threat_model import read_models, trials_of
 from raudit.audit.verdict import ALPHA, caution, in_words, violated
+from raudit.wording import current
 from raudit.plots import pyplot, save, slug
 from raudit.report.load import Results
 from raudit.report.model import Figure, Para, Section, Table, Verdict
@@ -274,7 +275,7 @@ def section(res: Results, out: Path) -> Section | None:
     for _, r in rows.iterrows():
         line = r.get("verdict_line")  # claimed / mechanism / audited (schema 11 on)
         row = r.to_dict()
-        sec.add(Verdict(label(r), in_words(row) + (
+        sec.add(Verdict(label(r), in_words(row, current()) + (
             f" [{line}]" if isinstance(line, str) and line else ""), violated(row),
             caution(row)))
     table = summary_table(rows)

@@ -77,9 +77,11 @@ def prepare(s: AuditSettings) -> AuditPlan:
     from raudit.generators.kwargs import check_generator_args, generator_kwargs
 
     # a mistyped generator option first: the threat models' modules and a built-in
-    # generator's import torch, seconds before the check below could say so
-    check_generator_args(str(s.impl), preset=s.preset, teachers=s.teachers, lam=s.lam,
-                         max_iter=s.max_iter, options=option_list(s.options))
+    # generator's import torch, seconds before the check below could say so (a data-only
+    # audit runs no generator: its threat model refuses every generator flag instead)
+    if not s.data_only:
+        check_generator_args(str(s.impl), preset=s.preset, teachers=s.teachers, lam=s.lam,
+                             max_iter=s.max_iter, options=option_list(s.options))
     from raudit.audit.runner import DEFAULT_CHUNK, AuditRequest
     from raudit.engine.driver import EngineConfig
 

@@ -40,6 +40,7 @@ from raudit.runs import calibrate as cb
 from raudit.runs.calibrate import explicit_iterations
 from raudit.runs.chunk_cache import Fit
 from raudit.runs.costs import BOUNDS_ROWS, HIGH, Costs
+from raudit.wording import current
 
 LONG_S = 15 * 60  # above this the estimate names the flags that shrink the run
 TRAIN_SHARE = 0.4  # of the game's models, the train split and the test split (game.split_sizes)
@@ -259,13 +260,14 @@ def line(est: Estimate) -> str:
     text = (f"estimate: about {ge}{d(est.total_s)} "
             f"{'left after resuming' if est.done else 'in all'} ({', '.join(parts)}) on "
             f"{est.workers} worker(s); {how} ({est.rate_how})")
-    if est.total_s > LONG_S:
-        flags = ["fewer shadow models (-S)"]
+    if est.total_s > LONG_S:  # named as the interface that runs it names them
+        say = current()
+        flags = [f"fewer shadow models ({say.models})"]
         if est.selection_models:
-            flags.append("a smaller target selection (--selection-models, or --target ROW "
-                         "to skip it)")
-        flags += ["fewer iterations (--max-iter)", "more workers (--workers, or a cluster "
-                  "via RAY_ADDRESS)"]
+            flags.append(f"a smaller target selection ({say.setting('selection_models')}, "
+                         f"or {say.setting('target')} ROW to skip it)")
+        flags += [f"fewer iterations ({say.setting('max_iter')})",
+                  f"more workers ({say.setting('workers')}, or a cluster via RAY_ADDRESS)"]
         text += "; over 15 min: to shrink it use " + ", ".join(flags)
     return text
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from raudit.audit.external import run_external, synthetic_files
-from raudit.audit.flags import SELECTION
+from raudit.audit.flags import ENGINE, GENERATOR, SELECTION
 from raudit.errors import ConfigError
 from raudit.runs.audit_settings import AuditSettings
 from raudit.runs.threats import ThreatModel
@@ -30,8 +30,10 @@ class External(ThreatModel):
     """A user's synthetic CSV/Parquet files as the shadow models; no generator runs."""
 
     name = "external"
-    # the files are the shadow models: nothing is trained, selected or staged
-    idle = (*SELECTION, "first_stage", "samples_per_model", "synthetic_rows")
+    # the files are the shadow models (as many as the folders hold): no generator is
+    # trained, selected, staged or run in chunks
+    idle = (*SELECTION, "first_stage", "samples_per_model", "synthetic_rows",
+            "shadow_models", *GENERATOR, *ENGINE)
     what = "a data-only audit (the files are the shadow models)"
 
     def check(self, s: AuditSettings) -> None:

@@ -18,7 +18,7 @@ from raudit import seeds
 from raudit.audit import analyse as an
 from raudit.audit import runner as ar
 from raudit.audit import summary
-from raudit.audit.flags import SELECTION
+from raudit.audit.flags import ENGINE, SELECTION
 from raudit.audit.mechanisms import mechanism_columns
 from raudit.audit.one_run_bb import check_canaries, one_run_black_box
 from raudit.audit.threat_model import ThreatSpec
@@ -42,9 +42,11 @@ class OneRun(ThreatModel):
     ``--one-run`` at black-box (transcript and active run their own one-run audits)."""
 
     name = "one-run"
-    # its canaries are the most outlying rows, scored on one run's own synthetic table
+    # its canaries are the most outlying rows, scored on one run's own synthetic table by
+    # their distances (no attack; --attack only named the default dataset), added or
+    # removed (no neighbours), in one run in this process (no -S, no chunks)
     idle = ("target", "features", *SELECTION, "first_stage", "samples_per_model",
-            "synthetic_rows")
+            "synthetic_rows", "shadow_models", "attack", "neighbours", *ENGINE)
     what = "a one-run audit (its canaries are the most outlying rows)"
 
     def one_run(self, s: AuditSettings) -> bool:

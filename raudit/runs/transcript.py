@@ -34,7 +34,7 @@ from raudit.audit.threat_model import ThreatSpec
 from raudit.audit.transcript import (VoteMechanism, mu_equivalent, one_run_transcript,
                                      transcript_scores)
 from raudit.audit.estimators import known_false
-from raudit.audit.flags import SELECTION
+from raudit.audit.flags import ENGINE, SELECTION, refuse_given
 from raudit.audit.verdict import ALPHA, tightness, verdict, verdict_line
 from raudit.errors import ConfigError
 from raudit.results import ResultStore, spec_hash
@@ -55,9 +55,10 @@ class Transcript(ThreatModel):
 
     name = "transcript"
     tag = "-transcript"
-    # its trials are the mechanism's worst case: no target, attack features or synthetic data
+    # its trials are the mechanism's worst case: no target, attack, neighbours or synthetic
+    # data (--attack only named the default dataset), drawn in this process (no chunks)
     idle = ("target", "features", *SELECTION, "first_stage", "samples_per_model",
-            "synthetic_rows")
+            "synthetic_rows", "attack", "neighbours", *ENGINE)
     what = "a transcript audit (the mechanism's worst case, no synthetic data)"
 
     def supports(self, impl: str) -> None:
@@ -75,6 +76,12 @@ class Transcript(ThreatModel):
         if s.alpha_spending:
             raise ConfigError(f"--threat-model {self.name} runs a fixed number of trials; drop "
                               "--target-width / --until-ceiling / -S auto")
+
+    def refuse_idle(self, s: AuditSettings) -> None:
+        super().refuse_idle(s)
+        if s.one_run:  # one run with --canaries canaries: no trials per world
+            refuse_given(s, ("shadow_models",), f"a one-run {self.name} audit (one run "
+                         "with --canaries canaries)")
 
     def supports_one_run(self, impl: str) -> None:
         check_one_run_transcript(impl)

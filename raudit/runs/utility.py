@@ -26,6 +26,7 @@ from raudit.runs.schedule import Progress, quiet, schedule
 from raudit.runs.utility_job import UtilityJob
 from raudit.utility import plan
 from raudit.utility.plan import UtilityRequest
+from raudit.wording import Wording, current
 
 if TYPE_CHECKING:
     from raudit.data.dataset import Dataset
@@ -55,10 +56,13 @@ def run_utility(req: UtilityRequest, out: Path | str, engine: EngineConfig = Eng
         return _run_locked(job, req, ds, out, engine, progress or quiet, say)
 
 
-#: what makes a long utility run smaller, named by the estimate past 15 minutes
-SHRINK = ["fewer fits (-F)", "fewer samples per fit (--samples)", "fewer sweep points "
-          "(--sweep, --epsilon)", "fewer classifiers (--classifier)", "fewer iterations "
-          "(--max-iter)", "more workers (--workers, or a cluster via RAY_ADDRESS)"]
+def shrink(say: Wording) -> list[str]:
+    """What makes a long utility run smaller, named by the estimate past 15 minutes."""
+    s = say.setting
+    return [f"fewer fits ({s('fits')})", f"fewer samples per fit ({s('samples')})",
+            f"fewer sweep points ({s('sweep')}, {s('epsilon')})",
+            f"fewer classifiers ({s('classifier')})", f"fewer iterations ({s('max_iter')})",
+            f"more workers ({s('workers')}, or a cluster via RAY_ADDRESS)"]
 
 
 def _say_estimate(job: UtilityJob, engine: EngineConfig, notice: Callable[[str], None]) -> None:
@@ -68,8 +72,8 @@ def _say_estimate(job: UtilityJob, engine: EngineConfig, notice: Callable[[str],
 
     try:
         # notice: a slow measurement says "measuring ..." before it starts, as the campaign's
-        notice(total_line(plan_table([job], engine, notice), engine.planned_workers(), SHRINK,
-                          startup_guess(engine)))
+        notice(total_line(plan_table([job], engine, notice), engine.planned_workers(),
+                          shrink(current()), startup_guess(engine)))
     except RauditError:
         raise  # bad input: the one-line error, before any work
     except Exception:  # noqa: BLE001 - an estimate never stops a run

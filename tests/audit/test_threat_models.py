@@ -84,14 +84,17 @@ def test_the_flags_choose_the_threat_model(settings, chosen):
      "audit-gan-groundhog-breast-cancer-S50-s0-white-box", "white-box", False),
     (dict(impl="paper", threat_model="transcript", sequential="anytime"),
      "audit-paper-groundhog-breast-cancer-S50-s0-transcript-anytime", "black-box", False),
-    (dict(impl="paper", threat_model="active", one_run=True, canaries=20),
-     "audit-paper-groundhog-breast-cancer-S50-s0-active-onerun20", "black-box", False),
-    (dict(one_run=True, canaries=20), "audit-identity-groundhog-breast-cancer-S50-s0-onerun20",
-     "black-box", False),
-    (dict(threat_model="one-run", canaries=20),
-     "audit-identity-groundhog-breast-cancer-S50-s0-onerun20", "black-box", False),
-    (dict(synthetic_in="IN", synthetic_out="OUT"), "audit-external-groundhog-breast-cancer-s0",
-     "black-box", False),
+    # a one-run or data-only audit refuses -S (it has no trials per world; the default
+    # stays in a one-run folder's name) and a data-only one --impl
+    (dict(impl="paper", threat_model="active", one_run=True, canaries=20,
+          shadow_models="1000"),
+     "audit-paper-groundhog-breast-cancer-S1000-s0-active-onerun20", "black-box", False),
+    (dict(one_run=True, canaries=20, shadow_models="1000"),
+     "audit-identity-groundhog-breast-cancer-S1000-s0-onerun20", "black-box", False),
+    (dict(threat_model="one-run", canaries=20, shadow_models="1000"),
+     "audit-identity-groundhog-breast-cancer-S1000-s0-onerun20", "black-box", False),
+    (dict(synthetic_in="IN", synthetic_out="OUT", impl="paper", shadow_models="1000"),
+     "audit-external-groundhog-breast-cancer-s0", "black-box", False),
 ])
 def test_the_plan_asks_the_threat_model(tmp_path, settings, folder, level, anytime):
     """The default folder and the shadow game's request, as the string comparisons gave

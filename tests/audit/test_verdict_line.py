@@ -101,7 +101,8 @@ def test_the_ceiling_advice_names_what_ran_and_the_interface_setting():
     """Issue 48: a transcript audit's verdict said "shadow models", a data-only audit's
     said to raise --shadow-models (its files are its models), and a Python API result
     advised a command-line flag."""
-    from raudit.audit.verdict import FLAGS, KEYWORDS, verdict
+    from raudit.audit.verdict import verdict
+    from raudit.wording import FLAGS, KEYWORDS
 
     game = verdict(SHORT)
     assert game.endswith("with this many shadow models it could not have shown more than "
@@ -115,14 +116,16 @@ def test_the_ceiling_advice_names_what_ran_and_the_interface_setting():
         "give more synthetic files per world (--synthetic-in/--synthetic-out)")
     assert "--" not in verdict({**SHORT, "impl": "external"}, say=KEYWORDS)
     retry = verdict({**SHORT, "eps_cp": math.nan, "missing": 4}, say=KEYWORDS)
-    assert retry.endswith("call raudit.api.audit again with the same arguments to retry them")
+    assert retry.endswith("call the same raudit.api function again with the same arguments "
+                          "to retry them")
 
 
 def test_a_stored_verdict_verdict_cannot_write_is_kept():
     """A one-run audit's sentence names what its row does not keep (the confidence of its
     guesses); rendered from the row it read "no result: too few shadow models finished"
     beside a VIOLATED box (the report recomputed every verdict)."""
-    from raudit.audit.verdict import KEYWORDS, in_words
+    from raudit.audit.verdict import in_words
+    from raudit.wording import KEYWORDS
 
     said = "one-run audit of 100 canaries on the synthetic data: 98 of 100 guesses right, ..."
     row = {"epsilon": 1.0, "eps_cp": None, "auc": None, "eps_one_run": 2.42, "canaries": 100,

@@ -164,14 +164,22 @@ def test_every_error_of_one_job_at_once(tmp_path):
     assert keys == ["'colour'", "'epsilon'", "'shadow_models'"]
 
 
-def _no_local_data(tmp_path, monkeypatch):
-    """A machine without the credit files: empty data dir and cache, unpinned not allowed."""
+@pytest.fixture
+def no_local_data(tmp_path, monkeypatch):
+    """A machine without the credit files: empty data dir and cache, unpinned not allowed;
+    the current folder holds small.csv. What the tests load there is forgotten after them
+    (the process's parsed and to-be-shipped tables), so no later test reads this world."""
+    from raudit import data
+
     monkeypatch.setenv("RAUDIT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("RAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("RAUDIT_ALLOW_UNPINNED", raising=False)
     (tmp_path / "data").mkdir()
     rows = [f"{i % 7},{(i * 3) % 11},{i % 2}" for i in range(80)]
     (tmp_path / "small.csv").write_text("a,b,label\n" + "\n".join(rows) + "\n")
+    monkeypatch.chdir(tmp_path)
+    yield
+    data.clear_cache()
 
 
 UNAVAILABLE = """\
@@ -183,9 +191,7 @@ UNAVAILABLE = """\
     """
 
 
-def test_jobs_of_a_dataset_this_machine_lacks_are_skipped_in_one_line(tmp_path, monkeypatch):
-    _no_local_data(tmp_path, monkeypatch)
-    monkeypatch.chdir(tmp_path)
+def test_jobs_of_a_dataset_this_machine_lacks_are_skipped_in_one_line(tmp_path, no_local_data):
     _, specs = cf.load(_write(tmp_path, UNAVAILABLE))
     skipped: list[pl.Skipped] = []
     jobs = pl.build_all(specs, skipped=skipped)
@@ -197,9 +203,7 @@ def test_jobs_of_a_dataset_this_machine_lacks_are_skipped_in_one_line(tmp_path, 
 
 
 def test_a_missing_dataset_is_an_error_without_a_skip_list_or_when_nothing_is_left(
-        tmp_path, monkeypatch):
-    _no_local_data(tmp_path, monkeypatch)
-    monkeypatch.chdir(tmp_path)
+        tmp_path, no_local_data):
     _, specs = cf.load(_write(tmp_path, UNAVAILABLE))
     with pytest.raises(ConfigError, match=r"c.yaml:4: job u-paper-credit: .*no pinned sha256"):
         pl.build_all(specs)
@@ -208,9 +212,7 @@ def test_a_missing_dataset_is_an_error_without_a_skip_list_or_when_nothing_is_le
         pl.build_all(only_credit, skipped=[])
 
 
-def test_a_job_with_a_bad_key_is_an_error_even_if_its_data_is_missing(tmp_path, monkeypatch):
-    _no_local_data(tmp_path, monkeypatch)
-    monkeypatch.chdir(tmp_path)
+def test_a_job_with_a_bad_key_is_an_error_even_if_its_data_is_missing(tmp_path, no_local_data):
     _, specs = cf.load(_write(tmp_path, UNAVAILABLE.replace("samples: 1", "samples: 0")))
     with pytest.raises(ConfigError, match="samples"):
         pl.build_all(specs, skipped=[])

@@ -5,6 +5,7 @@ chunk size the run will use."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -69,15 +70,42 @@ def _row(kind: str, wall_s: float) -> dict:
 
 
 def test_long_runs_name_their_flags():
-    from raudit.campaign.run import SHRINK as CAMPAIGN
-    from raudit.runs.utility import SHRINK as UTILITY
+    from raudit.campaign.run import shrink as campaign
+    from raudit.runs.utility import shrink as utility
+    from raudit.wording import FLAGS
 
-    assert "to shrink it" not in total_line([_row("utility", 60.0)], 2, UTILITY)
-    text = total_line([_row("utility", 3600.0)], 2, UTILITY)
+    assert "to shrink it" not in total_line([_row("utility", 60.0)], 2, utility(FLAGS))
+    text = total_line([_row("utility", 3600.0)], 2, utility(FLAGS))
     assert "over 15 min" in text
-    for flag in ("-F", "--samples", "--classifier", "--max-iter", "--workers"):
+    # the utility command has --fits, no -F (the line named -F)
+    for flag in ("--fits", "--samples", "--classifier", "--max-iter", "--workers"):
         assert flag in text
-    assert "--only" in total_line([_row("audit", 1200.0), _row("utility", 60.0)], 2, CAMPAIGN)
+    assert "--only" in total_line([_row("audit", 1200.0), _row("utility", 60.0)], 2,
+                                  campaign(FLAGS))
+
+
+def test_the_python_api_is_told_its_keywords_not_the_commands_flags():
+    """Issue 48: raudit.api printed "fewer shadow models (-S)", "(--max-iter)", "(--workers)"
+    and the engine's "rerun the same command to resume" to a notebook user."""
+    from raudit.campaign.run import shrink as campaign
+    from raudit.engine.health import resume
+    from raudit.runs.estimate import Estimate, line
+    from raudit.runs.utility import shrink as utility
+    from raudit.wording import KEYWORDS, speaking
+
+    long = Estimate(selection_models=400, game_models=2000, candidates=64, iterations=41,
+                    iterations_how="max_iter", rate=1.0, rate_how="cached", workers=2)
+    command, api = line(long), None
+    with speaking(KEYWORDS):
+        api = line(long)
+        said = [resume(), *utility(KEYWORDS), *campaign(KEYWORDS)]
+    assert "over 15 min" in api and "(--shadow-models)" in command and "--max-iter" in command
+    assert "(shadow_models=)" in api and "(max_iter=)" in api and "(workers=, " in api
+    assert "selection_models=" in api and not re.search(r"(^|[ (])--?[a-zA-Z]", api), api
+    assert resume() == "finished chunks are kept; rerun the same command to resume"
+    assert said[0] == ("finished chunks are kept; call the same raudit.api function again "
+                       "with the same arguments to resume")
+    assert not any(re.search(r"(^|[ (])--?[a-zA-Z]", s) for s in said), said
 
 
 def test_utility_refresh_counts_each_classifier_once():

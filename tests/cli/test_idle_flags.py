@@ -25,8 +25,9 @@ from error_lines import api_error, cli_error
 def _flags(kwargs: dict) -> list[str]:
     out = []
     for key, value in kwargs.items():
-        flag = {"sequential": "--sequential"}.get(key, "--" + key.replace("_", "-"))
-        out += [flag] if value is True else [flag, str(value)]
+        flag = {"lam": "--lambda", "options": "-o"}.get(key, "--" + key.replace("_", "-"))
+        values = value if isinstance(value, list) else [value]
+        out += [flag] if value is True else [a for v in values for a in (flag, str(v))]
     return out
 
 
@@ -72,6 +73,81 @@ def test_an_audit_flag_given_where_it_does_nothing_is_refused(tmp_path, kwargs, 
     assert cli.startswith(f"{flag} applies to ") and f"not to {here}" in cli, cli
     assert cli.endswith(": drop it")
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+ONE_RUN = "a one-run audit (its canaries are the most outlying rows)"
+DATA_ONLY = "a data-only audit (the files are the shadow models)"
+TRANSCRIPT = "a transcript audit (the mechanism's worst case, no synthetic data)"
+# (the audit's arguments, the flag refused, what it applies to, the words of "not to ...");
+# each ran on 1b63218 as if the flag were absent (a one-run or data-only audit has no -S,
+# only a shadow-model audit runs chunks on the engine, a transcript's trials have their own
+# neighbours and no attack, a data-only audit runs no generator)
+IDLE_REST = [
+    (dict(impl="identity", one_run=True, canaries=20, shadow_models=50), "--shadow-models 50",
+     "an audit of shadow models or mechanism-only trials", ONE_RUN),
+    (dict(impl="paper", threat_model="transcript", one_run=True, canaries=20,
+          shadow_models=50), "--shadow-models 50", "or mechanism-only trials",
+     "a one-run transcript audit (one run with --canaries canaries)"),
+    (dict(impl="paper", threat_model="active", one_run=True, canaries=20,
+          shadow_models=10000), "--shadow-models 10000", "or mechanism-only trials",
+     "a one-run active audit"),
+    (dict(external=True, shadow_models=50), "--shadow-models 50", "or mechanism-only trials",
+     DATA_ONLY),
+    (dict(impl="paper", threat_model="transcript", chunk_size=10), "--chunk-size 10",
+     "whose chunks run on the engine", TRANSCRIPT),
+    (dict(impl="paper", threat_model="active", workers=2), "--workers 2",
+     "whose chunks run on the engine", "an active audit"),
+    (dict(impl="identity", one_run=True, canaries=20, per_gpu=2), "--per-gpu 2",
+     "whose chunks run on the engine", ONE_RUN),
+    (dict(external=True, retries=3), "--retries 3", "whose chunks run on the engine",
+     DATA_ONLY),
+    (dict(impl="paper", threat_model="transcript", neighbours="replace"),
+     "--neighbours replace", "the others make their own neighbours", TRANSCRIPT),
+    (dict(impl="paper", threat_model="active", neighbours="replace"), "--neighbours replace",
+     "the others make their own neighbours", "an active audit"),
+    (dict(impl="identity", one_run=True, canaries=20, neighbours="replace"),
+     "--neighbours replace", "the others make their own neighbours", ONE_RUN),
+    (dict(external=True, impl="smartnoise"), "--impl smartnoise",
+     "an audit that runs the generator", DATA_ONLY),
+    (dict(external=True, options=["max_iter=5"]), "-o max_iter=5",
+     "an audit that runs the generator", DATA_ONLY),
+    (dict(external=True, teachers=5), "--teachers 5", "an audit that runs the generator",
+     DATA_ONLY),
+    (dict(external=True, lam=0.5), "--lambda 0.5", "an audit that runs the generator",
+     DATA_ONLY),
+    (dict(impl="paper", threat_model="transcript", attack="querybased"), "--attack querybased",
+     "an attack on synthetic data", TRANSCRIPT),
+    (dict(impl="identity", one_run=True, canaries=20, attack="domias"), "--attack domias",
+     "an attack on synthetic data", ONE_RUN),
+]
+
+
+@pytest.mark.parametrize("kwargs, flag, applies, here", IDLE_REST)
+def test_the_rest_of_the_idle_audit_flags_are_refused(tmp_path, kwargs, flag, applies, here):
+    kwargs = dict(kwargs)
+    if kwargs.pop("external", False):
+        kwargs.update(_folders(tmp_path))
+    cli = _cli_error("audit", "--backend", "local", *_flags(kwargs), "--out",
+                     str(tmp_path / "cli"))
+    api = _api_error(ra.audit, backend="local", out=tmp_path / "api", quiet=True, **kwargs)
+    assert api == cli
+    assert cli.startswith(f"{flag} applies to ") and applies in cli, cli
+    assert f"not to {here}" in cli and cli.endswith(": drop it"), cli
+    assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(impl="identity", one_run=True, canaries=20, shadow_models="1000", chunk_size="AUTO"),
+    dict(impl="paper", threat_model="transcript", one_run=True, canaries=20,
+         options=[], workers=None),
+])
+def test_a_flag_given_its_default_is_no_flag(tmp_path, kwargs):
+    """-S 1000 is the default the command passes as text; -M AUTO is auto; no -o is none."""
+    from raudit.runs.audit_plan import prepare
+    from raudit.runs.audit_settings import AuditSettings
+
+    prepare(AuditSettings(backend="local", out=tmp_path / "x", **kwargs))
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("args, message", [

@@ -34,3 +34,27 @@ def test_builtin_tables_round_trip():
     shipped.install(tables)
     pd.testing.assert_frame_equal(data.load("worst-case").train, ds.train)
     data.clear_cache()
+
+
+def test_a_relative_path_is_shipped_from_where_it_was_loaded(tmp_path, monkeypatch):
+    """A notebook loads "mine.csv", changes directory, then runs on Ray: the export read
+    "mine.csv" again from the new directory (no such file, or another table of that
+    name). It reads the file it loaded, and ships it under the name the chunks ask for."""
+    data.clear_cache()
+    first, elsewhere = tmp_path / "first", tmp_path / "elsewhere"
+    first.mkdir()
+    elsewhere.mkdir()
+    pd.DataFrame({"a": [1, 2, 3, 4, 5, 6] * 5, "y": [0, 1] * 15}).to_csv(
+        first / "mine.csv", index=False)
+    monkeypatch.chdir(first)
+    loaded = data.load("mine.csv", label="y")
+    monkeypatch.chdir(elsewhere)  # no mine.csv here
+    tables = shipped.export(data.load)
+    assert list(tables) == [("mine.csv", "y", None, 13)]
+    pd.testing.assert_frame_equal(tables[("mine.csv", "y", None, 13)].train, loaded.train)
+    # another file of that name here: still the one that was loaded
+    pd.DataFrame({"a": [7, 8] * 15, "y": [1, 0] * 15}).to_csv(elsewhere / "mine.csv",
+                                                            index=False)
+    pd.testing.assert_frame_equal(shipped.export(data.load)[("mine.csv", "y", None, 13)].train,
+                                  loaded.train)
+    data.clear_cache()

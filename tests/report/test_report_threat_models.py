@@ -17,10 +17,12 @@ def stores(tmp_path_factory):
     root = tmp_path_factory.mktemp("levels")
     return {
         "transcript": ra.audit(impl="paper", threat_model="transcript", out=root / "tr", **SMALL),
+        # a one-run audit has no -S (refused)
         "one-run": ra.audit(impl="identity", one_run=True, canaries=100, out=root / "bb1",
-                            **SMALL),
+                            backend="local", quiet=True),
         "transcript-one-run": ra.audit(impl="paper", threat_model="transcript", one_run=True,
-                                       canaries=100, out=root / "tr1", **SMALL),
+                                       canaries=100, out=root / "tr1", backend="local",
+                                       quiet=True),
         "black-box": ra.audit(impl="identity", attack="querybased", dataset="worst-case",
                               out=root / "bb", **SMALL),
     }
@@ -91,3 +93,9 @@ def test_a_data_only_audit_is_described_as_files_made_elsewhere(tmp_path):
     assert "A data-only audit reads synthetic datasets made elsewhere" in page
     assert "trains shadow models" not in page and "resumed with nothing" not in page
     assert "none: a data-only audit trains nothing" in page
+    # raudit.api.report wrote the command's advice on a notebook user's page (issue 48)
+    assert "(--synthetic-in/--synthetic-out)" in page
+    api = ra.report(r, out=tmp_path / "api", fmt="md", quiet=True).page.read_text()
+    api = api.replace("\\_", "_")  # markdown's escaped underscores
+    assert "(synthetic_in=/synthetic_out=)" in api and "--synthetic-in" not in api
+
