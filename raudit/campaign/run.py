@@ -145,20 +145,38 @@ def _say_estimate(jobs: list[pl.Built], engine: EngineConfig, notice: Notice, ou
 def _resumed(row: PlanRow, job: pl.Built, out: Path) -> PlanRow:
     """``row`` (a job's planned work) less what ``out`` already holds of it: a resumed
     campaign's estimate is of the work left, not of the whole file. Audit jobs count their
-    stored models (selection pool included); other kinds are planned whole."""
-    if not isinstance(job, AuditJob):
+    stored models (selection pool included), utility jobs their stored fits (a study
+    utility campaign spans sessions: planned whole, its estimate said 7.6 h with a sixth
+    of it stored); inspect jobs are planned whole."""
+    if isinstance(job, AuditJob):
+        planned = job.planned_models()
+        done = ResultStore(out, partition=job.partition).done_models()
+        if job.game.target == "auto":
+            done += ResultStore(out / "target-selection", partition=job.partition).done_models()
+    elif isinstance(job, UtilityJob):
+        planned, done = _fits_stored(job, out)
+    else:
         return row
-    planned = job.planned_models()
     if not planned:
         return row
-    done = ResultStore(out, partition=job.partition).done_models()
-    if job.game.target == "auto":
-        done += ResultStore(out / "target-selection", partition=job.partition).done_models()
     left = max(0.0, 1.0 - done / planned)
     if left == 1.0:
         return row
-    return {**row, "models": round(row["models"] * left), "wall_s": row["wall_s"] * left,
+    scaled: PlanRow = {k: row[k] * left for k in ("wall_s", "classifier_s") if k in row}
+    return {**row, **scaled, "models": round(row["models"] * left),
             "model_iterations": round(row["model_iterations"] * left), "done": done}
+
+
+def _fits_stored(job: UtilityJob, out: Path) -> tuple[int, int]:
+    """(fits the utility job plans, fits ``out`` holds of them, ok or skipped); the
+    Setting A pass is not a fit (its ~1/50 of a job's classifier time is not counted)."""
+    from raudit.utility import runner as ur
+
+    if job.req.real_only:
+        return 0, 0
+    planned = ur.planned_ids(job.req, job.ds) - {ur.real_trial_id(job.req, job.ds)}
+    stored = ur.finished(ResultStore(out, partition=job.partition)) & planned
+    return len(planned), len(stored)
 
 
 def planned_pace(row: PlanRow, workers: int) -> float | None:
@@ -220,7 +238,8 @@ def _run_locked(header: Header, jobs: list[pl.Built], out: Path, engine: EngineC
                 ) -> dict[str, Any]:
     pool = pool_jobs(jobs)
     total = sum(j.planned_models() for j in pool)
-    notice(f"{len(pool)} job(s) of {total:,} models (before resuming) on one pool")
+    unit = "fits" if all(j.kind == "utility" for j in pool) else "models"
+    notice(f"{len(pool)} job(s) of {total:,} {unit} (before resuming) on one pool")
     done = schedule(pool, out, engine, progress, notice,
                     overall=f"campaign {header['name']}",
                     on_first=_refresh(plan, engine, notice) if plan else None,

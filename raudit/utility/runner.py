@@ -60,10 +60,15 @@ def plan_chunks(req: plan.UtilityRequest, ds, run_id: str, done: set[str]
     return specs, skipped
 
 
+def real_trial_id(req: plan.UtilityRequest, ds) -> str:
+    """The trial id of the request's Setting A pass."""
+    return plan.real_trial(req, ds, plan.classifier_names(req, ds.name))["trial_id"]
+
+
 def planned_ids(req: plan.UtilityRequest, ds) -> set[str]:
     """Every trial id of the request (done or not)."""
     names = plan.classifier_names(req, ds.name)
-    ids = {plan.real_trial(req, ds, names)["trial_id"]}
+    ids = {real_trial_id(req, ds)}
     if not req.real_only:
         ids |= {t["trial_id"] for cfg, _ in plan.configs(req, ds)
                 for t in plan.fit_trials(req, cfg, names)}

@@ -64,6 +64,20 @@ def test_a_resumed_campaign_estimates_the_work_left(tmp_path):
     assert "(b, 5 model(s))" in refresh and "the others as planned" in refresh
 
 
+def test_a_resumed_utility_campaign_estimates_the_fits_left(tmp_path):
+    cfg = tmp_path / "u.yaml"
+    cfg.write_text("name: est\ndefaults: {kind: utility, impl: independent, dataset: breast-cancer, "
+                   "fits: 2, samples: 1, classifiers: [lr]}\njobs:\n  - name: a\n"
+                   "  - name: b\n    seed: 1\n")
+    out = ["campaign", str(cfg), "--backend", "local", "--out", str(tmp_path / "u")]
+    assert runner.invoke(app, [*out, "--only", "a"]).exit_code == 0
+    r = runner.invoke(app, out)
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()  # job a's 2 fits are stored: only b's 2 are left
+    assert " left after resuming (2 job(s), 2 fits to go, " in lines[0], lines[0]
+    assert "2 job(s) of 4 fits (before resuming) on one pool" in r.stderr, r.stderr
+
+
 def _row(kind: str, wall_s: float) -> dict:
     return {"job": "j", "kind": kind, "models": 10, "iterations_per_model": 5,
             "model_iterations": 50, "lower_bound": False, "wall_s": wall_s, "rate": "cached"}
