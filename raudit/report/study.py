@@ -151,7 +151,12 @@ def _utility_row(study: dict, run: dict) -> dict:
                     and p.get("epsilon") == 1.0 and _num(p.get("auroc_B")) is not None), None)
     if control is not None:  # whether raudit's number reflects learning (its control beside it)
         scores = f"its {control['control']} control scores {_fmt(_num(control['auroc_B']))}"
+        fits, c_fits = (point or {}).get("fits_ok"), control.get("fits_ok")
+        if fits and c_fits != fits:  # a best-of over fewer tables is lower: say so
+            scores += f" over {c_fits} fit(s), this job's over {fits}"
         reason = "; ".join(filter(None, [reason, scores]))
+    elif mine is not None:  # a partly run job, or one without a control: nothing says learning
+        reason = "; ".join(filter(None, [reason, "no control has run beside it"]))
     return _row(job, quantity, src, _fmt(study["auroc"]), _fmt(mine), diff, reason)
 
 
@@ -206,6 +211,9 @@ def _absent(got: Any, study: dict, missing: str) -> tuple[str, str, str]:
     """(raudit, difference, reason) of a study job without a comparable result here."""
     if got is None:
         return "not run", "", missing
+    if got["impl"] == "real" and got["dataset"] == study["dataset"]:
+        return "not run", "", ("only its Setting A pass (real data) is stored so far: run the "
+                               "campaign again to resume it")
     why = (f"this campaign's job of that name runs {got['impl']} on {got['dataset']}, "
            f"not the study's {study['impl']} on {study['dataset']}")
     return "not compared", "", why

@@ -162,10 +162,48 @@ def test_report_shows_the_comparison_with_the_right_numbers(study_campaign, tmp_
     assert (util.study, util.raudit) == ("0.8739", f"{mine_b:.4f}")
     assert util.difference == f"{mine_b - 0.8739:+.4f}"
     assert util.reason == ("protocol: best of 1 synthetic dataset(s) and 1 classifier(s), "
-                           "the study's 25 and 12")
+                           "the study's 25 and 12; no control has run beside it")
     assert rows[("utility-original-credit", study.UTILITY)].raudit == "not run"
     page = (tmp_path / "rep" / "index.html").read_text()
     assert "Study comparison" in page and "0.8739" in page and "TMLR 2025" in page
+
+
+def _run(fits: int, control_fits: int | None, impl: str = "updated") -> dict:
+    """An analysed utility run (raudit.report.utility.runs) of 5 samples per fit, 12
+    classifiers, with a shuffle control of ``control_fits`` fits (None: no control)."""
+    points = [{"control": None, "epsilon": 1.0, "auroc_B": 0.8, "fits_ok": fits}]
+    if control_fits is not None:
+        points.append({"control": "shuffle", "epsilon": 1.0, "auroc_B": 0.7,
+                       "fits_ok": control_fits})
+    per = [{"classifier": f"c{i}", "setting": "B", "metric": "auroc", "label": "eps 1",
+            "n": 5 * fits} for i in range(12)]
+    return {"impl": impl, "dataset": "epileptic", "points": points, "per_classifier": per}
+
+
+STUDY_ROW = {"job": "utility-updated-epileptic", "impl": "updated", "dataset": "epileptic",
+             "source": "table 4, row UCI Epileptic Seizure", "auroc": 0.7}
+
+
+def test_a_partly_run_utility_job_says_how_much_of_it_and_of_its_control_ran():
+    row = study._utility_row(STUDY_ROW, _run(4, 2))
+    assert row["raudit"] == "0.8000" and row["difference"] == "+0.1000"
+    assert row["reason"].startswith("protocol: best of 20 synthetic dataset(s)")
+    # a best-of over 10 tables is not comparable with one over 20 unless said
+    assert row["reason"].endswith("its shuffle control scores 0.7000 over 2 fit(s), this "
+                                  "job's over 4"), row["reason"]
+    whole = study._utility_row(STUDY_ROW, _run(5, 5))["reason"]
+    assert whole.endswith("its shuffle control scores 0.7000"), whole
+    alone = study._utility_row(STUDY_ROW, _run(5, None))["reason"]
+    assert alone.endswith("; no control has run beside it"), alone
+
+
+def test_a_job_with_only_its_real_data_pass_stored_is_not_run_yet():
+    # before: "this campaign's job of that name runs real on epileptic, not the study's
+    # updated on epileptic"
+    got = study._absent({"impl": "real", "dataset": "epileptic"}, STUDY_ROW, "missing")
+    assert got[0] == "not run" and got[2].startswith("only its Setting A pass (real data)")
+    other = study._absent({"impl": "paper", "dataset": "epileptic"}, STUDY_ROW, "missing")
+    assert other[0] == "not compared"
 
 
 def test_no_comparison_outside_a_study_campaign(audit_store, tmp_path):
