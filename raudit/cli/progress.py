@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import ContextManager
 
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, Task,
-                           TextColumn, TimeElapsedColumn, TimeRemainingColumn)
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn,
+                           SpinnerColumn, Task, TaskID, TextColumn, TimeElapsedColumn)
 from rich.text import Text
 
 DEFAULT_EVERY = 30.0  # seconds between two progress lines off a terminal
@@ -41,10 +41,38 @@ class _CountColumn(MofNCompleteColumn):
         return super().render(task) if count is None else Text(count, style="progress.download")
 
 
+class _LeftColumn(ProgressColumn):
+    """The time left from the share done since the bar started, as the lines off a
+    terminal say it. rich's own column divides by the speed over its last 30 s, so a
+    campaign whose chunks come back minutes apart showed no ETA most of the time."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text("")
+        if task.finished:
+            left = 0.0
+        elif task.completed > 0 and task.elapsed:
+            left = task.elapsed * (task.total - task.completed) / task.completed
+        else:
+            return Text("-:--:--", style="progress.remaining")
+        minutes, seconds = divmod(int(left), 60)
+        hours, minutes = divmod(minutes, 60)
+        return Text(f"{hours:d}:{minutes:02d}:{seconds:02d}", style="progress.remaining")
+
+
 def make_progress(*, transient: bool = False) -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                     _CountColumn(), TimeElapsedColumn(), TextColumn("eta"),
-                    TimeRemainingColumn(), transient=transient)
+                    _LeftColumn(), transient=transient)
+
+
+def _started(bar: Progress, task: TaskID, since: float) -> TaskID:
+    """``task`` dated ``since`` seconds back: its elapsed time and ETA count from then."""
+    if since > 0:
+        for t in bar.tasks:  # rich's Task objects themselves, not copies
+            if t.id == task and t.start_time is not None:
+                t.start_time -= since
+    return task
 
 
 def every() -> float:
@@ -67,7 +95,7 @@ class LineProgress:
 
     def __init__(self, description: str, total: int | None, *, interval: float | None = None,
                  write: Callable[[str], None] | None = None, cap: bool = False,
-                 work: float | None = None) -> None:
+                 work: float | None = None, since: float = 0.0) -> None:
         # cap: ``total`` is a ceiling the phase may stop before (training iterations)
         self.description, self.total, self.cap = description, total, cap
         # work: the phase's planned CPU-seconds; with it the share done and the time left
@@ -75,7 +103,10 @@ class LineProgress:
         self.work, self.work_done = work, 0.0
         self.interval = every() if interval is None else interval
         self.write = write or (lambda m: print(m, file=sys.stderr, flush=True))
-        self.t0 = self.last = time.monotonic()
+        # since: the phase began that many seconds ago (a campaign's job whose bar opens
+        # when its first chunk is back): its elapsed time and ETA count from then
+        self.last = time.monotonic()
+        self.t0 = self.last - since
         self.done = 0
 
     def line(self, final: bool = False) -> str:
@@ -151,22 +182,23 @@ def iteration_bar(description: str, total: int | None, *, quiet: bool = False
 
 @contextlib.contextmanager
 def phase_bars(quiet: bool) -> Iterator[Phases]:
-    """A progress factory ``phase(description, total, work=None) -> tick(n, work=None)``:
-    one rich bar per phase (with ETA) on a terminal, a line every few seconds off one,
-    nothing when ``quiet``. With ``work`` (the phase's planned CPU-seconds) the bar and its
-    ETA move by the work each tick says its ``n`` units cost, and still count units."""
+    """A progress factory ``phase(description, total, work=None, since=0) -> tick(n,
+    work=None)``: one rich bar per phase (with ETA) on a terminal, a line every few seconds
+    off one, nothing when ``quiet``. With ``work`` (the phase's planned CPU-seconds) the bar
+    and its ETA move by the work each tick says its ``n`` units cost, and still count
+    units. ``since``: the phase began that many seconds before it was opened."""
     if quiet:
         @contextlib.contextmanager
-        def none(description: str, total: int | None, work: float | None = None
-                 ) -> Iterator[Tick]:
+        def none(description: str, total: int | None, work: float | None = None,
+                 since: float = 0.0) -> Iterator[Tick]:
             yield lambda n, work=None: None
         yield none
         return
     if not _on_terminal():
         @contextlib.contextmanager
-        def lines(description: str, total: int | None, work: float | None = None
-                  ) -> Iterator[Tick]:
-            p = LineProgress(description, total, work=work)
+        def lines(description: str, total: int | None, work: float | None = None,
+                  since: float = 0.0) -> Iterator[Tick]:
+            p = LineProgress(description, total, work=work, since=since)
             try:
                 yield p.advance
             finally:
@@ -175,14 +207,15 @@ def phase_bars(quiet: bool) -> Iterator[Phases]:
         return
     with make_progress() as bar:
         @contextlib.contextmanager
-        def phase(description: str, total: int | None, work: float | None = None
-                  ) -> Iterator[Tick]:
+        def phase(description: str, total: int | None, work: float | None = None,
+                  since: float = 0.0) -> Iterator[Tick]:
             if work is None:
-                task = bar.add_task(description, total=total)
+                task = _started(bar, bar.add_task(description, total=total), since)
                 yield lambda n, work=None: bar.advance(task, n)
                 return
             done = [0]
-            task = bar.add_task(description, total=work, count=f"0/{total:,}")
+            task = _started(bar, bar.add_task(description, total=work, count=f"0/{total:,}"),
+                            since)
 
             def tick(n: int, work: float | None = None) -> None:
                 done[0] += n

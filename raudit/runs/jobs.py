@@ -28,7 +28,7 @@ from raudit.audit import runner as ar
 from raudit.audit import summary
 from raudit.audit import targets as tg
 from raudit.audit.game import trials
-from raudit.audit.guard import Estimator, probe
+from raudit.audit.guard import Estimator, probe, shadow_work
 from raudit.audit.mechanisms import event_trial
 from raudit.engine.driver import Spec
 from raudit.results import ResultStore, spec_hash
@@ -81,6 +81,11 @@ class Job:
 
     def wall_s(self) -> float:
         return time.perf_counter() - self.t0 if self.t0 is not None else 0.0
+
+    def seconds(self, rows: Any) -> float | None:
+        """How long a finished chunk ran on its worker, from its ``rows`` (None where they
+        do not say): the schedule dates a job's progress from its first chunk's start."""
+        return None
 
     def planned_models(self) -> int:
         """Models of the whole job, done or not."""
@@ -218,6 +223,14 @@ class AuditJob(Job):
         from raudit.runs.costs import observe_startup
 
         return lambda seconds: observe_startup(engine, seconds)
+
+    def seconds(self, rows: Any) -> float | None:
+        if isinstance(rows, dict):  # an early chunk's (raudit.audit.chunk.run_early_chunk)
+            return rows.get("seconds")
+        if isinstance(rows, list) and rows:
+            models, per_model = shadow_work(rows)
+            return models * per_model
+        return None
 
     def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
         if spec["kind"] == "audit-early":  # stored (and counted) once the target is known

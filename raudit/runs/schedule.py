@@ -26,12 +26,13 @@ from raudit.runs.jobs import weight
 
 #: progress(description, total) -> a context whose value ticks n units done; the overall
 #: bar of a schedule given ``unit_cost`` is opened with ``work=`` (its planned CPU-seconds)
-#: and ticked ``tick(n, work)`` (see raudit.cli.progress.phase_bars)
+#: and ticked ``tick(n, work)``; a job's bar opened after its first chunk ran is given
+#: ``since=`` (seconds since that chunk started; see raudit.cli.progress.phase_bars)
 Progress = Callable[..., ContextManager[Callable[..., None]]]
 
 
 @contextlib.contextmanager
-def quiet(description: str, total: int, work: float | None = None
+def quiet(description: str, total: int, work: float | None = None, since: float = 0.0
           ) -> Iterator[Callable[..., None]]:
     """A progress that shows nothing."""
     yield lambda n, work=None: None
@@ -91,9 +92,23 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
         if overall is not None:
             bars[None] = stack.enter_context(progress(overall, total) if unit_cost is None
                                              else progress(overall, total, work=cost.total))
-        for name, job in live.items():
-            if job.total:
-                bars[name] = stack.enter_context(progress(job.describe(), job.total))
+        # A job's bar, and the clock of its ETA, start with its first chunk: the jobs whose
+        # chunks lead the queue start now; the others' bars open when their first chunk is
+        # back, dated from that chunk's start (a campaign's job that opened with the pool
+        # and waited hours for it read "1/10, about 21h15m left" after one 17-min chunk).
+        first_job = specs[0]["job"] if specs else None
+
+        ends: dict[str, contextlib.ExitStack] = {}  # a job's bar closes with its last chunk
+
+        def open_bar(job: Any, since: float = 0.0) -> None:
+            if job.total and job.name not in bars:
+                own = ends[job.name] = contextlib.ExitStack()
+                stack.callback(own.close)
+                bars[job.name] = own.enter_context(
+                    progress(job.describe(), job.total, since=since) if since > 0 else
+                    progress(job.describe(), job.total))
+        if first_job in live:
+            open_bar(live[first_job])
 
         def on_done(spec: dict[str, Any], rows: Any, error: str | None) -> list[dict[str, Any]]:
             nonlocal cost
@@ -111,12 +126,16 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
                 factor = call(job, rows)  # before the tick: this chunk counts at the new cost
                 if isinstance(factor, (int, float)) and factor > 0 and unit_cost is not None:
                     cost = cost.rescaled(job.name, float(factor), list(live.values()))
+            if job.name not in bars:
+                open_bar(job, (job.seconds(rows) or 0.0) if error is None else 0.0)
             bars.get(job.name, lambda n: None)(weight(spec))
             if None in bars:  # the overall bar counts models and moves by their planned work
                 bars[None](weight(spec), weight(spec) * cost.per_unit[job.name]
                            * opened / cost.total)
             pending[job.name] += len(more) - 1
             if not pending[job.name]:  # its last chunk: analyse while the pool goes on
+                if job.name in ends:
+                    ends.pop(job.name).close()  # its final line says when its chunks ended
                 finish(job)
             return more
 

@@ -15,9 +15,13 @@ LOG: list[str] = []
 class FakeJob:
     """``chunks`` chunks of one model each; ``stage2`` more once the first stage is in."""
 
-    def __init__(self, name, chunks, stage2=0, fail=False):
+    def __init__(self, name, chunks, stage2=0, fail=False, seconds=None):
         self.name, self.chunks, self.stage2, self.fail = name, chunks, stage2, fail
         self.total = chunks + stage2
+        self.chunk_seconds = seconds  # what a chunk's rows say it ran for (None: unsaid)
+
+    def seconds(self, rows):
+        return self.chunk_seconds
 
     def describe(self):
         return self.name
@@ -159,3 +163,68 @@ def test_work_rescaled_keeps_the_other_jobs_costs():
     jobs = [FakeJob("a", 2), FakeJob("b", 3)]
     w = sch.overall_work(jobs, {"a": 1.0, "b": 2.0}).rescaled("a", 0.5, jobs)
     assert w.per_unit == {"a": 0.5, "b": 2.0} and w.total == 7.0
+
+
+def test_a_jobs_bar_and_eta_start_with_its_first_chunk(monkeypatch, tmp_path, capsys):
+    """A campaign's job waits for the pool behind the jobs before it: its bar opens when
+    its first chunk is back, dated from that chunk's start (what its rows say it ran for),
+    so its elapsed time and ETA are its own. Its bar opened with the campaign's read
+    "utility-original-epileptic: 1/10 (10%), about 21h15m left, 2h21m elapsed" after one
+    17-min chunk, beside a campaign that had 8h08m left in all."""
+    from raudit.cli import progress as pg
+
+    now = [0.0]
+    monkeypatch.setattr(pg.time, "monotonic", lambda: now[0])
+
+    def one_minute(spec):  # every chunk runs one minute on the fake clock
+        now[0] += 60.0
+        return [spec["chunk"]["i"]]
+    monkeypatch.setattr(sch, "run_spec", one_minute)
+    monkeypatch.setenv("RAUDIT_PROGRESS_EVERY", "0")  # a line at every chunk
+    monkeypatch.setattr(pg, "_on_terminal", lambda: False)
+    with pg.phase_bars(quiet=False) as phase:
+        sch.schedule([FakeJob("a", 3, seconds=60.0), FakeJob("b", 2, seconds=60.0)], tmp_path,
+                     EngineConfig(backend="local"), phase)
+    lines = capsys.readouterr().err.splitlines()
+    b = [ln for ln in lines if ln.startswith("raudit: b:")]
+    # b's first chunk started at minute 3, when a's three were done
+    assert b[0] == "raudit: b: 1/2 (50%), about 1m00s left, 1m00s elapsed"
+    assert b[-1] == "raudit: b: 2/2 (100%), 2m00s elapsed"
+    assert [ln for ln in lines if ln.startswith("raudit: a:")][-1] == (
+        "raudit: a: 3/3 (100%), 3m00s elapsed")  # the first job's bar opened with the pool
+
+
+def test_a_job_whose_rows_do_not_say_their_time_opens_its_bar_when_they_come(
+        monkeypatch, tmp_path):
+    import contextlib
+
+    opened = []
+
+    @contextlib.contextmanager
+    def recording(description, total, **kw):
+        opened.append((description, total, kw, len(LOG)))
+        yield lambda n, work=None: None
+
+    LOG.clear()
+    monkeypatch.setattr(sch, "run_spec", lambda spec: [spec["chunk"]["i"]])
+    sch.schedule([FakeJob("a", 2, seconds=7.0), FakeJob("b", 1), FakeJob("c", 1, seconds=5.0)],
+                 tmp_path, EngineConfig(backend="local"), recording)
+    # a leads the queue: opened before any chunk; b and c after their first one is stored
+    assert opened == [("a", 2, {}, 0), ("b", 1, {}, 4), ("c", 1, {"since": 5.0}, 6)]
+
+
+def test_the_jobs_say_how_long_a_chunk_ran_from_its_rows():
+    """What the schedule dates a job's bar by: an audit chunk's models (a pool chunk has a
+    row per model and candidate), an early chunk's own seconds, a utility chunk's fits'
+    training and their classifiers' scoring (once per classifier, not per metric)."""
+    from raudit.runs.jobs import AuditJob
+    from raudit.runs.utility_job import UtilityJob
+
+    pool = [{"shadow_index": i, "wall_s": 3.0} for i in (0, 0, 1, 1)]
+    assert AuditJob.seconds(None, pool) == 6.0
+    assert AuditJob.seconds(None, {"seconds": 9.5, "synthetic": []}) == 9.5
+    assert AuditJob.seconds(None, []) is None
+    fit = [{"trial_id": "f0", "train_wall_s": 3.0, "metric": m, "score_wall_s": 10.0}
+           for m in ("auroc", "auprc")]
+    assert UtilityJob.seconds(None, fit) == 13.0
+    assert UtilityJob.seconds(None, None) is None

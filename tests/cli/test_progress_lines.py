@@ -73,3 +73,34 @@ def test_iteration_bar_that_stops_early_says_nothing_is_left(monkeypatch, capsys
         tick(33)
     last = capsys.readouterr().err.splitlines()[-1]
     assert "left" not in last and "33 (stopped before its cap of 10,000)" in last
+
+
+def test_the_terminal_bars_eta_counts_from_the_bars_start():
+    """rich's own ETA divides by the speed over its last 30 s: a bar whose ticks come
+    minutes apart (a campaign's chunks) showed "-:--:--" nearly all the time. The bar's
+    column says what the lines say: the time since its start over the share done."""
+    from rich.progress import Progress
+
+    now = [0.0]
+    bar = Progress(progress._LeftColumn(), get_time=lambda: now[0], disable=True)
+    left = progress._LeftColumn()
+    # a campaign's job whose first 17-min chunk just came back: its bar is dated from then
+    task = progress._started(bar, bar.add_task("b", total=10), 1020.0)
+    assert left.render(bar.tasks[0]).plain == "-:--:--"  # nothing done: no rate yet
+    bar.advance(task, 1)
+    assert left.render(bar.tasks[0]).plain == "2:33:00"  # 9 more chunks of 17 min
+    now[0] = 1020.0
+    bar.advance(task, 1)
+    assert left.render(bar.tasks[0]).plain == "2:16:00"
+    bar.advance(task, 8)
+    assert left.render(bar.tasks[0]).plain == "0:00:00"
+
+
+def test_a_line_progress_dated_back_counts_its_elapsed_time_from_then(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    p = progress.LineProgress("utility-original-epileptic", 10, interval=3600.0,
+                              write=lambda m: None, since=1020.0)
+    p.advance(1)
+    assert p.line() == ("raudit: utility-original-epileptic: 1/10 (10%), about 2h33m left, "
+                        "17m00s elapsed")
