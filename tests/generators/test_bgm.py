@@ -100,3 +100,26 @@ def test_cached_fit_is_the_fit_of_the_same_column():
     fresh = bgm.BgmColumn().fit(x)
     assert np.array_equal(fresh.transform(x), b.transform(x))
     assert np.array_equal(fresh.means, b.means) and np.array_equal(fresh.stds, b.stds)
+
+
+def test_both_worlds_of_a_wide_table_stay_cached(monkeypatch):
+    """An audit's chunks encode two tables (its worlds, one row apart) over and over; with
+    isolet's 613 mixture columns each, both must stay in the cache, or every encoding
+    refits all of them (the cache held 512 columns: an LRU cycled by more never hits)."""
+    from raudit.generators.pategan.ports.synthcity import encoding as bgm
+
+    fits = []
+
+    def fake_fit(self, x):  # a stand-in mixture: only the count of fits matters here
+        fits.append(1)
+        self.means_, self.covariances_ = np.zeros((5, 1)), np.ones((5, 1, 1))
+        return self
+    monkeypatch.setattr(BayesianGaussianMixture, "fit", fake_fit)
+    rng = np.random.default_rng(4)
+    out_world = pd.DataFrame(rng.normal(size=(30, 620)), columns=[f"f{i}" for i in range(620)])
+    in_world = pd.concat([out_world, out_world.iloc[[0]] + 1.0], ignore_index=True)
+    bgm._FITTED.clear()
+    for df in (out_world, in_world, out_world, in_world):
+        SynthcityEncoder().fit(df)
+    bgm._FITTED.clear()
+    assert len(fits) == 2 * 620  # each world's columns fitted once

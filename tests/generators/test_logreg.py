@@ -84,3 +84,30 @@ def test_a_fit_does_not_depend_on_the_others_in_its_batch():
         w, b = fit_logreg(t[0][idx], t[1][idx])
         for j, i in enumerate(idx):
             assert torch.equal(w[j], alone[i][0][0]) and torch.equal(b[j], alone[i][1][0]), (idx, i)
+
+
+@pytest.mark.parametrize("n,p", [(40, 120), (100, 12)], ids=["wider-than-long", "long"])
+def test_the_rows_solve_and_the_columns_solve_reach_the_same_fit(n, p):
+    """Both solve one Newton system per step, in the rows' space (n x n) or the columns'
+    ((p+1) x (p+1)): the same optimum to 1e-8, with padding, on separable wide data too."""
+    x, y = problems(g=3, n=n, p=p, shift=0.5, seed=4)
+    mask = np.ones((3, n), dtype=bool)
+    mask[2, n - 7:] = False
+    x[2, n - 7:] = 50.0  # garbage in the padding
+    t = torch.tensor(x), torch.tensor(y), torch.tensor(mask)
+    w_r, b_r = fit_logreg(*t, by_rows=True)
+    w_c, b_c = fit_logreg(*t, by_rows=False)
+    np.testing.assert_allclose(w_r.numpy(), w_c.numpy(), atol=1e-8)
+    np.testing.assert_allclose(b_r.numpy(), b_c.numpy(), atol=1e-8)
+    auto = fit_logreg(*t)  # the cheaper side, bit for bit
+    assert torch.equal(auto[0], w_r if p + 1 > n else w_c)
+
+
+def test_a_wider_than_long_fit_matches_sklearn():
+    """synthcity's teachers on isolet: ~1,250 rows of 3,708 encoded columns (p > n)."""
+    x, y = problems(g=2, n=60, p=200, shift=0.3, seed=5)
+    w, b = fit_logreg(torch.tensor(x), torch.tensor(y))
+    for g in range(2):
+        coef, icpt, _ = sklearn_fit(x[g], y[g], tol=1e-12, max_iter=10_000)
+        np.testing.assert_allclose(w[g].numpy(), coef, atol=1e-5)
+        assert abs(b[g].item() - icpt) < 1e-5
