@@ -203,9 +203,8 @@ def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
     next estimate's start-up term, as a single audit does."""
     import time
 
-    from raudit.audit.guard import duration, shadow_work
+    from raudit.audit.guard import duration
     from raudit.runs.costs import observe_startup
-    from raudit.runs.utility_job import utility_work
 
     planned = {r["job"]: r for r in plan if r["kind"] != "inspect"}
     t0 = time.perf_counter()
@@ -213,7 +212,7 @@ def _refresh(plan: list[PlanRow], engine: EngineConfig, notice: Notice
     def on_first(job: Job, rows: list[dict[str, Any]]) -> float | None:
         """The chunk's time per model over its job's planned pace (the scheduler rescales
         the overall bar by it), or None where either is unknown."""
-        units, per_unit = (utility_work if job.kind == "utility" else shadow_work)(rows)
+        units, per_unit = job.work(rows) or (0, 0.0)
         observe_startup(engine, max(0.0, time.perf_counter() - t0 - units * per_unit))
         row = planned.get(job.name)
         pace = None if row is None else planned_pace(row, engine.planned_workers())

@@ -82,9 +82,10 @@ class Job:
     def wall_s(self) -> float:
         return time.perf_counter() - self.t0 if self.t0 is not None else 0.0
 
-    def seconds(self, rows: Any) -> float | None:
-        """How long a finished chunk ran on its worker, from its ``rows`` (None where they
-        do not say): the schedule dates a job's progress from its first chunk's start."""
+    def work(self, rows: Any) -> tuple[int, float] | None:
+        """(units, seconds per unit) a finished chunk's ``rows`` say it ran on its worker
+        (None where they do not say): the campaign's first-chunk refresh compares it with
+        the plan, and the schedule dates a job's progress from its first chunk's start."""
         return None
 
     def planned_models(self) -> int:
@@ -224,13 +225,11 @@ class AuditJob(Job):
 
         return lambda seconds: observe_startup(engine, seconds)
 
-    def seconds(self, rows: Any) -> float | None:
-        if isinstance(rows, dict):  # an early chunk's (raudit.audit.chunk.run_early_chunk)
-            return rows.get("seconds")
-        if isinstance(rows, list) and rows:
-            models, per_model = shadow_work(rows)
-            return models * per_model
-        return None
+    def work(self, rows: Any) -> tuple[int, float] | None:
+        if isinstance(rows, dict) and rows.get("summaries"):  # an early chunk's
+            models = len(rows["summaries"])  # (raudit.audit.chunk.run_early_chunk)
+            return models, float(rows.get("seconds") or 0.0) / models
+        return shadow_work(rows) if isinstance(rows, list) and rows else None
 
     def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
         if spec["kind"] == "audit-early":  # stored (and counted) once the target is known

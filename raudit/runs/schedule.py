@@ -101,7 +101,7 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
         ends: dict[str, contextlib.ExitStack] = {}  # a job's bar closes with its last chunk
 
         def open_bar(job: Any, since: float = 0.0) -> None:
-            if job.total and job.name not in bars:
+            if job.total:
                 own = ends[job.name] = contextlib.ExitStack()
                 stack.callback(own.close)
                 bars[job.name] = own.enter_context(
@@ -127,7 +127,8 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
                 if isinstance(factor, (int, float)) and factor > 0 and unit_cost is not None:
                     cost = cost.rescaled(job.name, float(factor), list(live.values()))
             if job.name not in bars:
-                open_bar(job, (job.seconds(rows) or 0.0) if error is None else 0.0)
+                ran = job.work(rows) if error is None else None
+                open_bar(job, ran[0] * ran[1] if ran else 0.0)
             bars.get(job.name, lambda n: None)(weight(spec))
             if None in bars:  # the overall bar counts models and moves by their planned work
                 bars[None](weight(spec), weight(spec) * cost.per_unit[job.name]

@@ -84,11 +84,8 @@ class UtilityJob(Job):
                            if self.verbose and engine is not None else None)
         return wrapped
 
-    def seconds(self, rows: Any) -> float | None:
-        if not isinstance(rows, list) or not rows:
-            return None
-        fits, per_fit = utility_work(rows)
-        return fits * per_fit
+    def work(self, rows: Any) -> tuple[int, float] | None:
+        return utility_work(rows) if isinstance(rows, list) and rows else None
 
     def done(self, spec: Spec, rows: Any, error: str | None) -> list[Spec]:
         from raudit.utility.chunk import failed_rows

@@ -20,8 +20,8 @@ class FakeJob:
         self.total = chunks + stage2
         self.chunk_seconds = seconds  # what a chunk's rows say it ran for (None: unsaid)
 
-    def seconds(self, rows):
-        return self.chunk_seconds
+    def work(self, rows):  # one model a chunk
+        return None if self.chunk_seconds is None else (1, self.chunk_seconds)
 
     def describe(self):
         return self.name
@@ -214,17 +214,18 @@ def test_a_job_whose_rows_do_not_say_their_time_opens_its_bar_when_they_come(
 
 
 def test_the_jobs_say_how_long_a_chunk_ran_from_its_rows():
-    """What the schedule dates a job's bar by: an audit chunk's models (a pool chunk has a
-    row per model and candidate), an early chunk's own seconds, a utility chunk's fits'
-    training and their classifiers' scoring (once per classifier, not per metric)."""
+    """What the schedule dates a job's bar by, and the campaign's refresh compares with its
+    plan: an audit chunk's models (a pool chunk has a row per model and candidate), an early
+    chunk's own seconds over its models, a utility chunk's fits' training and their
+    classifiers' scoring (once per classifier, not per metric)."""
     from raudit.runs.jobs import AuditJob
     from raudit.runs.utility_job import UtilityJob
 
     pool = [{"shadow_index": i, "wall_s": 3.0} for i in (0, 0, 1, 1)]
-    assert AuditJob.seconds(None, pool) == 6.0
-    assert AuditJob.seconds(None, {"seconds": 9.5, "synthetic": []}) == 9.5
-    assert AuditJob.seconds(None, []) is None
+    assert AuditJob.work(None, pool) == (2, 3.0)
+    assert AuditJob.work(None, {"seconds": 9.0, "summaries": [{}, {}, {}]}) == (3, 3.0)
+    assert AuditJob.work(None, []) is None
     fit = [{"trial_id": "f0", "train_wall_s": 3.0, "metric": m, "score_wall_s": 10.0}
            for m in ("auroc", "auprc")]
-    assert UtilityJob.seconds(None, fit) == 13.0
-    assert UtilityJob.seconds(None, None) is None
+    assert UtilityJob.work(None, fit) == (1, 13.0)
+    assert UtilityJob.work(None, None) is None

@@ -502,8 +502,10 @@ def test_a_campaign_keeps_its_start_up_for_the_next_estimate(monkeypatch):
     kept, clock = [], iter([100.0, 130.0])
     monkeypatch.setattr(cs, "observe_startup", lambda engine, s: kept.append(s))
     monkeypatch.setattr(time, "perf_counter", lambda: next(clock))
+    from raudit.runs.jobs import AuditJob
+
     on_first = campaign_run._refresh([], LOCAL, lambda m: None)
-    on_first(type("Job", (), {"name": "wc", "kind": "audit"})(),
+    on_first(type("Job", (), {"name": "wc", "kind": "audit", "work": AuditJob.work})(),
              [{"shadow_index": i, "wall_s": 2.0} for i in range(5)])
     assert kept == [pytest.approx(30.0 - 5 * 2.0)]  # 30 s to the first chunk, 10 s its work
 

@@ -117,7 +117,7 @@ def _step_by_rows(x: torch.Tensor, gram: torch.Tensor, curv: torch.Tensor,
     eliminated by its 1 x 1 Schur complement, and A^-1 v by Woodbury with S = D^1/2:
     A^-1 v = (v - X^T S (lam I + S X X^T S)^-1 S X v) / lam, whose matrix has every
     eigenvalue >= lam (Woodbury through the intercept's 1/1e-12 would not)."""
-    g, n, p = x.shape
+    n = x.shape[1]
     lam = 1.0 + 1e-12
     sq = curv.sqrt()
     inner = sq.unsqueeze(-1) * gram * sq.unsqueeze(1)
