@@ -85,6 +85,9 @@ class AuditRequest:
         if self.anytime and (self.target_width is not None or self.until_ceiling):
             raise ConfigError("--sequential anytime is its own stopping rule: drop "
                               "--target-width / --until-ceiling")
+        if self.anytime and self.white_box:  # WhiteBox.check's refusal, for campaign jobs too
+            raise ConfigError("--threat-model white-box runs the shadow-model game: --sequential "
+                              "anytime is not built for it (use black-box)")
         if self.sequential:
             from raudit.audit.sequential import check_anytime_stages, stages
             if self.anytime:

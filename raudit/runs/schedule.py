@@ -51,7 +51,8 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
              on_first: Callable[[Any, list[Any]], float | None] | None = None,
              unit_cost: Mapping[str, float] | None = None) -> Outcome:
     """Run the jobs' chunks over one pool; see the module docstring. ``on_first(job, rows)``
-    is called once, with the first chunk that succeeds (a campaign refreshes its estimate);
+    is called once, with the first chunk that succeeds and whose rows say their work
+    (``job.work(rows)``; a campaign refreshes its estimate);
     it may return how many times its planned cost per model that job's chunk took, and the
     ``overall`` bar's planned work is then rescaled (:meth:`Work.rescaled`): it kept the
     first total, so a job 10x faster than planned left the bar's share and ETA 10x off.
@@ -121,7 +122,10 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
                     raise
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
-            if first[0] is not None and error is None and rows and isinstance(rows, list):
+            # the first chunk whose rows say how long its work took (not a utility job's
+            # Setting A pass, which trains nothing)
+            if (first[0] is not None and error is None and rows and isinstance(rows, list)
+                    and job.work(rows) is not None):
                 call, first[0] = first[0], None
                 factor = call(job, rows)  # before the tick: this chunk counts at the new cost
                 if isinstance(factor, (int, float)) and factor > 0 and unit_cost is not None:

@@ -223,6 +223,16 @@ def test_a_job_takes_the_threat_models_that_train_shadow_models(tmp_path, value,
     assert not (tmp_path / "out").exists()
 
 
+def test_a_white_box_job_refuses_the_anytime_rule_as_the_command_does(tmp_path):
+    # `raudit audit --threat-model white-box --sequential anytime` is refused (WhiteBox.check);
+    # a campaign job used to run it, as a white-box game the anytime analysis was not built for
+    text = ("jobs:\n  - name: t\n    impl: gan\n    threat_model: white-box\n"
+            "    anytime: true\n    shadow_models: 200\n")
+    with pytest.raises(ConfigError, match=r"c.yaml:\d+: job t.*white-box.*anytime.*not built for it"):
+        run_campaign(_file(tmp_path, text), tmp_path / "out", LOCAL)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_white_box_job_equals_the_white_box_audit_run_alone(tmp_path):
     text = """\
         name: wb

@@ -140,7 +140,7 @@ def test_the_first_chunks_refresh_rescales_the_overall_bar(monkeypatch, tmp_path
     ticks = []
 
     @contextlib.contextmanager
-    def recording(description, total, work=None):
+    def recording(description, total, work=None, since=0.0):
         yield lambda n, work=None: ticks.append((description, n, work))
 
     LOG.clear()
@@ -150,13 +150,30 @@ def test_the_first_chunks_refresh_rescales_the_overall_bar(monkeypatch, tmp_path
     def on_first(job, rows):
         firsts.append(job.name)
         return 10.0
-    sch.schedule([FakeJob("wc", 4), FakeJob("cervical", 2)], tmp_path,
+    sch.schedule([FakeJob("wc", 4, seconds=1.0), FakeJob("cervical", 2, seconds=1.0)], tmp_path,
                  EngineConfig(backend="local"), recording, overall="campaign c",
                  on_first=on_first, unit_cost={"wc": 1.0, "cervical": 50.0})
     overall = [w for d, n, w in ticks if d == "campaign c"]
     assert firsts == ["wc"] and len(overall) == 6
     assert sum(overall) == pytest.approx(104.0)  # the bar ends at its own total
     assert sum(overall[:4]) / 104.0 == pytest.approx(40.0 / 140.0)  # wc's share, rescaled
+
+
+def test_the_refresh_waits_for_a_chunk_whose_rows_say_their_work(monkeypatch, tmp_path):
+    """A utility job's Setting A pass (no fit: ``work`` is None) came back first and was
+    taken as the job's pace: 0.08x its planned time per fit, so the campaign's bar said
+    "9/33 (4% of the planned work), about 24h40m left" with a third of it done. The
+    refresh now takes the first chunk that says how long its work took."""
+    LOG.clear()
+    monkeypatch.setattr(sch, "run_spec", lambda spec: [spec["chunk"]["i"]])
+    firsts = []
+
+    def on_first(job, rows):
+        firsts.append((job.name, LOG[-1]))
+        return None
+    sch.schedule([FakeJob("real", 2), FakeJob("fits", 2, seconds=5.0)], tmp_path,
+                 EngineConfig(backend="local"), on_first=on_first)
+    assert firsts == [("fits", "done fits 0")]
 
 
 def test_work_rescaled_keeps_the_other_jobs_costs():
@@ -228,4 +245,7 @@ def test_the_jobs_say_how_long_a_chunk_ran_from_its_rows():
     fit = [{"trial_id": "f0", "train_wall_s": 3.0, "metric": m, "score_wall_s": 10.0}
            for m in ("auroc", "auprc")]
     assert UtilityJob.work(None, fit) == (1, 13.0)
+    real = [{"trial_id": "r", "setting": "A", "metric": m, "score_wall_s": 10.0}
+            for m in ("auroc", "auprc")]
+    assert UtilityJob.work(None, real) is None  # Setting A trains nothing: not a fit's pace
     assert UtilityJob.work(None, None) is None
