@@ -47,6 +47,7 @@ WHEN: dict[str, str] = {
     "workers": _ENGINE,
     "per_gpu": _ENGINE,
     "retries": _ENGINE,
+    "device": _ENGINE,
     "impl": _GENERATOR,
     "preset": _GENERATOR,
     "teachers": _GENERATOR,
@@ -58,7 +59,7 @@ WHEN: dict[str, str] = {
 #: the flags of a target selection
 SELECTION = ("target_candidates", "target_selection", "target_pairs", "selection_models")
 #: the flags of the engine that runs a shadow-model audit's chunks (no other kind has chunks)
-ENGINE = ("chunk_size", "workers", "per_gpu", "retries")
+ENGINE = ("chunk_size", "workers", "per_gpu", "retries", "device")
 #: the flags that choose and shape the generator
 GENERATOR = ("impl", "preset", "teachers", "lam", "max_iter", "options")
 

@@ -108,6 +108,13 @@ IDLE_REST = [
      "whose chunks run on the engine", ONE_RUN),
     (dict(external=True, retries=3), "--retries 3", "whose chunks run on the engine",
      DATA_ONLY),
+    # these run in the driver's process, on its CPU: --device cuda placed nothing on a GPU
+    (dict(impl="identity", one_run=True, canaries=20, device="cuda"), "--device cuda",
+     "whose chunks run on the engine", ONE_RUN),
+    (dict(impl="paper", threat_model="transcript", device="cuda"), "--device cuda",
+     "whose chunks run on the engine", TRANSCRIPT),
+    (dict(external=True, device="cpu"), "--device cpu", "whose chunks run on the engine",
+     DATA_ONLY),
     (dict(impl="paper", threat_model="transcript", neighbours="replace"),
      "--neighbours replace", "the others make their own neighbours", TRANSCRIPT),
     (dict(impl="paper", threat_model="active", neighbours="replace"), "--neighbours replace",
