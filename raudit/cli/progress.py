@@ -108,6 +108,7 @@ class LineProgress:
         self.last = time.monotonic()
         self.t0 = self.last - since
         self.done = 0
+        self.said = ""  # the last line written
 
     def line(self, final: bool = False) -> str:
         """The progress line; ``final``: the phase has ended, so nothing is "left"."""
@@ -134,7 +135,8 @@ class LineProgress:
         now = time.monotonic()
         if now - self.last >= self.interval:
             self.last = now
-            self.write(self.line())
+            self.said = self.line()
+            self.write(self.said)
 
     def advance(self, n: int, work: float | None = None) -> None:
         """``n`` more units done; ``work``: their planned CPU-seconds (bars made with
@@ -143,8 +145,11 @@ class LineProgress:
         self.update(self.done + n)
 
     def close(self) -> None:
-        if self.done:  # a phase that did something says so once at the end
-            self.write(self.line(final=True))
+        final = self.line(final=True)
+        # a phase that did something says so once at the end: not twice when its last
+        # update already said the same (a campaign job's bar printed "11/11 (100%)" twice)
+        if self.done and final != self.said:
+            self.write(final)
 
 
 def _on_terminal() -> bool:

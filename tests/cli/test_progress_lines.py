@@ -19,6 +19,15 @@ def test_line_progress_counts_and_estimates():
     assert said[-1].startswith("raudit: shadow models: 100/200 (50%)") and len(said) == 3
 
 
+def test_line_progress_says_its_end_once():
+    said = []
+    p = progress.LineProgress("fits", 2, interval=0.0, write=said.append)
+    p.advance(1)
+    p.advance(1)  # its update says 2/2 (100%): the close has nothing new to say
+    p.close()
+    assert len(said) == 2 and said[-1].startswith("raudit: fits: 2/2 (100%), ")
+
+
 def test_line_progress_waits_its_interval():
     said = []
     p = progress.LineProgress("fits", 10, interval=3600.0, write=said.append)
