@@ -141,7 +141,11 @@ def _utility_row(study: dict, run: dict) -> dict:
         reason = (point or {}).get("reason") or "no eps = 1 point without a control"
     elif diff not in ("", "+0.0000", "-0.0000"):
         n_sets, n_clf = _sizes(run)
-        if (n_sets, n_clf) != (STUDY_DATASETS, STUDY_CLASSIFIERS):
+        if point and _num(point.get("single_class_share")) == 1.0:
+            # not the best-of's seeds: no table gave the classifiers two classes to learn
+            reason = ("every synthetic table has one label class: the classifiers score a "
+                      "constant (AUROC 0.5)")
+        elif (n_sets, n_clf) != (STUDY_DATASETS, STUDY_CLASSIFIERS):
             reason = (f"protocol: best of {n_sets} synthetic dataset(s) and {n_clf} "
                       f"classifier(s), the study's {STUDY_DATASETS} and {STUDY_CLASSIFIERS}")
         else:
