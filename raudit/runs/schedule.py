@@ -122,16 +122,15 @@ def schedule(jobs: list[Any], out: Any, engine: EngineConfig, progress: Progress
                     raise
                 except RauditError as exc:  # e.g. no selection model trained: job over
                     done.errors[job.name] = exc
+            ran = job.work(rows) if error is None else None  # (units, seconds per unit)
             # the first chunk whose rows say how long its work took (not a utility job's
             # Setting A pass, which trains nothing)
-            if (first[0] is not None and error is None and rows and isinstance(rows, list)
-                    and job.work(rows) is not None):
+            if first[0] is not None and ran is not None and isinstance(rows, list):
                 call, first[0] = first[0], None
                 factor = call(job, rows)  # before the tick: this chunk counts at the new cost
                 if isinstance(factor, (int, float)) and factor > 0 and unit_cost is not None:
                     cost = cost.rescaled(job.name, float(factor), list(live.values()))
             if job.name not in bars:
-                ran = job.work(rows) if error is None else None
                 open_bar(job, ran[0] * ran[1] if ran else 0.0)
             bars.get(job.name, lambda n: None)(weight(spec))
             if None in bars:  # the overall bar counts models and moves by their planned work
